@@ -1,0 +1,33 @@
+# Two entry points for a fresh machine: `make run` and `make test` (see README.md).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
+REDIS_URL ?= redis://127.0.0.1:6379/0
+PORT ?= 8000
+
+.PHONY: run test test-fast bench setup
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+# Embedded: SQLite and a file-system Celery transport under ./var; a worker runs beside the site.
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_rounds
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py load_sample_data
+	$(PY) manage.py ensure_admin
+	$(VENV)/bin/celery -A portal worker -Q ingest,checks,celery --pool=solo --loglevel=WARNING & \
+	  trap 'kill $$!' EXIT; $(PY) manage.py runserver $(PORT)
+
+# Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
+test: setup
+	$(PY) bin/run_tests.py
+
+bench: setup
+	$(PY) bench/ingest.py

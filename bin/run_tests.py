@@ -1,0 +1,41 @@
+#!/usr/bin/env python
+"""Run the test suite against PostgreSQL and Redis when they answer, else embedded.
+
+Prints which services are used, so that a run without them says so instead of
+passing silently; the tests that need them skip with that reason.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+from urllib.parse import urlparse
+
+PG_URL = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal")
+REDIS_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+def answers(url: str) -> bool:
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def main() -> int:
+    env = dict(os.environ)
+    for name, url in (("PostgreSQL", PG_URL), ("Redis", REDIS_URL)):
+        state = "used" if answers(url) else "NOT REACHABLE: tests that need it will skip"
+        print(f"{name} at {url}: {state}")
+    if answers(PG_URL):
+        env["DATABASE_URL"] = PG_URL
+    if answers(REDIS_URL):
+        env["CELERY_BROKER_URL"] = REDIS_URL
+    env.setdefault("MEDIA_ROOT", os.path.abspath("var/test-media"))
+    return subprocess.call([sys.executable, "-m", "pytest", *sys.argv[1:]], env=env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

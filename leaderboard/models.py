@@ -1,0 +1,173 @@
+"""The catalogue (rounds, benchmarks) and the published records (systems, results, runs).
+
+Records are written by the `submissions` app; this app only reads them. A result is shown
+to the public only once `published` is set.
+"""
+
+from django.db import models
+from django.urls import reverse
+
+
+class Round(models.Model):
+    key = models.SlugField(unique=True, help_text="e.g. training-v5.1")
+    name = models.CharField(max_length=100)
+    ruleset = models.CharField(max_length=20, help_text="mlperf-logging ruleset, e.g. 5.1.0")
+    log_format = models.CharField(max_length=20)
+    submission_date = models.DateField(null=True, blank=True)
+    publication_date = models.DateField(null=True, blank=True)
+    reference_system = models.CharField(max_length=200, blank=True)
+    notes = models.TextField(blank=True)
+    history = models.BooleanField(default=False, help_text="Imported history: findings are advisory.")
+    require_init_stop_before_run_start = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-publication_date", "key"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("leaderboard:round", args=[self.key])
+
+    @property
+    def has_reference_times(self):
+        return any(b.reference_time_s for b in self.benchmarks.all())
+
+
+class Benchmark(models.Model):
+    class Scoring(models.TextChoices):
+        OLYMPIC = "olympic", "Olympic mean"
+        FIRST_CONVERGING = "first-converging", "Olympic mean of the first converging runs"
+
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="benchmarks")
+    key = models.SlugField()
+    name = models.CharField(max_length=200)
+    quality_target = models.FloatField(null=True, blank=True)
+    higher_is_better = models.BooleanField(default=True)
+    required_runs = models.PositiveIntegerField()
+    counted_runs = models.PositiveIntegerField(null=True, blank=True, help_text="For first-converging scoring.")
+    scoring = models.CharField(max_length=20, choices=Scoring.choices, default=Scoring.OLYMPIC)
+    reference_time_s = models.FloatField(null=True, blank=True)
+    aliases = models.JSONField(default=list, blank=True, help_text="Folder names that mean this benchmark.")
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["round", "position"]
+        constraints = [models.UniqueConstraint(fields=["round", "key"], name="unique_benchmark_key")]
+
+    def __str__(self):
+        return f"{self.round.key}/{self.key}"
+
+
+class Submitter(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Division(models.TextChoices):
+    CLOSED = "closed", "Closed"
+    OPEN = "open", "Open"
+
+
+class Category(models.TextChoices):
+    CLOUD = "cloud", "Available in cloud"
+    ON_PREMISE = "onprem", "Available on-premise"
+    PREVIEW = "preview", "Preview"
+    RESEARCH = "research", "Research, development or internal"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class System(models.Model):
+    """One hardware and software configuration of one submitter in one submission."""
+
+    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="systems")
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="systems")
+    submitter = models.ForeignKey(Submitter, on_delete=models.PROTECT, related_name="systems")
+    key = models.CharField(max_length=200, help_text="The system's folder name within the bundle.")
+    name = models.CharField(max_length=300)
+    division = models.CharField(max_length=10, choices=Division.choices, default=Division.CLOSED)
+    category = models.CharField(max_length=10, choices=Category.choices, default=Category.UNKNOWN)
+    accelerator_model = models.CharField(max_length=200, blank=True)
+    accelerator_count = models.PositiveIntegerField(null=True, blank=True)
+    processor_model = models.CharField(max_length=200, blank=True)
+    processor_count = models.PositiveIntegerField(null=True, blank=True)
+    nodes = models.PositiveIntegerField(null=True, blank=True)
+    framework = models.CharField(max_length=300, blank=True)
+    interconnect = models.CharField(max_length=300, blank=True)
+    description = models.JSONField(default=dict, blank=True)
+    description_path = models.CharField(max_length=500, blank=True)
+    published = models.BooleanField(default=False, db_index=True)
+
+    class Meta:
+        ordering = ["submitter__name", "key"]
+        constraints = [models.UniqueConstraint(fields=["submission", "key"], name="unique_system_per_submission")]
+
+    def __str__(self):
+        return f"{self.submitter} {self.key}"
+
+    def get_absolute_url(self):
+        return reverse("leaderboard:system", args=[self.round.key, self.submitter.name, self.key])
+
+
+class Result(models.Model):
+    """One system on one benchmark: its runs and their score."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="results")
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="results")
+    path = models.CharField(max_length=500, help_text="Bundle-relative folder of the result.")
+    score_s = models.FloatField(null=True, blank=True, help_text="Olympic mean time to train, seconds.")
+    speedup = models.FloatField(null=True, blank=True)
+    scaling_factor = models.FloatField(default=1.0, help_text="RCP normalisation (scaling.json).")
+    runs_counted = models.PositiveIntegerField(default=0)
+    score_message = models.CharField(max_length=500, blank=True, help_text="Why there is no score.")
+    published = models.BooleanField(default=False, db_index=True)
+
+    class Meta:
+        ordering = ["system", "benchmark"]
+        constraints = [models.UniqueConstraint(fields=["system", "benchmark"], name="unique_result")]
+
+    def __str__(self):
+        return f"{self.system} {self.benchmark.key}"
+
+    @property
+    def score_minutes(self):
+        return None if self.score_s is None else self.score_s / 60
+
+    def get_absolute_url(self):
+        system = self.system
+        return reverse(
+            "leaderboard:result",
+            args=[system.round.key, system.submitter.name, system.key, self.benchmark.key],
+        )
+
+
+class Run(models.Model):
+    """One `result_N.txt` log and what was read from it."""
+
+    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="runs")
+    index = models.PositiveIntegerField(help_text="N of result_N.txt")
+    path = models.CharField(max_length=500)
+    checked = models.BooleanField(default=False)
+    success = models.BooleanField(default=False)
+    failure_reason = models.CharField(max_length=500, blank=True)
+    time_to_train_s = models.FloatField(null=True, blank=True)
+    status = models.CharField(max_length=50, blank=True, help_text="run_stop status as logged")
+    seed = models.CharField(max_length=100, blank=True)
+    hyperparameters = models.JSONField(default=dict, blank=True)
+    eval_curve = models.JSONField(default=list, blank=True)
+    eval_x = models.CharField(max_length=10, blank=True)
+    submission_keys = models.JSONField(default=dict, blank=True)
+    counted = models.BooleanField(default=False, help_text="Among the runs that make the score.")
+    dropped = models.BooleanField(default=False, help_text="Dropped as fastest or slowest.")
+
+    class Meta:
+        ordering = ["result", "index"]
+        constraints = [models.UniqueConstraint(fields=["result", "index"], name="unique_run_index")]
+
+    def __str__(self):
+        return self.path

@@ -1,0 +1,379 @@
+"""Finding the submitter root of an unpacked bundle and listing its systems, results and run logs."""
+
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
+JUNK = {".DS_Store", ".gitkeep", ".gitignore", "Thumbs.db", "desktop.ini"}
+JUNK_DIRS = {"__MACOSX", ".git"}
+ROUND_FOLDER = re.compile(r"^(training_results_)?v?\d+(\.\d+)+$")  # v0.5.0 above the submitters
+EXPECTED = (
+    "Expected <Submitter>/results/<system>/<benchmark>/result_N.txt with <Submitter>/systems/<system>.json "
+    "(v0.6 and later), or for v0.5 <submitter>/<entry>/results/<system>/<benchmark>/result_N.txt with "
+    "entry.json in <system>/ and submission.json in <entry>/."
+)
+
+
+@dataclass
+class SystemEntry:
+    name: str
+    description: dict
+    description_path: str | None
+    description_format: str  # "entry.json" or "system.json"
+
+
+@dataclass
+class ResultEntry:
+    system: str
+    benchmark: str
+    path: str
+    run_files: list[str]
+    extra_files: list[str]
+
+
+@dataclass
+class Layout:
+    kind: str  # "v0.5" or "v0.6+"
+    submitter: str
+    systems: list[SystemEntry]
+    results: list[ResultEntry]
+    notes: list[str]
+    root: str  # "" when the unpacked folder itself is the submitter root
+
+
+class LayoutError(Exception):
+    """No usable submission tree; str(e) says what was expected."""
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(message)
+        self.rule = rule
+
+
+def _join(*parts: str) -> str:
+    return "/".join(p for p in parts if p)
+
+
+def _parent(rel: str) -> str:
+    return rel.rpartition("/")[0]
+
+
+@dataclass
+class _Tree:
+    """One walk of the unpacked folder: bundle-relative POSIX dir -> (sorted subdirs, sorted files)."""
+
+    base: str
+    dirs: dict = field(default_factory=dict)
+
+    @classmethod
+    def scan(cls, base: str) -> "_Tree":
+        tree = cls(base)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in JUNK_DIRS)
+            rel = os.path.relpath(dirpath, base).replace(os.sep, "/")
+            tree.dirs["" if rel == "." else rel] = (list(dirnames), sorted(filenames))
+        return tree
+
+    def subdirs(self, rel: str) -> list[str]:
+        return self.dirs.get(rel, ([], []))[0]
+
+    def files(self, rel: str) -> list[str]:
+        return self.dirs.get(rel, ([], []))[1]
+
+    def has_file(self, rel: str, name: str) -> bool:
+        return name in self.files(rel)
+
+
+def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
+    """The parsed object (or {}) and a signature to compare descriptions by."""
+    try:
+        with open(os.path.join(tree.base, rel), "rb") as f:
+            raw = f.read()
+        text = raw.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        notes.append(f"{rel}: not readable ({e}); its contents are ignored.")
+        return {}, ("unreadable", rel)
+    dupes = []
+
+    def pairs(items):
+        keys = [k for k, _ in items]
+        dupes.extend(k for k, n in Counter(keys).items() if n > 1)
+        return dict(items)
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as e:
+        lines = text.splitlines()
+        line = lines[e.lineno - 1].strip()[:80] if e.lineno <= len(lines) else ""
+        data = _key_value_lines(text)
+        fallback = "read as 'key: {\"value\": ...}' lines instead" if data else "it is ignored"
+        notes.append(f"{rel}: not valid JSON (line {e.lineno} column {e.colno}: {e.msg}: {line!r}); {fallback}.")
+        return (data, data) if data else ({}, ("unreadable", raw))
+    if dupes:
+        notes.append(f"{rel}: key {', '.join(repr(k) for k in sorted(set(dupes)))} appears more than once; the last value is used.")
+    if not isinstance(data, dict):
+        notes.append(f"{rel}: holds a JSON {type(data).__name__}, not an object; it is ignored.")
+        return {}, ("unreadable", raw)
+    return data, data
+
+
+def _key_value_lines(text: str) -> dict:
+    """NVIDIA's v0.6 systems/*.json are MLPerf log lines `key: {"value": v, ...}`, not JSON."""
+    out = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        key, sep, value = line.partition(":")
+        try:
+            parsed = json.loads(value) if sep and re.fullmatch(r"\w+", key.strip()) else None
+        except json.JSONDecodeError:
+            return {}
+        if not isinstance(parsed, dict) or "value" not in parsed:
+            return {}
+        out[key.strip()] = parsed["value"]
+    return out
+
+
+def _stray(rel: str, notes: list[str]) -> None:
+    name = rel.rpartition("/")[2]
+    what = "stray file" if name in JUNK or name.startswith("._") else "file not part of the layout"
+    notes.append(f"{rel}: {what}; ignored.")
+
+
+def _junk(tree: _Tree, rel: str, notes: list[str]) -> None:
+    """Notes for .DS_Store and the like beside results/ (other files there are code, READMEs: not ours)."""
+    for name in tree.files(rel):
+        if name in JUNK or name.startswith("._"):
+            _stray(_join(rel, name), notes)
+
+
+def _system_folder(tree: _Tree, sys_rel: str, system: str, notes: list[str], describe: bool) -> list[ResultEntry]:
+    """The results in results/<system>/; notes about everything else there."""
+    results = []
+    for bench in tree.subdirs(sys_rel):
+        bench_rel = _join(sys_rel, bench)
+        runs, extras = [], []
+        for name in tree.files(bench_rel):
+            match = RESULT_FILE.match(name)
+            if match:
+                runs.append((int(match.group(1)), _join(bench_rel, name)))
+            elif name in JUNK or name.startswith("._"):
+                _stray(_join(bench_rel, name), notes)
+            else:
+                extras.append(_join(bench_rel, name))
+        for sub in tree.subdirs(bench_rel):
+            notes.append(f"{_join(bench_rel, sub)}/: folder inside a benchmark folder; ignored.")
+        if runs:
+            results.append(ResultEntry(system, bench, bench_rel, [p for _, p in sorted(runs)], extras))
+        else:
+            notes.append(f"{bench_rel}/: no result_N.txt run logs; ignored.")
+    for name in tree.files(sys_rel):
+        if not (describe and name == "entry.json"):
+            _stray(_join(sys_rel, name), notes)
+    return results
+
+
+def _find_anchors(tree: _Tree, notes: list[str]) -> list[str]:
+    """Folders holding a results/<system>/<benchmark>/result_N.txt tree."""
+    anchors, elsewhere = set(), []
+    for rel, (_, files) in tree.dirs.items():
+        if not any(RESULT_FILE.match(f) for f in files):
+            continue
+        parts = rel.split("/")
+        if len(parts) >= 3 and parts[-3] == "results":
+            anchors.add("/".join(parts[:-3]))
+        else:
+            elsewhere.append(rel or ".")
+    for rel in sorted(elsewhere):
+        notes.append(f"{rel}/: result_N.txt files outside results/<system>/<benchmark>/; ignored.")
+    if not anchors:
+        found = f" Found result_N.txt only in: {', '.join(sorted(elsewhere)[:5])}." if elsewhere else ""
+        raise LayoutError("layout.no-results", f"No run logs (result_N.txt) were found in the bundle.{found} {EXPECTED}")
+    return sorted(anchors)
+
+
+def detect(root: str | os.PathLike) -> Layout:
+    """Work out the layout of an unpacked bundle under root."""
+    tree = _Tree.scan(os.fspath(root))
+    notes: list[str] = []
+    anchors = _find_anchors(tree, notes)
+    with_systems = [a for a in anchors if "systems" in tree.subdirs(a)]
+    if len(anchors) == 1 and (with_systems or not tree.has_file(anchors[0], "submission.json")):
+        return _v06(tree, anchors[0], notes)
+    if with_systems:
+        raise LayoutError(
+            "layout.multiple-submitters",
+            f"The bundle holds several submitters' trees ({', '.join(a or '.' for a in anchors)}). "
+            "Upload one bundle per submitter, e.g. `tar -C <round folder> -czf nvidia.tgz NVIDIA`.")
+    return _v05(tree, anchors, notes)
+
+
+def _v06(tree: _Tree, top: str, notes: list[str]) -> Layout:
+    systems_rel, results_rel = _join(top, "systems"), _join(top, "results")
+    described = {}
+    for name in tree.files(systems_rel):
+        if name.endswith(".json"):
+            described[name[:-5]] = _join(systems_rel, name)
+        else:
+            _stray(_join(systems_rel, name), notes)
+    for sub in tree.subdirs(systems_rel):
+        notes.append(f"{_join(systems_rel, sub)}/: folder inside systems/; ignored.")
+    for name in tree.files(results_rel):
+        _stray(_join(results_rel, name), notes)
+    _junk(tree, top, notes)
+
+    systems, results = [], []
+    for name in sorted(set(described) | set(tree.subdirs(results_rel))):
+        sys_rel = _join(results_rel, name)
+        entry_json = name not in described and tree.has_file(sys_rel, "entry.json")
+        found = _system_folder(tree, sys_rel, name, notes, describe=entry_json)
+        results += found
+        if not found:  # noted, not listed: a system without results would only be an empty row
+            if name in described or entry_json:
+                notes.append(f"{described.get(name) or sys_rel + '/entry.json'}: system has no results "
+                             f"(no {sys_rel}/<benchmark>/result_N.txt); not listed.")
+            elif name in tree.dirs:
+                notes.append(f"{sys_rel}/: neither a description nor result logs; ignored.")
+            continue
+        if name in described:
+            desc, _ = _read_json(tree, described[name], notes)
+            systems.append(SystemEntry(name, desc, described[name], "system.json"))
+        elif entry_json:  # Alibaba v0.6: a v0.5-style description beside the results
+            path = _join(sys_rel, "entry.json")
+            desc, _ = _read_json(tree, path, notes)
+            systems.append(SystemEntry(name, desc, path, "entry.json"))
+        else:
+            notes.append(f"{sys_rel}/: no description (expected {systems_rel}/{name}.json).")
+            systems.append(SystemEntry(name, {}, None, "system.json"))
+
+    submitter = top.rpartition("/")[2]
+    if not submitter:  # the folder's contents were packed: ask the descriptions
+        named = Counter(s.description.get("submitter") for s in systems if isinstance(s.description.get("submitter"), str))
+        submitter = named.most_common(1)[0][0] if named else os.path.basename(os.path.abspath(tree.base))
+        notes.append(f"The bundle has no submitter folder at its top; the submitter is taken to be '{submitter}'.")
+    return Layout("v0.6+", submitter, systems, results, notes, top)
+
+
+@dataclass
+class _Candidate:
+    entry: str  # the v0.5 entry folder (above results/), relative to the submitter root
+    folder: str  # the system folder name under results/
+    path: str  # bundle-relative results/<system> folder
+    description: dict
+    description_path: str | None
+    signature: object  # what equal descriptions compare equal by
+    results: list
+
+
+def _v05_names(cands: list[_Candidate]) -> dict[int, str]:
+    """System names: the folder name when unambiguous, else the folder holding the entry, else the entry path."""
+    def alone(c):  # a name that no other candidate can have
+        return _join(c.entry, c.folder) if "/" not in c.entry else c.entry
+
+    def same(group):
+        return all(c.signature == group[0].signature for c in group)
+
+    groups = []  # (name, candidates that share it)
+    by_folder = {}
+    for c in cands:
+        by_folder.setdefault(c.folder, []).append(c)
+    for folder, group in by_folder.items():
+        if same(group):
+            groups.append((folder, group))
+            continue
+        by_holder = {}
+        for c in group:
+            by_holder.setdefault(_parent(c.entry) or alone(c), []).append(c)
+        for holder, sub in by_holder.items():
+            groups += [(holder, sub)] if same(sub) else [(alone(c), [c]) for c in sub]
+    taken = Counter(name for name, _ in groups)
+    names = {}
+    for name, group in groups:
+        for c in group:  # a name two groups arrived at independently is no name: fall back
+            names[id(c)] = name if taken[name] == 1 else alone(c)
+    return names
+
+
+def _v05(tree: _Tree, entries: list[str], notes: list[str]) -> Layout:
+    common = os.path.commonpath(entries) if all(entries) else ""
+    parts = common.split("/") if common else []
+    skip = 0
+    while skip < len(parts) and ROUND_FOLDER.match(parts[skip]):
+        skip += 1
+    top = "/".join(parts[: skip + 1]) if skip < len(parts) else common
+    # Entries whose logs are all missing (Intel's v0.5 MiniGo) still describe systems.
+    entries = sorted(set(entries) | {
+        rel for rel, (subdirs, files) in tree.dirs.items()
+        if "results" in subdirs and "submission.json" in files and (not top or rel == top or rel.startswith(top + "/"))
+    })
+
+    orgs, cands = {}, []
+    for entry in entries:
+        if tree.has_file(entry, "submission.json"):
+            sub, _ = _read_json(tree, _join(entry, "submission.json"), notes)
+            if isinstance(sub.get("org"), str) and sub["org"].strip():
+                orgs[entry] = sub["org"].strip()
+        else:
+            notes.append(f"{entry or '.'}/: no submission.json beside results/.")
+        _junk(tree, entry, notes)
+        results_rel = _join(entry, "results")
+        for name in tree.files(results_rel):
+            _stray(_join(results_rel, name), notes)
+        for folder in tree.subdirs(results_rel):
+            sys_rel = _join(results_rel, folder)
+            has_entry = tree.has_file(sys_rel, "entry.json")
+            found = _system_folder(tree, sys_rel, folder, notes, describe=has_entry)
+            if not found:  # noted, not listed: a system without results would only be an empty row
+                what = "entry.json: system has no results (no <benchmark>/result_N.txt); not listed" if has_entry \
+                    else ": neither entry.json nor result logs; ignored"
+                notes.append(f"{sys_rel}/{what}.")
+                continue
+            if has_entry:
+                desc, sig = _read_json(tree, _join(sys_rel, "entry.json"), notes)
+            else:
+                notes.append(f"{sys_rel}/: no entry.json describing the system.")
+                desc, sig = {}, ("missing", sys_rel)
+            rel_entry = entry[len(top):].lstrip("/")
+            cands.append(_Candidate(rel_entry, folder, sys_rel, desc, _join(sys_rel, "entry.json") if has_entry else None, sig, found))
+
+    _refuse_several_orgs(top, entries, orgs)
+    names = _v05_names(cands)
+    systems, results, seen = [], [], set()
+    for c in cands:
+        name = names[id(c)]
+        if name not in seen:
+            seen.add(name)
+            systems.append(SystemEntry(name, c.description, c.description_path, "entry.json"))
+        for r in c.results:
+            r.system = name
+            results.append(r)
+
+    counted = Counter(orgs[e] for e in entries if e in orgs)
+    if counted:
+        submitter = counted.most_common(1)[0][0]
+        if len(counted) > 1:
+            listed = ", ".join(f"'{o}' ({n})" for o, n in counted.most_common())
+            notes.append(f"submission.json files name different organisations: {listed}; using '{submitter}'.")
+    else:
+        submitter = top.rpartition("/")[2] or os.path.basename(os.path.abspath(tree.base))
+    systems.sort(key=lambda s: s.name)
+    results.sort(key=lambda r: (r.system, r.benchmark, r.path))
+    return Layout("v0.5", submitter, systems, results, notes, top)
+
+
+def _refuse_several_orgs(top: str, entries: list[str], orgs: dict) -> None:
+    """Folders side by side under the root whose submission.json name different organisations are several submitters."""
+    by_child = {}
+    for e in entries:
+        child = e[len(top):].lstrip("/").split("/")[0]
+        word = re.findall(r"[a-z0-9]+", orgs.get(e, "").lower())
+        by_child.setdefault(child, set()).add(word[0] if word else None)
+    if len(by_child) < 2 or any(None in w or len(w) != 1 for w in by_child.values()):
+        return
+    if len({next(iter(w)) for w in by_child.values()}) == len(by_child):
+        raise LayoutError(
+            "layout.multiple-submitters",
+            f"The bundle holds several submitters' trees ({', '.join(_join(top, c) for c in sorted(by_child))}). "
+            "Upload one bundle per submitter, e.g. `tar -C v0.5.0 -czf nvidia.tgz nvidia`.")

@@ -1,0 +1,345 @@
+"""Safe, streaming unpacking of an uploaded bundle (tar, tar.gz, tar.xz, zip) under hard limits."""
+
+import errno
+import gzip
+import lzma
+import os
+import shutil
+import stat
+import tarfile
+import zipfile
+import zlib
+from dataclasses import dataclass
+
+CHUNK = 1024 * 1024
+# tarfile re-slices its read-ahead buffer on every read: a small read-ahead keeps that cheap
+# for the many small members, while 1 MiB reads of big members still gather several blocks.
+_TAR_READAHEAD = 64 * 1024
+# A bundle this small cannot be a bomb; without the floor a tiny tar.gz of a few padded
+# files would trip the ratio check.
+_RATIO_FLOOR = 1024 * 1024
+_PACK_HINT = "Pack the submission folder itself, e.g. `tar -C <round folder> -czf bundle.tgz <Submitter>`."
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_total_bytes: int = 2 * 1024**3
+    max_files: int = 20_000
+    max_file_bytes: int = 512 * 1024**2
+    max_ratio: float = 200.0  # total uncompressed bytes / archive bytes, checked as bytes are written
+
+
+class BundleError(Exception):
+    """A bundle that cannot be accepted; str(e) is a message for the submitter."""
+
+    def __init__(self, rule: str, message: str, member: str | None = None):
+        super().__init__(message)
+        self.rule = rule
+        self.member = member
+
+
+@dataclass
+class UnpackReport:
+    files: int
+    total_bytes: int
+    format: str  # "tar", "tar.gz", "tar.xz", "zip"
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return ""
+
+
+def sniff(path) -> str | None:
+    """The archive format from its first bytes, or None when it is none we take."""
+    with open(path, "rb") as f:
+        head = f.read(512)
+    if head.startswith(b"\x1f\x8b"):
+        return "tar.gz"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "tar.xz"
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    if head[257:262] == b"ustar" or _is_tar_header(head):
+        return "tar"
+    return None
+
+
+def _is_tar_header(block: bytes) -> bool:
+    """An old (pre-POSIX) tar has no magic: its first header's checksum is the test."""
+    try:
+        tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
+        return True
+    except tarfile.HeaderError:
+        return False
+
+
+class _Writer:
+    """Checks each member before writing and writes it under dest, counting every byte."""
+
+    def __init__(self, dest: str, limits: Limits, archive_bytes: int):
+        self.dest, self.limits = dest, limits
+        self.max_ratio_bytes = max(limits.max_ratio * archive_bytes, _RATIO_FLOOR)
+        self.files = self.dirs = self.total = 0
+
+    def parts(self, name: str) -> list[str]:
+        """Validated path components of a member name ([] for the archive's own root)."""
+        path = name.replace("\\", "/")  # Windows zip tools write backslashes
+        if "\x00" in path:
+            raise BundleError("bundle.bad-path", f"'{name}' has a NUL byte in its name. Rename it.", name)
+        if path.startswith("/") or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
+            raise BundleError(
+                "bundle.absolute-path",
+                f"'{name}' has an absolute path; every path in a bundle must be relative. {_PACK_HINT}", name)
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        if ".." in parts:
+            raise BundleError(
+                "bundle.path-traversal",
+                f"'{name}' contains '..' and would land outside the bundle. {_PACK_HINT}", name)
+        return parts
+
+    def mkdir(self, parts: list[str], member: str) -> None:
+        self.dirs += 1
+        if self.dirs > self.limits.max_files:
+            raise BundleError(
+                "bundle.too-many-files",
+                f"The bundle has more than {self.limits.max_files} folders (stopped at '{member}'). "
+                "Leave out everything but results/ and systems/.", member)
+        self._os(member, os.makedirs, os.path.join(self.dest, *parts), exist_ok=True)
+
+    def write(self, parts: list[str], src, declared: int, member: str) -> None:
+        lim = self.limits
+        self.files += 1
+        if self.files > lim.max_files:
+            raise BundleError(
+                "bundle.too-many-files",
+                f"The bundle has more than {lim.max_files} files (stopped at '{member}'). "
+                "Leave out everything but results/ and systems/.", member)
+        self._check(member, declared, self.total + declared)  # trust a header only to refuse early
+        path = os.path.join(self.dest, *parts)
+        if len(parts) > 1:
+            self._os(member, os.makedirs, os.path.dirname(path), exist_ok=True)
+        fd = self._os(member, os.open, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        written = 0
+        with open(fd, "wb") as out:
+            while chunk := src.read(CHUNK):
+                written += len(chunk)
+                self.total += len(chunk)
+                self._check(member, written, self.total)  # real bytes: a lying header still stops here
+                if self.total > self.max_ratio_bytes:
+                    raise BundleError(
+                        "bundle.ratio",
+                        f"The bundle expands to more than {lim.max_ratio:g} times its own size (stopped at "
+                        f"'{member}'), which looks like a decompression bomb. Upload the real result files.", member)
+                out.write(chunk)
+
+    def _check(self, member: str, file_bytes: int, total: int) -> None:
+        if file_bytes > self.limits.max_file_bytes:
+            raise BundleError(
+                "bundle.file-too-large",
+                f"'{member}' is larger than the {_size(self.limits.max_file_bytes)} allowed for one file. "
+                "Remove it, or split the log if it really belongs to the results.", member)
+        if total > self.limits.max_total_bytes:
+            raise BundleError(
+                "bundle.too-large",
+                f"The bundle unpacks to more than {_size(self.limits.max_total_bytes)} (stopped at '{member}'). "
+                "Leave out checkpoints, data sets and code outside results/ and systems/.", member)
+
+    @staticmethod
+    def _os(member, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except OSError as e:
+            if e.errno in (errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ, errno.ELOOP):
+                raise BundleError(
+                    "bundle.bad-path",
+                    f"'{member}' cannot be written ({e.strerror}): a file and a folder share that name, "
+                    "or the name is too long. Rename it.", member) from None
+            raise
+
+
+def _corrupt(member: str | None, error: BaseException, done: bool = False) -> BundleError:
+    where = f"{'after' if done else 'at'} '{member}'" if member else "at its start"
+    return BundleError(
+        "bundle.truncated",
+        f"The archive is truncated or corrupt {where} ({type(error).__name__}: {error}). "
+        "Check that the upload finished, create the archive again and re-upload.", member)
+
+
+class _CorruptHeader(Exception):
+    """Raised instead of tarfile's header errors, which tarfile would take as a silent end."""
+
+
+class _StrictInfo(tarfile.TarInfo):
+    @classmethod
+    def fromtarfile(cls, tf):
+        try:
+            return super().fromtarfile(tf)
+        except (tarfile.EmptyHeaderError, tarfile.TruncatedHeaderError, tarfile.InvalidHeaderError) as e:
+            if tf.offset == 0:
+                raise  # tarfile reports this as ReadError: not a tar at all
+            raise _CorruptHeader(f"no valid tar header at byte {tf.offset}: {e}") from None
+
+
+_TAR_ERRORS = (EOFError, tarfile.TarError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, _CorruptHeader)
+
+
+class _Read1:
+    """read(n) as read1(n): hand over what has been decompressed so far, so a truncated stream
+    fails on the read that crosses the cut (and is blamed on the right member), not earlier."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def read(self, n=-1):
+        return self.f.read1(n)
+
+
+def _untar(archive: str, fmt: str, w: _Writer) -> None:
+    member, done = None, False
+    with open(archive, "rb") as raw:
+        # Our own decompressor wrappers bound each read's output, unlike tarfile's 'r|xz'.
+        stream = {"tar": lambda: raw, "tar.gz": lambda: _Read1(gzip.GzipFile(fileobj=raw)),
+                  "tar.xz": lambda: _Read1(lzma.LZMAFile(raw))}[fmt]()
+        try:
+            with tarfile.open(fileobj=stream, mode="r|", bufsize=_TAR_READAHEAD, tarinfo=_StrictInfo) as tf:
+                for info in tf:
+                    member, done = info.name, False
+                    parts = w.parts(info.name)
+                    if info.issym() or info.islnk():
+                        raise BundleError(
+                            "bundle.link",
+                            f"'{member}' is a {'symbolic' if info.issym() else 'hard'} link to '{info.linkname}'; "
+                            "links are not accepted. Put a copy of the file there (tar -h follows links).", member)
+                    if info.isdir():
+                        if parts:
+                            w.mkdir(parts, member)
+                    elif info.isreg() and parts:
+                        w.write(parts, tf.extractfile(info), info.size, member)
+                    else:
+                        raise BundleError(
+                            "bundle.special-file",
+                            f"'{member}' is a device, FIFO or other special file, not a regular file. Remove it.", member)
+                    done = True
+        except tarfile.ReadError as e:
+            # Header errors before any member: the stream decompressed fine but is no tar.
+            if member is None and fmt != "tar" and isinstance(e.__context__, tarfile.HeaderError):
+                raise BundleError(
+                    "bundle.not-an-archive",
+                    f"The {fmt.split('.')[1]} stream does not hold a tar archive ({e}). {_PACK_HINT}") from None
+            raise _corrupt(member, e, done) from None
+        except _TAR_ERRORS as e:
+            raise _corrupt(member, e, done) from None
+
+
+def _unzip(archive: str, w: _Writer) -> None:
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, EOFError, OSError) as e:
+        raise BundleError(
+            "bundle.truncated",
+            f"The zip file is truncated or corrupt: its table of contents is unreadable ({e}). "
+            "Check that the upload finished, create the archive again and re-upload.") from None
+    member = None
+    with zf:
+        try:
+            for info in zf.infolist():
+                member = info.filename
+                parts = w.parts(info.filename)
+                mode = info.external_attr >> 16
+                if stat.S_ISLNK(mode):
+                    raise BundleError(
+                        "bundle.link",
+                        f"'{member}' is a symbolic link; links are not accepted. Put a copy of the file there.", member)
+                if info.is_dir() or stat.S_ISDIR(mode):
+                    if parts:
+                        w.mkdir(parts, member)
+                    continue
+                if stat.S_IFMT(mode) not in (0, stat.S_IFREG) or not parts:  # 0: no unix type bits
+                    raise BundleError(
+                        "bundle.special-file",
+                        f"'{member}' is a device, FIFO or other special file, not a regular file. Remove it.", member)
+                if info.flag_bits & 0x1:
+                    raise BundleError(
+                        "bundle.unsupported", f"'{member}' is encrypted. Upload an archive without a password.", member)
+                try:
+                    src = zf.open(info)
+                except NotImplementedError as e:
+                    raise BundleError(
+                        "bundle.unsupported",
+                        f"'{member}' uses a compression the portal cannot read ({e}). Use deflate, or a .tar.gz.",
+                        member) from None
+                with src:
+                    w.write(parts, src, info.file_size, member)
+        except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, OSError) as e:
+            if isinstance(e, OSError) and e.errno is not None:
+                raise  # a real disk problem on our side, not the bundle's
+            raise _corrupt(member, e) from None
+
+
+def _prepare(dest: str) -> bool:
+    """Create dest (or accept an empty one); True when we created it."""
+    if os.path.isdir(dest) and not os.path.islink(dest):
+        if os.listdir(dest):
+            raise FileExistsError(f"{dest} is not empty; unpack needs a fresh folder")
+        return False
+    os.makedirs(dest)
+    return True
+
+
+def _clear(dest: str, created: bool) -> None:
+    if created:
+        shutil.rmtree(dest, ignore_errors=True)
+        return
+    for entry in os.scandir(dest):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            os.unlink(entry.path)
+
+
+def unpack(archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits = Limits()) -> UnpackReport:
+    """Unpack archive into a new folder dest; on any error dest is left absent (or empty)."""
+    archive, dest = os.fspath(archive), os.fspath(dest)
+    fmt = sniff(archive)
+    if fmt is None:
+        raise BundleError(
+            "bundle.not-an-archive",
+            f"'{os.path.basename(archive)}' is not a .tar, .tar.gz, .tar.xz or .zip archive. {_PACK_HINT}")
+    created = _prepare(dest)
+    w = _Writer(dest, limits, os.path.getsize(archive))
+    try:
+        if fmt == "zip":
+            _unzip(archive, w)
+        else:
+            _untar(archive, fmt, w)
+        if w.files == 0:
+            raise BundleError(
+                "bundle.empty", f"The archive holds no files. {_PACK_HINT}")
+    except BaseException:
+        _clear(dest, created)
+        raise
+    return UnpackReport(files=w.files, total_bytes=w.total, format=fmt)
+
+
+def pack_folder(folder: str | os.PathLike, archive_path: str | os.PathLike) -> None:
+    """Write folder as a .tar.gz whose paths start with the folder's own name, streaming file by file."""
+    folder, archive_path = os.path.abspath(folder), os.path.abspath(archive_path)
+
+    def keep(info: tarfile.TarInfo):
+        if os.path.join(os.path.dirname(folder), info.name) == archive_path:
+            return None  # the archive being written inside the folder
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""  # the packer's account names are nobody's business
+        return info
+
+    try:
+        with tarfile.open(archive_path, "w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tf:
+            tf.add(folder, arcname=os.path.basename(folder), filter=keep)
+    except BaseException:
+        if os.path.exists(archive_path):
+            os.unlink(archive_path)
+        raise

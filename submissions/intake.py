@@ -1,0 +1,75 @@
+"""Taking a bundle in: stream it to storage while hashing, commit a Submission, queue ingest.
+
+The row is committed before anything is queued, so a broker outage or a crash loses no
+upload: the bundle is on disk and the submission says `received`.
+"""
+
+import hashlib
+import os
+import re
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from leaderboard.models import Round
+
+from .models import Submission
+from .tasks import ingest
+
+CHUNK = 1024 * 1024
+
+
+def _safe_name(name: str) -> str:
+    name = os.path.basename(name.replace("\\", "/")) or "bundle"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:200]
+
+
+def store_bundle(chunks, original_name: str) -> tuple[str, str, int]:
+    """Write an iterable of byte chunks under MEDIA_ROOT/bundles/; return (relative path, sha256, size)."""
+    incoming = Path(settings.MEDIA_ROOT) / "bundles" / "incoming"
+    incoming.mkdir(parents=True, exist_ok=True)
+    tmp = incoming / f"{uuid.uuid4().hex}.part"
+    digest, size = hashlib.sha256(), 0
+    try:
+        with open(tmp, "wb") as out:
+            for chunk in chunks:
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+        sha = digest.hexdigest()
+        relative = Path("bundles") / sha[:2] / f"{sha}-{_safe_name(original_name)}"
+        final = Path(settings.MEDIA_ROOT) / relative
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return relative.as_posix(), sha, size
+
+
+def file_chunks(path) -> "iter[bytes]":
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            yield chunk
+
+
+def submit(round_: Round, chunks, original_name: str, *, user=None, publish=False) -> tuple[Submission, bool]:
+    """Store a bundle and create its Submission; returns (submission, created).
+
+    The same bytes uploaded twice to one round give back the first submission.
+    """
+    relative, sha, size = store_bundle(chunks, original_name)
+    existing = Submission.objects.filter(round=round_, sha256=sha).first()
+    if existing:
+        return existing, False
+    try:
+        with transaction.atomic():
+            submission = Submission.objects.create(
+                round=round_, bundle=relative, original_name=_safe_name(original_name),
+                sha256=sha, size=size, uploaded_by=user, publish_when_valid=publish,
+            )
+    except IntegrityError:  # the same bundle raced in from elsewhere
+        return Submission.objects.get(round=round_, sha256=sha), False
+    transaction.on_commit(lambda: ingest.delay(submission.pk))
+    return submission, True

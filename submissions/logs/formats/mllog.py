@@ -1,0 +1,29 @@
+"""The `:::MLLOG {json}` line format (MLPerf Training v0.7 onwards, e.g. v5.1)."""
+from __future__ import annotations
+
+import json
+
+NAME = "mllog"
+MARKER = ":::MLLOG"
+_raw_decode = json.JSONDecoder().raw_decode  # tolerates trailing text after the record
+
+
+def parse(rest: str):
+    """Return (key, value, time_s, metadata) for the text after the marker; ValueError if malformed."""
+    start = 1 if rest[:2] == " {" else len(rest) - len(rest.lstrip())
+    record, _ = _raw_decode(rest, start)
+    try:
+        key, time_ms = record["key"], record["time_ms"]
+        time_s = float(time_ms) / 1000.0
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise ValueError("MLLOG record lacks a usable key or time_ms") from None
+    if not isinstance(key, str):
+        raise ValueError("MLLOG key is not a string")
+    metadata = record.get("metadata")
+    if isinstance(metadata, dict):
+        # file/lineno point into the submitter's code; dropping them keeps events small.
+        metadata.pop("file", None)
+        metadata.pop("lineno", None)
+    else:
+        metadata = {}
+    return key, record.get("value"), time_s, metadata

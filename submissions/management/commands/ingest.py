@@ -1,0 +1,82 @@
+"""`manage.py ingest PATH --round KEY`: submit a bundle, a folder or a whole round's archive."""
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.models import Round
+from submissions.bundles.split import split_archive, split_folder
+from submissions.intake import file_chunks, submit
+from submissions.models import Submission
+
+
+class Command(BaseCommand):
+    help = (
+        "Submit a bundle (.tar, .tar.gz, .tgz, .tar.xz, .zip) or a folder to a round. An archive "
+        "or folder holding several submitters (a whole published round) becomes one submission each."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--round", required=True, help="round key, e.g. training-v5.1")
+        parser.add_argument("--wait", action="store_true", help="block until every submission is final")
+        parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait with --wait")
+        parser.add_argument("--publish", action="store_true", help="publish each submission when it is valid")
+
+    def handle(self, *args, path: Path, **options):
+        try:
+            round_ = Round.objects.get(key=options["round"])
+        except Round.DoesNotExist:
+            keys = ", ".join(Round.objects.values_list("key", flat=True)) or "none: run load_rounds"
+            raise CommandError(f"No round {options['round']!r}. Known rounds: {keys}.")
+        if not path.exists():
+            raise CommandError(f"{path} does not exist.")
+
+        scratch = Path(tempfile.mkdtemp(prefix="split-", dir=_scratch_root()))
+        try:
+            parts = split_folder(path, scratch) if path.is_dir() else split_archive(path, scratch)
+            sources = parts.items() if parts else [(path.name, path)]
+            submissions = []
+            for name, source in sources:
+                label = source.name if source == path else f"{path.name}:{name}"
+                submission, created = submit(round_, file_chunks(source), label, publish=options["publish"])
+                submissions.append(submission)
+                verb = "submitted" if created else "already submitted as"
+                self.stdout.write(f"{label}: {verb} #{submission.pk}")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+        if options["wait"]:
+            self._wait(submissions, options["timeout"])
+
+    def _wait(self, submissions, timeout):
+        ids = [s.pk for s in submissions]
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = list(Submission.objects.filter(pk__in=ids).order_by("pk"))
+            if all(s.is_final for s in rows):
+                break
+            if time.monotonic() > deadline:
+                raise CommandError(
+                    f"Timed out after {timeout:.0f} s; still running: "
+                    + ", ".join(f"#{s.pk} {s.status}" for s in rows if not s.is_final)
+                    + ". Is a worker running (celery -A portal worker -Q ingest,checks)?"
+                )
+            time.sleep(0.5)
+        failed = []
+        for s in rows:
+            self.stdout.write(f"#{s.pk} {s.original_name}: {s.status}. {s.message}")
+            if s.status in (Submission.Status.FAILED, Submission.Status.INVALID):
+                failed.append(s)
+        if failed:
+            raise CommandError(f"{len(failed)} of {len(rows)} submissions did not pass.")
+
+
+def _scratch_root() -> Path:
+    root = Path(settings.MEDIA_ROOT) / "tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    return root

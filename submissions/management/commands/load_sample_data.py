@@ -1,0 +1,43 @@
+"""Load real data for a local portal: the shared MLPerf rounds when present, else a demo round."""
+
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from leaderboard.models import Round
+from submissions.bundles.generate import demo_systems, write_bundle
+from submissions.models import Submission
+
+SHARED_ROUNDS = {
+    "training-v0.5": "training_v0.5_results.tar.xz",
+    "training-v0.6": "training_v0.6_results.tar.xz",
+    "training-v5.1": "training_v5.1_results.tar.xz",
+}
+DEMO_ROUND = "training-v5.1"
+
+
+class Command(BaseCommand):
+    help = "Ingest and publish the shared MLPerf rounds (MLPERF_SHARED_DIR), or a generated demo round."
+
+    def handle(self, *args, **options):
+        shared = Path(settings.MLPERF_SHARED_DIR)
+        found = {key: shared / name for key, name in SHARED_ROUNDS.items() if (shared / name).is_file()}
+        for key, tarball in found.items():
+            self.stdout.write(f"Ingesting {tarball} into {key} ...")
+            call_command("ingest", str(tarball), round=key, publish=True, wait=False, stdout=self.stdout)
+        if found:
+            return
+        self.stdout.write(f"No shared rounds in {shared}; generating a demo round instead.")
+        if Submission.objects.filter(round__key=DEMO_ROUND).exists():
+            self.stdout.write("Demo data already loaded.")
+            return
+        round_ = Round.objects.get(key=DEMO_ROUND)
+        runs = {b.key: b.required_runs for b in round_.benchmarks.all()}
+        targets = {b.key: b.quality_target for b in round_.benchmarks.all()}
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, org in enumerate(["Demo Org A", "Demo Org B", "Demo Org C"]):
+                folder = write_bundle(Path(tmp), org, demo_systems(8, runs, seed=i), targets)
+                call_command("ingest", str(folder), round=DEMO_ROUND, publish=True, stdout=self.stdout)

@@ -1,0 +1,96 @@
+"""Reading a system description (v0.5 entry.json or v0.6+ systems/*.json) into table fields."""
+
+import re
+
+CATEGORY_WORDS = [
+    ("cloud", "cloud"),
+    ("prem", "onprem"),
+    ("preview", "preview"),
+    ("research", "research"),
+    ("rdi", "research"),
+    ("internal", "research"),
+]
+
+
+def category_of(status: str) -> str:
+    """Map a submission status as written ('Available cloud', 'on-prem', 'RDI', ...) to a category key."""
+    text = (status or "").lower()
+    for word, category in CATEGORY_WORDS:
+        if word in text:
+            return category
+    return "unknown"
+
+
+def division_of(text: str) -> str:
+    return "open" if "open" in (text or "").lower() else "closed"
+
+
+def to_int(value) -> int | None:
+    """'8', 8, '2x', ' 16 ' -> int; '-', '', 'N/A' -> None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    match = re.match(r"\s*(\d+)", str(value or ""))
+    return int(match.group(1)) if match else None
+
+
+def _leading_count(text: str) -> tuple[int | None, str]:
+    """'2x Intel Xeon' -> (2, 'Intel Xeon')."""
+    match = re.match(r"\s*(\d+)\s*[xX×]\s*(.+)", text or "")
+    if match:
+        return int(match.group(1)), match.group(2).strip()
+    return None, (text or "").strip()
+
+
+def _times(a, b):
+    return a * b if a is not None and b is not None else None
+
+
+def from_entry_json(desc: dict) -> dict:
+    """v0.5-style entry.json: top-level division/status/framework and a list of node groups."""
+    nodes = [n for n in desc.get("nodes") or [] if isinstance(n, dict)]
+    node_count = sum(to_int(n.get("num_nodes")) or 0 for n in nodes) or None
+    accelerators = sum((to_int(n.get("num_nodes")) or 1) * (to_int(n.get("num_accelerators")) or 0) for n in nodes)
+    processors = None
+    processor_model = ""
+    if nodes:
+        per_node, processor_model = _leading_count(str(nodes[0].get("cpu", "")))
+        processors = _times(per_node or 1, node_count) if processor_model else None
+    return {
+        "name": str(desc.get("hardware") or ""),
+        "division": division_of(desc.get("division", "")),
+        "category": category_of(desc.get("status", "")),
+        "accelerator_model": str(nodes[0].get("accelerator", "")) if nodes else "",
+        "accelerator_count": accelerators or None,
+        "processor_model": processor_model,
+        "processor_count": processors,
+        "nodes": node_count,
+        "framework": str(desc.get("framework") or ""),
+        "interconnect": str(desc.get("interconnect") or ""),
+    }
+
+
+def from_system_json(desc: dict) -> dict:
+    """v0.6+ systems/<name>.json: flat keys, counts as strings."""
+    nodes = to_int(desc.get("number_of_nodes"))
+    return {
+        "name": str(desc.get("system_name") or ""),
+        "division": division_of(desc.get("division", "")),
+        "category": category_of(desc.get("status", "")),
+        "accelerator_model": str(desc.get("accelerator_model_name") or ""),
+        "accelerator_count": _times(nodes, to_int(desc.get("accelerators_per_node"))),
+        "processor_model": str(desc.get("host_processor_model_name") or ""),
+        "processor_count": _times(nodes, to_int(desc.get("host_processors_per_node"))),
+        "nodes": nodes,
+        "framework": str(desc.get("framework") or ""),
+        "interconnect": str(desc.get("accelerator_interconnect") or desc.get("host_networking") or ""),
+    }
+
+
+def fields_of(description: dict, description_format: str) -> dict:
+    if description_format == "entry.json":
+        return from_entry_json(description)
+    return from_system_json(description)

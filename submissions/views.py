@@ -1,0 +1,64 @@
+"""Submitters' pages: upload a bundle, watch its progress, read its outcome."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from leaderboard.models import Result
+
+from .forms import UploadForm
+from .intake import submit
+from .models import Submission
+
+
+def _visible(user):
+    """Submissions a user may see: staff see all, others their own uploads."""
+    qs = Submission.objects.select_related("round", "submitter")
+    return qs if user.is_staff else qs.filter(uploaded_by=user)
+
+
+@login_required
+def upload(request):
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        bundle = form.cleaned_data["bundle"]
+        submission, _ = submit(form.cleaned_data["round"], bundle.chunks(), bundle.name, user=request.user)
+        return redirect(submission)
+    return render(request, "submissions/upload.html", {"form": form})
+
+
+@login_required
+def submission_list(request):
+    return render(request, "submissions/list.html", {"submissions": _visible(request.user)[:200]})
+
+
+def _get_visible(request, pk):
+    submission = get_object_or_404(Submission.objects.select_related("round", "submitter"), pk=pk)
+    if not (request.user.is_staff or (request.user.is_authenticated and submission.uploaded_by_id == request.user.pk)):
+        raise PermissionDenied
+    return submission
+
+
+@login_required
+def detail(request, pk):
+    submission = _get_visible(request, pk)
+    results = (
+        Result.objects.filter(system__submission=submission)
+        .select_related("system__submitter", "system__round", "benchmark")
+        .order_by("system__key", "benchmark__position")
+    )
+    return render(request, "submissions/detail.html", {"submission": submission, "results": results})
+
+
+@login_required
+def progress(request, pk):
+    submission = _get_visible(request, pk)
+    return JsonResponse({
+        "status": submission.status,
+        "status_label": submission.get_status_display(),
+        "runs_total": submission.runs_total,
+        "runs_checked": submission.runs_checked,
+        "final": submission.is_final,
+        "message": submission.message,
+    })

@@ -1,0 +1,107 @@
+"""Pages: upload in the browser form, the submission page, the round table, result and system pages."""
+
+import io
+import tarfile
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+
+from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.models import Submission
+
+pytestmark = pytest.mark.usefixtures("eager")
+TARGETS = {"retinanet": 0.34, "rgat": 0.72}
+
+
+def bundle_bytes(tmp_path, org="Acme", system="alpha"):
+    root = write_bundle(tmp_path / org, org, [SystemSpec(system, results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})], TARGETS)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(root, arcname=org)
+    return buffer.getvalue()
+
+
+def test_upload_needs_a_login(client, rounds):
+    response = client.get("/submissions/upload/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, users, tmp_path):
+    client.force_login(users["owner"])
+    data = bundle_bytes(tmp_path)
+    response = client.post("/submissions/upload/", {
+        "round": "training-v5.1", "bundle": SimpleUploadedFile("acme.tgz", data),
+    })
+    submission = Submission.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/submissions/{submission.pk}/"
+    assert submission.uploaded_by == users["owner"] and submission.size == len(data)
+    page = client.get(response["Location"]).content.decode()
+    assert "Valid" in page and "checked 5 of 5 runs" in page
+    progress = client.get(f"/submissions/{submission.pk}/progress.json").json()
+    assert progress == {"status": "valid", "status_label": "Valid", "runs_total": 5, "runs_checked": 5,
+                        "final": True, "message": submission.message}
+
+
+def test_the_upload_form_says_what_a_wrong_file_is(client, rounds, users):
+    client.force_login(users["owner"])
+    response = client.post("/submissions/upload/", {
+        "round": "training-v5.1", "bundle": SimpleUploadedFile("log.txt", b"x"),
+    })
+    assert response.status_code == 200
+    assert "“log.txt” is not a bundle" in response.content.decode()
+    assert not Submission.objects.exists()
+
+
+def test_others_cannot_see_a_submission_but_reviewers_can(client, rounds, users, tmp_path):
+    client.force_login(users["owner"])
+    client.post("/submissions/upload/", {"round": "training-v5.1", "bundle": SimpleUploadedFile("a.tgz", bundle_bytes(tmp_path))})
+    pk = Submission.objects.get().pk
+    client.force_login(users["outsider"])
+    assert client.get(f"/submissions/{pk}/").status_code == 403
+    assert client.get(f"/submissions/{pk}/progress.json").status_code == 403
+    assert "a.tgz" not in client.get("/submissions/").content.decode()
+    client.force_login(users["reviewer"])
+    assert client.get(f"/submissions/{pk}/").status_code == 200
+
+
+def publish(tmp_path, org="Acme", system="alpha"):
+    path = tmp_path / f"{org}.tgz"
+    path.write_bytes(bundle_bytes(tmp_path, org, system))
+    call_command("ingest", str(path), "--round", "training-v5.1", "--publish")
+
+
+def test_the_round_table_shows_published_results_only(client, rounds, tmp_path):
+    publish(tmp_path)
+    call_command("ingest", str(write_bundle(tmp_path / "hidden", "Hidden", [SystemSpec("zeta", results={"retinanet": [1.0] * 5})], TARGETS)), "--round", "training-v5.1")
+    page = client.get("/r/training-v5.1/").content.decode()
+    assert "Closed division, available on-premise" in page
+    assert ">alpha<" in page.replace("\n", "") or "alpha</a>" in page
+    assert "11.00" in page
+    assert "Hidden" not in page and "zeta" not in page
+
+
+def test_the_round_table_toggles_speedups_where_the_round_has_reference_times(client, rounds):
+    page = client.get("/r/training-v0.5/").content.decode()
+    assert "speedup over the reference" in page
+    assert "speedup over the reference" not in client.get("/r/training-v5.1/").content.decode()
+
+
+def test_the_result_page_lists_runs_with_the_dropped_two_marked(client, rounds, tmp_path):
+    publish(tmp_path)
+    page = client.get("/r/training-v5.1/Acme/alpha/retinanet/").content.decode()
+    assert page.count('class="dropped"') == 2
+    assert page.count("counted</td>") == 3
+    assert "11.00 minutes" in page
+
+
+def test_the_system_page_lists_its_results(client, rounds, tmp_path):
+    publish(tmp_path)
+    page = client.get("/r/training-v5.1/Acme/alpha/").content.decode()
+    assert "Acme: alpha" in page and "RetinaNet" in page
+
+
+def test_unpublished_results_have_no_public_page(client, rounds, tmp_path):
+    call_command("ingest", str(write_bundle(tmp_path, "Hidden", [SystemSpec("zeta", results={"retinanet": [1.0] * 5})], TARGETS)), "--round", "training-v5.1")
+    assert client.get("/r/training-v5.1/Hidden/zeta/retinanet/").status_code == 404
+    assert client.get("/r/training-v5.1/Hidden/zeta/").status_code == 404

@@ -1,0 +1,117 @@
+"""The pipeline end to end on generated bundles, with tasks run in-process."""
+
+import tarfile
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.models import Result, Run, System
+from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.models import Submission
+
+pytestmark = pytest.mark.usefixtures("eager")
+
+TARGETS = {"retinanet": 0.34, "rgat": 0.72, "llama31_405b": 5.6}
+
+
+def ingest(path, *extra, round_key="training-v5.1"):
+    call_command("ingest", str(path), "--round", round_key, *extra)
+    return Submission.objects.order_by("-pk").first()
+
+
+@pytest.fixture
+def bundle(tmp_path):
+    systems = [
+        SystemSpec("alpha", results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0], "llama31_405b": [100.0, 90.0, 95.0]}),
+        SystemSpec("beta", status="Available cloud", nodes=2,
+                   results={"retinanet": [20.0, None, 21.0, 22.0, 23.0]}),
+    ]
+    root = write_bundle(tmp_path / "src", "Acme", systems, TARGETS)
+    archive = tmp_path / "acme.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname="Acme")
+    return archive
+
+
+def test_a_bundle_goes_through_ingest_checks_and_finalize(rounds, bundle):
+    submission = ingest(bundle)
+    assert submission.status == Submission.Status.VALID, submission.message
+    assert submission.submitter.name == "Acme"
+    assert (submission.runs_total, submission.runs_checked) == (13, 13)
+    assert System.objects.filter(submission=submission).count() == 2
+    assert Run.objects.filter(result__system__submission=submission, checked=True).count() == 13
+
+
+def test_scores_are_olympic_means_of_the_logged_times(rounds, bundle):
+    ingest(bundle)
+    alpha = Result.objects.get(system__key="alpha", benchmark__key="retinanet")
+    assert alpha.score_s == pytest.approx(11.0 * 60, abs=0.01)  # drop 9 and 13
+    assert sorted(alpha.runs.filter(dropped=True).values_list("index", flat=True)) == [3, 4]
+    llama = Result.objects.get(system__key="alpha", benchmark__key="llama31_405b")
+    assert llama.score_s == pytest.approx(95.0 * 60, abs=0.01)
+
+
+def test_a_failed_run_counts_as_the_slowest(rounds, bundle):
+    ingest(bundle)
+    beta = Result.objects.get(system__key="beta", benchmark__key="retinanet")
+    assert beta.score_s == pytest.approx(22.0 * 60, abs=0.01)  # drop 20 and the failure: mean(21, 22, 23)
+    failed = beta.runs.get(index=1)
+    assert not failed.success and failed.dropped
+    assert "aborted" in failed.failure_reason
+
+
+def test_system_fields_come_from_the_system_json(rounds, bundle):
+    ingest(bundle)
+    beta = System.objects.get(key="beta")
+    assert (beta.category, beta.accelerator_count, beta.nodes) == ("cloud", 16, 2)
+
+
+def test_two_failed_runs_make_the_submission_invalid(rounds, tmp_path):
+    systems = [SystemSpec("gamma", results={"retinanet": [10.0, None, None, 12.0, 11.0]})]
+    root = write_bundle(tmp_path, "Acme", systems, TARGETS)
+    submission = ingest(root)
+    assert submission.status == Submission.Status.INVALID
+    assert "gamma/retinanet: 2 of 5 runs failed" in submission.message
+
+
+def test_the_same_bundle_twice_is_one_submission(rounds, bundle):
+    first = ingest(bundle)
+    second = ingest(bundle)
+    assert first.pk == second.pk
+    assert Submission.objects.count() == 1
+
+
+def test_publish_shows_only_scored_results_and_withdraws_the_earlier_upload(rounds, bundle, tmp_path):
+    first = ingest(bundle, "--publish")
+    assert first.status == Submission.Status.PUBLISHED
+    assert Result.objects.filter(published=True).count() == 3
+    systems = [SystemSpec("alpha", results={"retinanet": [5.0, 5.0, 5.0, 5.0, 5.0]})]
+    second = ingest(write_bundle(tmp_path / "v2", "Acme", systems, TARGETS), "--publish")
+    first.refresh_from_db()
+    assert (first.status, second.status) == (Submission.Status.WITHDRAWN, Submission.Status.PUBLISHED)
+    assert list(Result.objects.filter(published=True).values_list("score_s", flat=True)) == [300.0]
+
+
+def test_a_folder_with_several_submitters_becomes_one_submission_each(rounds, tmp_path):
+    for org in ("One", "Two"):
+        write_bundle(tmp_path / "round", org, [SystemSpec("s", results={"rgat": [1.0] * 10})], TARGETS)
+    ingest(tmp_path / "round")
+    assert sorted(Submission.objects.values_list("submitter__name", flat=True)) == ["One", "Two"]
+    assert set(Submission.objects.values_list("status", flat=True)) == {"valid"}
+
+
+def test_export_lists_every_result_of_the_round(rounds, bundle, capsys):
+    ingest(bundle, "--publish")
+    capsys.readouterr()
+    call_command("export_results", "--round", "training-v5.1", "--format", "csv")
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "submitter,system,division,category,benchmark,runs_counted,score_minutes,speedup,path"
+    assert "Acme,alpha,closed,onprem,retinanet,3,11.0,,Acme/results/alpha/retinanet" in lines
+    assert len(lines) == 1 + 3
+
+
+def test_wait_exits_non_zero_when_a_submission_fails(rounds, tmp_path):
+    bad = tmp_path / "bad.tgz"
+    bad.write_bytes(b"this is not an archive")
+    with pytest.raises(Exception, match="did not pass"):
+        ingest(bad, "--wait")

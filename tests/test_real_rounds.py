@@ -1,0 +1,93 @@
+"""The three shared MLPerf rounds, ingested from their tarballs by a real Celery worker.
+
+Runs on PostgreSQL and Redis (skips with the reason otherwise). The expected scores were
+computed by hand from the logs: run_stop − run_start per run, olympic mean, × scaling.json.
+"""
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.models import Result, Run, System
+from submissions.models import Submission
+
+from .conftest import shared_tarball
+from .worker import Worker, purge_broker, require_services
+
+pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
+
+
+@pytest.fixture(scope="module")
+def media_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("real-rounds") / "media"
+
+
+@pytest.fixture
+def media(settings, media_root):  # one media folder shared with the worker process
+    settings.MEDIA_ROOT = media_root
+    return media_root
+
+
+@pytest.fixture(scope="module")
+def worker(django_db_setup, django_db_blocker, media_root):
+    with django_db_blocker.unblock():
+        require_services()
+        purge_broker()
+        media_root.mkdir(parents=True, exist_ok=True)
+        process = Worker(media_root)
+    yield process
+    process.stop()
+
+
+def ingest_round(key, tarball):
+    call_command("ingest", str(shared_tarball(tarball)), "--round", key, "--publish", "--wait", "--timeout", "900")
+
+
+def result(round_key, submitter, system, benchmark):
+    return Result.objects.get(
+        system__round__key=round_key, system__submitter__name=submitter,
+        system__key=system, benchmark__key=benchmark,
+    )
+
+
+def counts(round_key):
+    return (
+        System.objects.filter(round__key=round_key).count(),
+        Result.objects.filter(system__round__key=round_key).count(),
+        Run.objects.filter(result__system__round__key=round_key).count(),
+    )
+
+
+def test_training_v05(rounds, worker):
+    ingest_round("training-v0.5", "training_v0.5_results.tar.xz")
+    assert Submission.objects.filter(round__key="training-v0.5").count() == 3
+    assert counts("training-v0.5") == EXPECTED["training-v0.5"]
+    resnet = Result.objects.get(system__round__key="training-v0.5", path__endswith="cloud_v2.8/resnet-tpuv2-8/results/tpu/resnet")
+    assert round(resnet.score_s / 60, 2) == 301.58
+    assert round(resnet.speedup, 2) == 29.28
+    assert resnet.published
+
+
+def test_training_v06(rounds, worker):
+    ingest_round("training-v0.6", "training_v0.6_results.tar.xz")
+    assert counts("training-v0.6") == EXPECTED["training-v0.6"]
+    assert round(result("training-v0.6", "Google", "tpu-v3-2048", "transformer").score_s / 60, 2) == 0.85
+    assert round(result("training-v0.6", "Google", "tpu-v3-32", "gnmt").score_s / 60, 2) == 12.25
+    assert round(result("training-v0.6", "NVIDIA", "dgx1_ngc19.05_mxnet", "resnet").score_s / 60, 2) == 115.22
+    assert result("training-v0.6", "Google", "tpu-v3-2048", "transformer").speedup is None
+
+
+def test_training_v51(rounds, worker):
+    ingest_round("training-v5.1", "training_v5.1_results.tar.xz")
+    assert Submission.objects.filter(round__key="training-v5.1").count() == 19
+    assert counts("training-v5.1") == EXPECTED["training-v5.1"]
+    rgat = result("training-v5.1", "Dell", "1xXE9680x8H200-SXM-141GB", "rgat")
+    assert rgat.scaling_factor == pytest.approx(1.003734827264239)
+    assert round(rgat.score_s / 60, 2) == 7.81
+    assert round(result("training-v5.1", "NVIDIA", "tyche_ngpu72_ngc25.04_pytorch", "retinanet").score_s / 60, 2) == 3.77
+
+
+EXPECTED = {  # (systems, results, runs), counted from the unpacked trees
+    "training-v0.5": (20, 35, 600),
+    "training-v0.6": (30, 61, 430),
+    "training-v5.1": (91, 184, 1669),
+}

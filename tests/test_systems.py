@@ -1,0 +1,43 @@
+"""Reading system descriptions into table fields."""
+
+from submissions.systems import category_of, fields_of, to_int
+
+
+def test_it_reads_a_v05_entry_json():
+    fields = fields_of({
+        "division": "closed", "status": "on-prem", "hardware": "DGX-1V", "framework": "MXNet NGC 18.11",
+        "interconnect": "InfiniBand EDR",
+        "nodes": [{"num_nodes": 2, "cpu": "2x Intel(R) Xeon(R) CPU E5-2698 v4", "accelerator": "Tesla V100",
+                   "num_accelerators": 8}],
+    }, "entry.json")
+    assert fields["name"] == "DGX-1V"
+    assert fields["category"] == "onprem"
+    assert fields["accelerator_count"] == 16
+    assert fields["processor_count"] == 4
+    assert fields["processor_model"] == "Intel(R) Xeon(R) CPU E5-2698 v4"
+    assert fields["nodes"] == 2
+
+
+def test_it_reads_a_system_json_with_counts_as_strings():
+    fields = fields_of({
+        "division": "closed", "status": "Available cloud", "system_name": "tpu-v3",
+        "number_of_nodes": "4", "host_processors_per_node": "2", "host_processor_model_name": "Skylake",
+        "accelerators_per_node": "8", "accelerator_model_name": "tpu-v3", "framework": "TF",
+    }, "system.json")
+    assert (fields["accelerator_count"], fields["processor_count"], fields["nodes"]) == (32, 8, 4)
+    assert fields["category"] == "cloud"
+
+
+def test_unknown_counts_stay_empty():
+    fields = fields_of({"number_of_nodes": "-", "accelerators_per_node": "8"}, "system.json")
+    assert fields["accelerator_count"] is None
+    assert to_int("N/A") is None and to_int(True) is None
+
+
+def test_categories_as_submitters_write_them():
+    assert category_of("Available on-premise") == "onprem"
+    assert category_of("onprem") == "onprem"
+    assert category_of("research") == "research"
+    assert category_of("Research, Development, or Internal (RDI)") == "research"
+    assert category_of("preview") == "preview"
+    assert category_of("") == "unknown"

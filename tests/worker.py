@@ -1,0 +1,60 @@
+"""A real `celery worker` process against the test database and the Redis broker."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def require_services():
+    """Skip, saying why, unless the tests run on PostgreSQL with a Redis broker."""
+    if connection.vendor != "postgresql":
+        pytest.skip(f"needs PostgreSQL (running on {connection.vendor}; `make test` uses it when it answers)")
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        pytest.skip(f"needs a Redis broker (CELERY_BROKER_URL is {settings.CELERY_BROKER_URL})")
+
+
+def purge_broker():
+    import redis
+
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+
+
+class Worker:
+    """Starts `celery -A portal worker` with the test's database and media folder."""
+
+    def __init__(self, media_root: Path, concurrency: int = 2, name: str = "w1"):
+        db = connection.settings_dict
+        env = dict(os.environ)
+        env.update(
+            DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+            CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+            MEDIA_ROOT=str(media_root),
+            CELERY_TASK_ALWAYS_EAGER="0",
+        )
+        self.log = open(media_root.parent / f"worker-{name}.log", "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,checks,celery",
+             "-c", str(concurrency), "--pool=prefork", "-n", f"{name}@%h", "--loglevel=INFO"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        time.sleep(0.5)
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the worker exited at once; see {self.log.name}")
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.log.close()
