@@ -126,6 +126,10 @@ class Result(models.Model):
     runs_counted = models.PositiveIntegerField(default=0)
     score_message = models.CharField(max_length=500, blank=True, help_text="Why there is no score.")
     published = models.BooleanField(default=False, db_index=True)
+    # Validation outcome, copied here by the write side so pages need not read findings.
+    error_count = models.PositiveIntegerField(default=0)
+    warning_count = models.PositiveIntegerField(default=0)
+    advisory = models.BooleanField(default=False, help_text="Findings are advisory (imported history).")
 
     class Meta:
         ordering = ["system", "benchmark"]

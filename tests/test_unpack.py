@@ -73,6 +73,17 @@ def test_tar_formats_unpack_by_magic_not_name(tmp_path, mode, fmt):
         assert (tmp_path / "out" / name).read_bytes() == data
 
 
+@pytest.mark.parametrize("fmt", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
+def test_long_names_in_gnu_and_pax_headers(tmp_path, fmt):
+    name = "NVIDIA/results/" + "x" * 150 + "/llama2_70b_lora/result_0.txt"
+    with tarfile.open(tmp_path / "b.tar", "w", format=fmt) as tf:
+        ti = tarfile.TarInfo(name)
+        ti.size = 3
+        tf.addfile(ti, io.BytesIO(b"abc"))
+    unpack(tmp_path / "b.tar", tmp_path / "out")
+    assert (tmp_path / "out" / name).read_bytes() == b"abc"
+
+
 def test_zip_unpacks_with_directories_and_backslash_names(tmp_path):
     archive = make_zip(tmp_path / "b.tgz", [("NVIDIA/", b""), ("NVIDIA\\results\\r.txt", b"x")] + list(FILES.items()))
     report = unpack(archive, tmp_path / "out")

@@ -112,7 +112,8 @@ def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
         notes.append(f"{rel}: not valid JSON (line {e.lineno} column {e.colno}: {e.msg}: {line!r}); {fallback}.")
         return (data, data) if data else ({}, ("unreadable", raw))
     if dupes:
-        notes.append(f"{rel}: key {', '.join(repr(k) for k in sorted(set(dupes)))} appears more than once; the last value is used.")
+        keys = ", ".join(repr(k) for k in sorted(set(dupes)))
+        notes.append(f"{rel}: key {keys} appears more than once; the last value is used.")
     if not isinstance(data, dict):
         notes.append(f"{rel}: holds a JSON {type(data).__name__}, not an object; it is ignored.")
         return {}, ("unreadable", raw)
@@ -260,7 +261,6 @@ def _v06(tree: _Tree, top: str, notes: list[str]) -> Layout:
 class _Candidate:
     entry: str  # the v0.5 entry folder (above results/), relative to the submitter root
     folder: str  # the system folder name under results/
-    path: str  # bundle-relative results/<system> folder
     description: dict
     description_path: str | None
     signature: object  # what equal descriptions compare equal by
@@ -336,7 +336,8 @@ def _v05(tree: _Tree, entries: list[str], notes: list[str]) -> Layout:
                 notes.append(f"{sys_rel}/: no entry.json describing the system.")
                 desc, sig = {}, ("missing", sys_rel)
             rel_entry = entry[len(top):].lstrip("/")
-            cands.append(_Candidate(rel_entry, folder, sys_rel, desc, _join(sys_rel, "entry.json") if has_entry else None, sig, found))
+            desc_path = _join(sys_rel, "entry.json") if has_entry else None
+            cands.append(_Candidate(rel_entry, folder, desc, desc_path, sig, found))
 
     _refuse_several_orgs(top, entries, orgs)
     names = _v05_names(cands)

@@ -4,9 +4,11 @@ import errno
 import gzip
 import lzma
 import os
+import queue
 import shutil
 import stat
 import tarfile
+import threading
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ _TAR_READAHEAD = 64 * 1024
 # A bundle this small cannot be a bomb; without the floor a tiny tar.gz of a few padded
 # files would trip the ratio check.
 _RATIO_FLOOR = 1024 * 1024
+_NAME_ERRNOS = (errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ, errno.ELOOP)
 _PACK_HINT = "Pack the submission folder itself, e.g. `tar -C <round folder> -czf bundle.tgz <Submitter>`."
 
 
@@ -141,7 +144,7 @@ class _Writer:
             raise BundleError(
                 "bundle.file-too-large",
                 f"'{member}' is larger than the {_size(self.limits.max_file_bytes)} allowed for one file. "
-                "Remove it, or split the log if it really belongs to the results.", member)
+                "Leave it out unless it is a result log; if it is, ask the portal's administrators.", member)
         if total > self.limits.max_total_bytes:
             raise BundleError(
                 "bundle.too-large",
@@ -153,7 +156,7 @@ class _Writer:
         try:
             return fn(*args, **kwargs)
         except OSError as e:
-            if e.errno in (errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ, errno.ELOOP):
+            if e.errno in _NAME_ERRNOS:
                 raise BundleError(
                     "bundle.bad-path",
                     f"'{member}' cannot be written ({e.strerror}): a file and a folder share that name, "
@@ -187,23 +190,61 @@ class _StrictInfo(tarfile.TarInfo):
 _TAR_ERRORS = (EOFError, tarfile.TarError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, _CorruptHeader)
 
 
-class _Read1:
-    """read(n) as read1(n): hand over what has been decompressed so far, so a truncated stream
-    fails on the read that crosses the cut (and is blamed on the right member), not earlier."""
+class _Inflater:
+    """Decompresses ahead in a thread: liblzma and zlib release the GIL, so inflating overlaps
+    creating files, as `tar xJf` overlaps xz and tar. Chunks come from read1, so everything
+    before a truncation is handed over and the error surfaces on the read that crosses the cut."""
 
     def __init__(self, f):
-        self.f = f
+        self.chunks = queue.Queue(8)  # at most 8 MiB ahead
+        self.stop = threading.Event()
+        self.buf, self.pos, self.end = b"", 0, None  # end: b"" at EOF, or the reader's exception
+        self.thread = threading.Thread(target=self._run, args=(f,), daemon=True)
+        self.thread.start()
+
+    def _run(self, f):
+        try:
+            while chunk := f.read1(CHUNK):
+                if not self._put(chunk):
+                    return
+            self._put(b"")
+        except Exception as e:
+            self._put(e)
+
+    def _put(self, item) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.chunks.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
 
     def read(self, n=-1):
-        return self.f.read1(n)
+        while self.pos == len(self.buf):
+            if self.end is not None:
+                if isinstance(self.end, Exception):
+                    raise self.end
+                return b""
+            item = self.chunks.get()
+            if isinstance(item, bytes) and item:
+                self.buf, self.pos = item, 0
+            else:
+                self.end = item
+        out = self.buf[self.pos:] if n < 0 else self.buf[self.pos:self.pos + n]
+        self.pos += len(out)
+        return out
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
 
 
 def _untar(archive: str, fmt: str, w: _Writer) -> None:
     member, done = None, False
     with open(archive, "rb") as raw:
         # Our own decompressor wrappers bound each read's output, unlike tarfile's 'r|xz'.
-        stream = {"tar": lambda: raw, "tar.gz": lambda: _Read1(gzip.GzipFile(fileobj=raw)),
-                  "tar.xz": lambda: _Read1(lzma.LZMAFile(raw))}[fmt]()
+        stream = raw if fmt == "tar" else _Inflater(gzip.GzipFile(fileobj=raw) if fmt == "tar.gz" else lzma.LZMAFile(raw))
         try:
             with tarfile.open(fileobj=stream, mode="r|", bufsize=_TAR_READAHEAD, tarinfo=_StrictInfo) as tf:
                 for info in tf:
@@ -233,6 +274,9 @@ def _untar(archive: str, fmt: str, w: _Writer) -> None:
             raise _corrupt(member, e, done) from None
         except _TAR_ERRORS as e:
             raise _corrupt(member, e, done) from None
+        finally:
+            if stream is not raw:
+                stream.close()
 
 
 def _unzip(archive: str, w: _Writer) -> None:
@@ -308,7 +352,8 @@ def unpack(archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits =
     if fmt is None:
         raise BundleError(
             "bundle.not-an-archive",
-            f"'{os.path.basename(archive)}' is not a .tar, .tar.gz, .tar.xz or .zip archive. {_PACK_HINT}")
+            "The uploaded file is not a .tar, .tar.gz, .tar.xz or .zip archive (judged by its content, "
+            f"not its name). {_PACK_HINT}")
     created = _prepare(dest)
     w = _Writer(dest, limits, os.path.getsize(archive))
     try:

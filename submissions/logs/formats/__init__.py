@@ -75,6 +75,8 @@ def _parse(lines: Iterable[str | bytes | None], too_long: str) -> ParsedLog:
             problem(n, too_long)
             continue
         if isinstance(raw, bytes):
+            if b":::" not in raw and b"MLPerf: " not in raw:
+                continue  # noise, skipped before paying for decoding
             if b"\x00" in raw:
                 problem(n, "line contains NUL bytes (binary data?)")
                 raw = raw.replace(b"\x00", b"")
