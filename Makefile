@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: run test test-fast bench setup
+.PHONY: run test test-fast bench setup test-browser bench-leaderboard browser-deps
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,3 +31,17 @@ test: setup
 
 bench: setup
 	$(PY) bench/ingest.py
+
+# Debian's headless Chromium and its driver for the browser tests, wrk for the read-side bench.
+browser-deps:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  (apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
+
+# The browser tests alone (screenshots in artifacts/screenshots/).
+test-browser: setup browser-deps
+	$(PY) bin/run_tests.py tests/browser
+
+# The round page and CSV export on 50 rounds × 400 systems × 10 benchmarks, served by gunicorn, loaded by wrk.
+bench-leaderboard: setup
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
+	$(PY) bench/leaderboard.py

@@ -8,7 +8,6 @@ Targets: ingest within 3x of the floor; peak RSS under 500 MB.
 """
 
 import os
-import resource
 import subprocess
 import sys
 import tarfile
@@ -34,13 +33,15 @@ def floor() -> int:
 
 
 def timed_child(args, env) -> tuple[float, float]:
-    """Run a child process; return (wall seconds, its peak RSS in MB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Run a child process; return (wall seconds, that child's own peak RSS in MB)."""
     start = time.perf_counter()
-    subprocess.run(args, env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    child = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(peak, before) / 1024
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"{' '.join(map(str, args))} failed with exit code {child.returncode}")
+    return wall, usage.ru_maxrss / 1024
 
 
 def main() -> int:

@@ -4,8 +4,14 @@ Records are written by the `submissions` app; this app only reads them. A result
 to the public only once `published` is set.
 """
 
+import secrets
+
 from django.db import models
 from django.urls import reverse
+
+
+def new_cache_token() -> str:
+    return secrets.token_hex(8)
 
 
 class Round(models.Model):
@@ -19,6 +25,11 @@ class Round(models.Model):
     notes = models.TextField(blank=True)
     history = models.BooleanField(default=False, help_text="Imported history: findings are advisory.")
     require_init_stop_before_run_start = models.BooleanField(default=False)
+    cache_token = models.CharField(
+        max_length=32, default=new_cache_token, editable=False,
+        help_text="Part of every cache key of the round's pages and exports; replaced on publication "
+        "(leaderboard.cache.invalidate_round).",
+    )
 
     class Meta:
         ordering = ["-publication_date", "key"]
@@ -130,6 +141,10 @@ class Result(models.Model):
     error_count = models.PositiveIntegerField(default=0)
     warning_count = models.PositiveIntegerField(default=0)
     advisory = models.BooleanField(default=False, help_text="Findings are advisory (imported history).")
+    energy_j = models.FloatField(
+        null=True, blank=True,
+        help_text="Energy to train in joules, where the submission measured power (blank otherwise).",
+    )
 
     class Meta:
         ordering = ["system", "benchmark"]
@@ -175,3 +190,64 @@ class Run(models.Model):
 
     def __str__(self):
         return self.path
+
+
+class CloudPrice(models.Model):
+    """One line of a round's dated price table: what an instance or system costs per hour on demand.
+
+    Cloud scale = the system's price ÷ the reference system's price (the line with `reference`).
+    Lines come from leaderboard/prices/<round>.toml (see leaderboard/prices.py) and are edited by
+    staff in the admin; `status` says how far a number can be trusted.
+    """
+
+    class Status(models.TextChoices):
+        SOURCED = "sourced", "Sourced: checked against the cited source"
+        UNVERIFIED = "unverified", "Unverified: from a public price list, not yet checked"
+        PLACEHOLDER = "placeholder", "Placeholder: no price known yet"
+
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="prices")
+    reference = models.BooleanField(default=False, help_text="The round's reference system (cloud scale 1).")
+    submitter = models.CharField(max_length=200, blank=True, help_text="Submitter of the priced system.")
+    system_key = models.CharField(
+        max_length=200, blank=True, help_text="Key (folder name) of the priced system; or leave blank and give its name."
+    )
+    system_name = models.CharField(
+        max_length=300, blank=True, help_text="Prices every system of the submitter with this name (when no key is given)."
+    )
+    provider = models.CharField(max_length=100)
+    instance = models.CharField(max_length=200, help_text="Instance type or system as the provider sells it.")
+    price_per_hour = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True, help_text="On-demand price per hour; blank if unknown."
+    )
+    currency = models.CharField(max_length=3, default="USD")
+    as_of = models.DateField(null=True, blank=True, help_text="The date the price applies to.")
+    source = models.CharField(max_length=500, blank=True, help_text="Where the price comes from (URL or citation).")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PLACEHOLDER)
+    notes = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["round", "-reference", "submitter", "system_key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["round"], condition=models.Q(reference=True), name="one_reference_price_per_round"
+            ),
+            models.UniqueConstraint(
+                fields=["round", "submitter", "system_key", "system_name"], condition=models.Q(reference=False),
+                name="one_price_per_system",
+            ),
+        ]
+
+    def __str__(self):
+        what = "reference" if self.reference else f"{self.submitter}/{self.system_key or self.system_name}"
+        return f"{self.round.key} {what}: {self.provider} {self.instance}"
+
+    @property
+    def known(self) -> bool:
+        return self.price_per_hour is not None and self.price_per_hour > 0
+
+    def matches(self, submitter: str, system_key: str, system_name: str) -> bool:
+        """Whether this line prices the system of `submitter` with this key and name."""
+        if self.reference or self.submitter != submitter:
+            return False
+        return system_key == self.system_key if self.system_key else system_name == self.system_name

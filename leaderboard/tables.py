@@ -1,52 +1,162 @@
-"""The round table: published results of a round grouped division → category → system row.
+"""The round table's data: one row per public system, one cell per benchmark, as plain values.
 
-One query for the results (with their systems, submitters and benchmarks); the grouping is
-done in Python so the number of queries does not grow with the number of rows.
+`round_data(round_)` reads a round's public results in one query (plus one for its
+benchmarks and one for its price lines), whatever the number of rows, and returns plain
+dataclasses that are cached under the round's cache token. Filtering, sorting and grouping
+into sections (division → category) is done on these by tableview.py.
 """
 
 from dataclasses import dataclass, field
 
-from .models import Category, Division, Result, Round
+from django.urls import reverse
+
+from . import cache, public
+from .models import Category, CloudPrice, Division, Round
+from .prices import PriceIndex
+
+DIVISIONS = [d.value for d in Division]
+CATEGORIES = [c.value for c in Category]
+
+
+@dataclass
+class Bench:
+    key: str
+    name: str
+    reference_time_s: float | None
+    quality_target: float | None
+    higher_is_better: bool
+
+    @property
+    def has_reference(self):
+        return bool(self.reference_time_s)
+
+
+@dataclass
+class Cell:
+    result_id: int
+    url: str
+    score_s: float | None
+    speedup: float | None
+    energy_j: float | None
+    runs_counted: int
+    findings: str  # '' when clean, else e.g. '2 errors (advisory)'
+
+    @property
+    def minutes(self):
+        return None if self.score_s is None else self.score_s / 60
+
+    @property
+    def energy_kj(self):
+        return None if self.energy_j is None else self.energy_j / 1000
 
 
 @dataclass
 class Row:
-    system: object
-    cells: dict = field(default_factory=dict)  # benchmark key -> Result
+    system_id: int
+    submitter: str
+    key: str
+    name: str
+    url: str
+    division: str
+    category: str
+    processor_model: str
+    processor_count: int | None
+    accelerator_model: str
+    accelerator_count: int | None
+    nodes: int | None
+    framework: str
+    cells: dict[str, Cell] = field(default_factory=dict)
+    cloud_scale: float | None = None
+    cloud_scale_note: str = ""  # the tooltip: both prices, their dates and sources
+    cloud_scale_unverified: bool = False
+
+    @property
+    def slug(self):
+        """The system's stable id in compare links: submitter/key."""
+        return f"{self.submitter}/{self.key}"
+
+    @property
+    def avg_power_kw(self):
+        """Mean power over the benchmarks where energy was measured: energy ÷ time to train."""
+        values = [c.energy_j / c.score_s for c in self.cells.values() if c.energy_j and c.score_s]
+        return sum(values) / len(values) / 1000 if values else None
+
+    @property
+    def search_text(self):
+        return " ".join([
+            self.submitter, self.name, self.key, self.processor_model, self.accelerator_model, self.framework,
+        ]).lower()
 
 
 @dataclass
-class Section:
-    division: str
-    category: str
+class RoundData:
+    round_key: str
+    benchmarks: list[Bench]
     rows: list[Row]
 
     @property
-    def title(self):
-        return f"{Division(self.division).label} division, {Category(self.category).label.lower()}"
+    def has_reference(self):
+        return any(b.has_reference for b in self.benchmarks)
+
+    @property
+    def has_energy(self):
+        return any(c.energy_j is not None for r in self.rows for c in r.cells.values())
+
+    @property
+    def has_cloud_scale(self):
+        return any(r.cloud_scale_note for r in self.rows)
 
 
-def published_results(round_: Round):
-    return (
-        Result.objects.filter(system__round=round_, published=True)
-        .select_related("system__submitter", "benchmark")
-        .order_by("system__submitter__name", "system__key", "benchmark__position")
-    )
+RESULT_FIELDS = [
+    "id", "system_id", "benchmark__key", "score_s", "speedup", "energy_j", "runs_counted",
+    "error_count", "warning_count", "advisory",
+    "system__key", "system__name", "system__submitter__name", "system__division", "system__category",
+    "system__processor_model", "system__processor_count", "system__accelerator_model",
+    "system__accelerator_count", "system__nodes", "system__framework",
+]
 
 
-def round_table(round_: Round) -> list[Section]:
-    rows: dict[int, Row] = {}
-    for result in published_results(round_):
-        row = rows.setdefault(result.system_id, Row(result.system))
-        row.cells[result.benchmark.key] = result
-    division_order = [d.value for d in Division]
-    category_order = [c.value for c in Category]
-    grouped: dict[tuple, list[Row]] = {}
-    for row in rows.values():
-        grouped.setdefault((row.system.division, row.system.category), []).append(row)
-    return [
-        Section(division, category, grouped[(division, category)])
-        for division, category in sorted(
-            grouped, key=lambda k: (division_order.index(k[0]), category_order.index(k[1]))
-        )
+def build_round_data(round_: Round) -> RoundData:
+    """Read the round's public results into rows (three queries whatever the size)."""
+    benchmarks = [
+        Bench(b.key, b.name, b.reference_time_s, b.quality_target, b.higher_is_better)
+        for b in round_.benchmarks.all()
     ]
+    order = {b.key: i for i, b in enumerate(benchmarks)}
+    prices = PriceIndex(list(CloudPrice.objects.filter(round=round_)))
+    rows: dict[int, Row] = {}
+    results = (
+        public.results().filter(system__round=round_)
+        .order_by("system__submitter__name", "system__key", "system_id", "benchmark__position")
+        .values_list(*RESULT_FIELDS)
+    )
+    for values in results:
+        r = dict(zip(RESULT_FIELDS, values))
+        row = rows.get(r["system_id"])
+        if row is None:
+            row = rows[r["system_id"]] = Row(
+                system_id=r["system_id"], submitter=r["system__submitter__name"], key=r["system__key"],
+                name=r["system__name"] or r["system__key"],
+                url=reverse("leaderboard:system", args=[round_.key, r["system__submitter__name"], r["system__key"]]),
+                division=r["system__division"], category=r["system__category"],
+                processor_model=r["system__processor_model"], processor_count=r["system__processor_count"],
+                accelerator_model=r["system__accelerator_model"], accelerator_count=r["system__accelerator_count"],
+                nodes=r["system__nodes"], framework=r["system__framework"],
+            )
+            scale = prices.cloud_scale(row.submitter, row.key, row.name) if prices else None
+            if scale is not None:
+                row.cloud_scale = scale.value
+                row.cloud_scale_note = scale.explanation
+                row.cloud_scale_unverified = scale.unverified
+        if r["benchmark__key"] in order:
+            row.cells[r["benchmark__key"]] = Cell(
+                result_id=r["id"], url=f"{row.url}{r['benchmark__key']}/", score_s=r["score_s"],
+                speedup=r["speedup"], energy_j=r["energy_j"], runs_counted=r["runs_counted"],
+                findings=public.findings_note(r["error_count"], r["warning_count"], r["advisory"]),
+            )
+    return RoundData(round_.key, benchmarks, list(rows.values()))
+
+
+def round_data(round_: Round) -> RoundData:
+    """`build_round_data`, cached until the round's next publication."""
+    return cache.get_or_set(cache.key(round_, "rows"), lambda: build_round_data(round_))

@@ -26,6 +26,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
     "portal",
     "leaderboard",
     "submissions",
@@ -74,6 +77,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "leaderboard.staticfinders.PlotlyFinder",  # vendor/plotly.min.js from the installed plotly package
+]
 STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 LOGIN_URL = "admin:login"
@@ -103,7 +111,15 @@ CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# A check of one run is bounded: a hostile log must not hold a worker.
+CHECK_SOFT_TIME_LIMIT = env.int("CHECK_SOFT_TIME_LIMIT", default=120)
+# The sweeper re-queues work not updated for this long, and gives up after N attempts.
+SWEEP_OLDER_THAN_S = env.int("SWEEP_OLDER_THAN_S", default=CELERY_TASK_TIME_LIMIT + 60)
+SWEEP_MAX_ATTEMPTS = env.int("SWEEP_MAX_ATTEMPTS", default=3)
+CELERY_BEAT_SCHEDULE = {"sweep": {"task": "submissions.tasks.sweep", "schedule": 60.0}}
 CELERY_TASK_ROUTES = {
+    "submissions.tasks.revalidate": {"queue": "ingest"},
+    "submissions.tasks.sweep": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
     "submissions.tasks.check_run": {"queue": "checks"},
     "submissions.tasks.finalize": {"queue": "checks"},
@@ -126,3 +142,19 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
+
+# The read API (leaderboard/api.py): JSON and the browsable API, filters, an OpenAPI schema.
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Training results portal API",
+    "DESCRIPTION": "Published MLPerf-style training results: rounds, systems, results, runs and prices.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Rendered round tables and exports are cached under each round's cache token
+# (leaderboard/cache.py): a publication replaces the token, so no stale page is served.
+LEADERBOARD_CACHE_SECONDS = env.int("LEADERBOARD_CACHE_SECONDS", default=3600)

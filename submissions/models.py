@@ -66,3 +66,79 @@ class Submission(models.Model):
         if not self.runs_total:
             return 0
         return int(100 * self.runs_checked / self.runs_total)
+
+
+class Validation(models.Model):
+    """One pass of the round's rules over a submission; re-validation adds another, keeping the history."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        ABANDONED = "abandoned", "Abandoned"
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="validations")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    verdict = models.CharField(max_length=12, blank=True, help_text="valid or invalid, once done")
+    reason = models.CharField(max_length=300, blank=True, help_text="Why it was run.")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    errors = models.PositiveIntegerField(default=0)
+    warnings = models.PositiveIntegerField(default=0)
+    infos = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["submission", "-number"]
+        constraints = [models.UniqueConstraint(fields=["submission", "number"], name="unique_validation_number")]
+
+    def __str__(self):
+        return f"{self.submission} validation {self.number}"
+
+
+class RunCheck(models.Model):
+    """A run checked in one validation; the unique row is how a check claims its run exactly once."""
+
+    validation = models.ForeignKey(Validation, on_delete=models.CASCADE, related_name="run_checks")
+    run = models.ForeignKey("leaderboard.Run", on_delete=models.CASCADE, related_name="checks")
+    checked_at = models.DateTimeField(auto_now_add=True)
+    worker = models.CharField(max_length=100, blank=True, help_text="host:pid of the process that checked it")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["validation", "run"], name="unique_run_check")]
+
+
+class Finding(models.Model):
+    """One rule outcome: severity, stable rule id, where it shows, what to do."""
+
+    class Severity(models.TextChoices):
+        ERROR = "error", "Error"
+        WARNING = "warning", "Warning"
+        INFO = "info", "Info"
+
+    validation = models.ForeignKey(Validation, on_delete=models.CASCADE, related_name="findings")
+    result = models.ForeignKey("leaderboard.Result", on_delete=models.CASCADE, null=True, blank=True)
+    run = models.ForeignKey("leaderboard.Run", on_delete=models.CASCADE, null=True, blank=True)
+    system_key = models.CharField(max_length=200, blank=True)
+    benchmark = models.CharField(max_length=50, blank=True)
+    severity = models.CharField(max_length=7, choices=Severity.choices)
+    rule = models.CharField(max_length=60)
+    file = models.CharField(max_length=500, blank=True)
+    line = models.PositiveIntegerField(null=True, blank=True)
+    message = models.TextField()
+    hint = models.TextField(blank=True)
+    advisory = models.BooleanField(default=False, help_text="Shown, but does not block (imported history).")
+
+    class Meta:
+        ordering = ["system_key", "benchmark", "file", "line", "pk"]
+        indexes = [models.Index(fields=["validation", "severity"])]
+
+    def __str__(self):
+        return f"{self.severity} {self.rule} {self.file}:{self.line or ''}"
+
+    def as_dict(self):
+        return {
+            "severity": self.severity, "rule": self.rule, "file": self.file, "line": self.line,
+            "message": self.message, "hint": self.hint, "advisory": self.advisory,
+            "system": self.system_key, "benchmark": self.benchmark,
+        }

@@ -1,15 +1,22 @@
 """Submitters' pages: upload a bundle, watch its progress, read its outcome."""
 
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from leaderboard.models import Result
 
 from .forms import UploadForm
 from .intake import submit
-from .models import Submission
+from .models import Submission, Validation
+from .reports import findings_of, report_dict
+from .tasks import revalidate as revalidate_task
+
+FINDINGS_SHOWN = 2000  # the page stays readable; the JSON download has every finding
 
 
 def _visible(user):
@@ -48,7 +55,35 @@ def detail(request, pk):
         .select_related("system__submitter", "system__round", "benchmark")
         .order_by("system__key", "benchmark__position")
     )
-    return render(request, "submissions/detail.html", {"submission": submission, "results": results})
+    validation = submission.validations.filter(status=Validation.Status.DONE).first()
+    findings = findings_of(validation) if validation else []
+    return render(request, "submissions/detail.html", {
+        "submission": submission, "results": results, "validation": validation,
+        "findings": findings[:FINDINGS_SHOWN], "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
+        "validations": submission.validations.all(),
+    })
+
+
+@login_required
+def findings_json(request, pk):
+    submission = _get_visible(request, pk)
+    response = JsonResponse(report_dict(submission), json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="submission-{pk}-findings.json"'
+    return response
+
+
+@require_POST
+@staff_member_required
+def revalidate(request, pk):
+    submission = get_object_or_404(Submission, pk=pk)
+    if not submission.is_final or submission.status in (Submission.Status.FAILED, Submission.Status.WITHDRAWN):
+        messages.error(request, f"Submission {pk} is {submission.get_status_display().lower()}; "
+                                "only a valid, invalid or published submission can be re-validated.")
+    else:
+        reason = request.POST.get("reason", "").strip()[:300] or "re-validation requested"
+        revalidate_task.delay(submission.pk, reason, request.user.pk)
+        messages.info(request, "Re-validation queued.")
+    return redirect(submission)
 
 
 @login_required

@@ -1,8 +1,11 @@
 """Tests for submissions.logs: line formats, tolerant parsing and run summaries (no Django needed)."""
 import calendar
 import json
+import tracemalloc
 
 import pytest
+
+import submissions.logs.formats as formats
 
 from submissions.logs import Event, ParsedLog, parse_file, parse_lines, summarize
 from submissions.logs.formats import MAX_PROBLEMS, detect, mll, mllog
@@ -315,3 +318,118 @@ def test_decoded_values_stay_json_storable():
     assert [e.value for e in log.events] == [[224, 224], [1, 2], "1+2j", "[4, 224, 224] -> (64, 112.0, 112.0)",
                                              "\\d"]  # Python keeps the unknown escape, without a warning
     json.dumps([e.value for e in log.events])
+
+
+# --- parse_file reads blocks: where they end must not show ------------------------------------------------
+
+def file_lines(data: bytes) -> list:
+    """The lines parse_file sees: split at LF only, each keeping its LF."""
+    parts = data.split(b"\n")
+    return [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def parsed(log):
+    return log.events, sorted(log.formats), log.line_count, log.problems
+
+
+def parse_in_blocks(monkeypatch, path, sizes=(1, 2, 3, 7, 16, 100, 1 << 20), **kwargs):
+    """parse_file with each block size, checked to give one result, which is returned."""
+    results = []
+    for size in sizes:
+        monkeypatch.setattr(formats, "BLOCK_SIZE", size)
+        results.append(parse_file(path, **kwargs))
+    for log in results[1:]:
+        assert parsed(log) == parsed(results[0])
+    return results[0]
+
+
+def test_parse_file_blocks_split_marker_lines_anywhere(tmp_path, monkeypatch):
+    lines = [
+        b"noise before",
+        mllog_line(1000, "run_start").encode(),
+        b"12:34:56 chatter ::",
+        mllog_line(1500, "submission_org", "Caf\u00e9 \u20ac", prefix=" 12: ").encode() + b"\r",  # CRLF
+        b"progress 10%\rprogress 20%\r" + mllog_line(1600, "eval_accuracy", 0.5, samples_count=64).encode(),
+        mllog_line(1600, "eval_accuracy", 0.5, samples_count=64).encode(),  # repeat: dropped
+        mll_line(2.0, "init_stop").encode(),  # the format sticks to MLL ...
+        b"chatter",
+        b"x ::: y " + mllog_line(2500, "odd").encode() + b" " + mll_line(2.5, "run_stop", status="x").encode(),
+        b"\xff\xfe not utf-8 " + mllog_line(3000, "tracked_stats", {"throughput": 2.5}).encode(),
+        b"MLPerf: resnet [06/13/19 00:30:56], run_start",
+        b"MLPerf: resnet [06/13/19 00:30:58], eval_accuracy: {\"value\": 75.98000%, \"epoch\": 79}",
+        b":::MLL 15608[2019-06-18 10:02:47] cut short",
+        mllog_line(5000, "run_stop", status="success").encode(),  # the last line has no newline
+    ]
+    data = b"\n".join(lines)
+    path = tmp_path / "result_0.txt"
+    path.write_bytes(data)
+    log = parse_in_blocks(monkeypatch, path)
+    assert parsed(log) == parsed(parse_lines(file_lines(data)))  # the simple path, line by line
+    assert log.line_count == 14 and log.formats == {"mllog", "mll", "alibaba"}
+    assert [(e.key, e.line) for e in log.events] == [
+        ("run_start", 2), ("submission_org", 4), ("eval_accuracy", 5), ("init_stop", 7), ("run_stop", 9),
+        ("tracked_stats", 10), ("run_start", 11), ("eval_accuracy", 12), ("run_stop", 14)]
+    assert log.events[1].value == "Caf\u00e9 \u20ac" and log.events[4].metadata == {"status": "x"}  # ... here too
+    assert log.problems == [(13, "cannot decode mll line: malformed :::MLL line (no `key:`)")]
+    monkeypatch.setattr(formats, "BLOCK_SIZE", 5)
+    path.write_bytes(data + b"\n")
+    assert parsed(parse_file(path)) == parsed(log)
+
+
+def test_parse_file_overlong_lines_spanning_blocks(tmp_path, monkeypatch):
+    path = tmp_path / "result_1.txt"
+    big = mllog_line(2000, "x", "a" * 5000).encode()
+    path.write_bytes(b"\n".join([
+        mllog_line(1000, "run_start").encode(), b"noise " * 2000, big, b"",
+        mllog_line(9000, "run_stop", status="success").encode(), big]))  # the last one without a newline
+    log = parse_in_blocks(monkeypatch, path, sizes=(7, 64, 999, 1000, 1001, 4096, 1 << 20), max_line_bytes=1000)
+    assert [(e.key, e.line) for e in log.events] == [("run_start", 1), ("run_stop", 5)]
+    assert log.line_count == 6
+    assert log.problems == [(n, "line longer than 1000 bytes skipped") for n in (2, 3, 6)]
+
+
+def test_parse_file_line_limit_is_exact(tmp_path, monkeypatch):
+    path = tmp_path / "result_2.txt"
+    line = mllog_line(1000, "run_start").encode()
+    limit = len(line)
+    for tail in (b"\n", b""):
+        path.write_bytes(b"\n".join([line, line + b" ", line.replace(b", ", b",\x00", 1), line + b"  "]) + tail)
+        log = parse_in_blocks(monkeypatch, path, sizes=(1, limit - 1, limit, limit + 1, 1 << 20),
+                              max_line_bytes=limit)
+        assert [e.line for e in log.events] == [1]  # equal times and values: the NUL line repeats line 1
+        too_long = f"line longer than {limit} bytes skipped"
+        assert log.problems == [(2, too_long), (3, "line contains NUL bytes (binary data?)"), (4, too_long)]
+        assert log.line_count == 4
+
+
+def test_parse_file_edges_of_files(tmp_path, monkeypatch):
+    path = tmp_path / "result_3.txt"
+    for data, count in [(b"", 0), (b"\n", 1), (b"\n\n", 2), (b"x", 1), (b"\r\n\r", 2), (b"a\rb\rc", 1),
+                        (b"\x00", 1), (b"ok\n\x00\x00", 2)]:
+        path.write_bytes(data)
+        log = parse_in_blocks(monkeypatch, path, sizes=(1, 2, 1 << 20))
+        assert log.line_count == count and log.events == []
+        assert parsed(log) == parsed(parse_lines(file_lines(data)))
+    path.write_bytes(b"noise\n\x00" + mll_line(1.0, "run_start").encode() + b"\r\nmore \x00noise\r\n")
+    log = parse_in_blocks(monkeypatch, path)
+    assert [(e.key, e.line) for e in log.events] == [("run_start", 2)] and log.line_count == 3
+    assert log.problems == [(n, "line contains NUL bytes (binary data?)") for n in (2, 3)]
+
+
+def test_parse_file_memory_stays_bounded_for_a_giant_line(tmp_path, monkeypatch):
+    path = tmp_path / "result_4.txt"
+    with open(path, "wb") as f:
+        f.write(mllog_line(1000, "run_start").encode() + b"\n")
+        for _ in range(64):
+            f.write(b"y" * (1 << 16))  # one 4 MiB line
+        f.write(b"\n" + mllog_line(2000, "run_stop", status="success").encode() + b"\n")
+    monkeypatch.setattr(formats, "BLOCK_SIZE", 1 << 16)
+    tracemalloc.start()
+    try:
+        log = parse_file(path, max_line_bytes=100_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    assert [(e.key, e.line) for e in log.events] == [("run_start", 1), ("run_stop", 3)]
+    assert log.problems == [(2, "line longer than 100000 bytes skipped")] and log.line_count == 3

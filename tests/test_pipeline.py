@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from leaderboard.models import Result, Run, System
 from submissions.bundles.generate import SystemSpec, write_bundle
-from submissions.models import Submission
+from submissions.models import Finding, Submission
 
 pytestmark = pytest.mark.usefixtures("eager")
 
@@ -71,7 +71,9 @@ def test_two_failed_runs_make_the_submission_invalid(rounds, tmp_path):
     root = write_bundle(tmp_path, "Acme", systems, TARGETS)
     submission = ingest(root)
     assert submission.status == Submission.Status.INVALID
-    assert "gamma/retinanet: 2 of 5 runs failed" in submission.message
+    finding = Finding.objects.get(rule="result.no-score")
+    assert (finding.severity, finding.file) == ("error", "Acme/results/gamma/retinanet")
+    assert "2 of 5 runs failed; at most 1 may fail" in finding.message
 
 
 def test_the_same_bundle_twice_is_one_submission(rounds, bundle):

@@ -5,10 +5,10 @@ computed by hand from the logs: run_stop − run_start per run, olympic mean, ×
 """
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from leaderboard.models import Result, Run, System
-from submissions.models import Submission
+from submissions.models import Finding, Submission
 
 from .conftest import shared_tarball
 from .worker import Worker, purge_broker, require_services
@@ -77,8 +77,18 @@ def test_training_v06(rounds, worker):
 
 
 def test_training_v51(rounds, worker):
-    ingest_round("training-v5.1", "training_v5.1_results.tar.xz")
-    assert Submission.objects.filter(round__key="training-v5.1").count() == 19
+    # University of Florida's hpg.dgxb200x8.n8 rgat runs use two learning rates (7 at 0.003, 3 at
+    # 0.005): a result's runs must share hyperparameters, so that submission is invalid.
+    with pytest.raises(CommandError, match="1 of 19 submissions did not pass"):
+        ingest_round("training-v5.1", "training_v5.1_results.tar.xz")
+    statuses = dict(Submission.objects.filter(round__key="training-v5.1").values_list("submitter__name", "status"))
+    assert len(statuses) == 19
+    assert statuses.pop("University-of-Florida") == "invalid"
+    assert set(statuses.values()) == {"published"}
+    finding = Finding.objects.get(severity="error", validation__submission__submitter__name="University-of-Florida")
+    assert finding.rule == "result.hyperparameters-equal"
+    assert finding.file.startswith("University-of-Florida/results/hpg.dgxb200x8.n8/rgat/result_")
+    assert "opt_base_learning_rate" in finding.message
     assert counts("training-v5.1") == EXPECTED["training-v5.1"]
     rgat = result("training-v5.1", "Dell", "1xXE9680x8H200-SXM-141GB", "rgat")
     assert rgat.scaling_factor == pytest.approx(1.003734827264239)

@@ -12,3 +12,14 @@ def get(mapping, key):
 @register.filter
 def minutes(seconds):
     return None if seconds is None else seconds / 60
+
+
+@register.filter
+def is_url(text):
+    return isinstance(text, str) and text.startswith(("https://", "http://"))
+
+
+@register.inclusion_tag("leaderboard/_source.html")
+def source(text):
+    """A price's source: a link when it is a URL, else the citation as text."""
+    return {"text": text, "url": is_url(text)}

@@ -1,11 +1,21 @@
 from django.core.management.base import BaseCommand
 
+from leaderboard import prices
 from leaderboard.rounds import load_all
 
 
 class Command(BaseCommand):
-    help = "Load the shipped round files (leaderboard/rounds/*.toml) into the catalogue. Idempotent."
+    help = (
+        "Load the shipped round files (leaderboard/rounds/*.toml) and their price tables "
+        "(leaderboard/prices/*.toml) into the catalogue. Idempotent: price lines edited in the "
+        "admin are kept unless --replace-prices."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--replace-prices", action="store_true", help="overwrite price lines from the files")
 
     def handle(self, *args, **options):
         for round_ in load_all():
             self.stdout.write(f"{round_.key}: {round_.benchmarks.count()} benchmarks")
+        for key, added in prices.load_all(replace=options["replace_prices"]).items():
+            self.stdout.write(f"{key}: {added} price line(s) {'replaced or ' if options['replace_prices'] else ''}added")

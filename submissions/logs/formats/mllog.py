@@ -5,13 +5,17 @@ import json
 
 NAME = "mllog"
 MARKER = ":::MLLOG"
-_raw_decode = json.JSONDecoder().raw_decode  # tolerates trailing text after the record
+# JSONDecoder.raw_decode (which tolerates trailing text after the record) without its Python frame.
+_scan_once = json.JSONDecoder().scan_once
 
 
 def parse(rest: str):
     """Return (key, value, time_s, metadata) for the text after the marker; ValueError if malformed."""
     start = 1 if rest[:2] == " {" else len(rest) - len(rest.lstrip())
-    record, _ = _raw_decode(rest, start)
+    try:
+        record = _scan_once(rest, start)[0]
+    except StopIteration as err:  # what raw_decode makes of it
+        raise json.JSONDecodeError("Expecting value", rest, err.value) from None
     try:
         key, time_ms = record["key"], record["time_ms"]
         time_s = float(time_ms) / 1000.0

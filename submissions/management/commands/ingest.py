@@ -2,6 +2,7 @@
 
 import shutil
 import tempfile
+from collections import Counter
 import time
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from django.core.management.base import BaseCommand, CommandError
 from leaderboard.models import Round
 from submissions.bundles.split import split_archive, split_folder
 from submissions.intake import file_chunks, submit
-from submissions.models import Submission
+from submissions.models import Finding, Submission
+from submissions.reports import latest_done
 
 
 class Command(BaseCommand):
@@ -69,7 +71,11 @@ class Command(BaseCommand):
             time.sleep(0.5)
         failed = []
         for s in rows:
-            self.stdout.write(f"#{s.pk} {s.original_name}: {s.status}. {s.message}")
+            counts = Counter(Finding.objects.filter(validation=latest_done(s)).values_list("severity", flat=True))
+            self.stdout.write(
+                f"#{s.pk} {s.original_name}: {s.status}; findings: {counts['error']} errors, "
+                f"{counts['warning']} warnings, {counts['info']} info. {s.message}"
+            )
             if s.status in (Submission.Status.FAILED, Submission.Status.INVALID):
                 failed.append(s)
         if failed:

@@ -1,0 +1,349 @@
+#!/usr/bin/env python
+"""Measure the read side on a large catalogue: the round page and its CSV export, cold and warm.
+
+1. Builds (once; --rebuild to redo) a catalogue of ROUNDS rounds × SYSTEMS systems × BENCHMARKS
+   benchmarks in its own PostgreSQL database (BENCH_DATABASE_URL). Systems and run times come
+   from the project's bundle generator (submissions.bundles.generate.demo_systems; every
+   benchmark filled, so each round has SYSTEMS × BENCHMARKS results) and are scored and
+   described by the pipeline's own functions (submissions.scoring, submissions.systems).
+   One small round goes through the whole pipeline (write_bundle → ingest → checks →
+   finalize → publish) to show that the shape matches; the big rounds are bulk-inserted,
+   because pushing ~200,000 results (≈1,000,000 run logs) through the pipeline would take
+   hours on this machine. The bulk rows carry no Run rows: the round page and the export
+   never read runs.
+2. Serves the portal with gunicorn on loopback (DEBUG off) and measures with wrk (Debian's
+   package) as the second process:
+   - cold: the first render after the round's cache was invalidated (sequential requests,
+     each after `invalidate_round`), p50/p95;
+   - warm: the cached page under concurrent load (wrk), p50/p95 and requests per second;
+   - uncached render: every request a different filter (rows cached, HTML not), under load.
+Targets (issue 4, 2-core machine): warm round page p95 < 50 ms and ≥ 500 req/s; cold render
+of the largest round < 300 ms.
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+BENCH_DB = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal_bench")
+PREFIX = "bench-"
+
+WRK_STATS = """
+local counter = 0
+local unique = os.getenv("BENCH_UNIQUE") == "1"
+setup = function(thread) thread:set("tid", tostring(math.random(1, 1e9))) end
+request = function()
+  if not unique then return wrk.request() end
+  counter = counter + 1
+  return wrk.format("GET", wrk.path .. "&acc_max=" .. tostring(100000 + counter) .. "&t=" .. tid)
+end
+done = function(summary, latency, requests)
+  local errors = summary.errors.connect + summary.errors.read + summary.errors.write
+    + summary.errors.status + summary.errors.timeout
+  io.write(string.format('{"p50": %.3f, "p95": %.3f, "p99": %.3f, "rps": %.1f, "requests": %d, "errors": %d}\\n',
+    latency:percentile(50) / 1000, latency:percentile(95) / 1000, latency:percentile(99) / 1000,
+    summary.requests / (summary.duration / 1e6), summary.requests, errors))
+end
+"""
+
+
+def ensure_database(url: str) -> None:
+    if not url.startswith("postgres"):
+        return
+    import psycopg
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def setup_django(url: str, media: str) -> None:
+    os.environ.update(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="portal.settings", DEBUG="0",
+                      MEDIA_ROOT=media, CELERY_TASK_ALWAYS_EAGER="1", LOG_LEVEL="ERROR")
+    import django
+
+    django.setup()
+
+
+def round_file(i: int, benchmarks: int) -> dict:
+    return {
+        "key": f"{PREFIX}{i:02d}", "name": f"Bench round {i:02d}", "ruleset": "5.1.0", "log_format": "mllog",
+        "publication_date": f"{2000 + i // 12:04d}-{i % 12 + 1:02d}-01", "history": False,
+        "reference_system": "Bench reference (b0 only)",
+        "benchmarks": [{
+            "key": f"b{j}", "name": f"Benchmark {j}", "quality_target": 0.75, "required_runs": 5,
+            **({"reference_time_s": 500_000.0} if j == 0 else {}),
+        } for j in range(benchmarks)],
+    }
+
+
+def pipeline_sample(tmp: Path) -> str:
+    """One small round through the whole pipeline, to compare its rows with the bulk rows."""
+    from django.core.management import call_command
+
+    from leaderboard.models import Result, System
+    from leaderboard.rounds import load_round
+    from submissions.bundles.generate import demo_systems, write_bundle
+
+    data = round_file(99, 4)
+    data["key"], data["name"] = f"{PREFIX}pipeline", "Bench round through the pipeline"
+    round_ = load_round(data)
+    if Result.objects.filter(system__round=round_).exists():
+        return "already there"
+    benches = {b.key: b.required_runs for b in round_.benchmarks.all()}
+    targets = {b.key: b.quality_target for b in round_.benchmarks.all()}
+    specs = demo_systems(6, benches, seed=99)
+    folder = write_bundle(tmp, "Pipeline Org", specs, targets)
+    started = time.perf_counter()
+    call_command("ingest", str(folder), "--round", round_.key, "--publish", stdout=open(os.devnull, "w"))
+    published = Result.objects.filter(system__round=round_, published=True).count()
+    return (f"{System.objects.filter(round=round_).count()} systems, "
+            f"{Result.objects.filter(system__round=round_).count()} results ({published} published) "
+            f"in {time.perf_counter() - started:.1f} s")
+
+
+def build(rounds: int, systems: int, benchmarks: int) -> None:
+    from django.db import transaction
+
+    from leaderboard.cache import invalidate_round
+    from leaderboard.models import CloudPrice, Result, Submitter, System
+    from leaderboard.rounds import load_round
+    from submissions.bundles.generate import demo_systems, system_json
+    from submissions.models import Submission
+    from submissions.scoring import olympic
+    from submissions.systems import from_system_json
+
+    orgs = [Submitter.objects.get_or_create(name=f"Org {k:02d}")[0] for k in range(20)]
+    for i in range(rounds):
+        started = time.perf_counter()
+        with transaction.atomic():
+            round_ = load_round(round_file(i, benchmarks))
+            System.objects.filter(round=round_).delete()
+            Submission.objects.filter(round=round_).delete()
+            benches = list(round_.benchmarks.all())
+            runs = {b.key: b.required_runs for b in benches}
+            specs = demo_systems(systems, runs, seed=1000 + i)
+            rng = random.Random(i)
+            subs = {org.pk: Submission.objects.create(
+                round=round_, submitter=org, bundle=f"bundles/bench-{i}-{org.pk}.tgz",
+                original_name=f"bench-{i}-{org.pk}.tgz", sha256=f"{i:032d}{org.pk:032d}", size=1,
+                status=Submission.Status.PUBLISHED,
+            ) for org in orgs}
+            system_rows, org_of = [], {}
+            for n, spec in enumerate(specs):
+                org = org_of[spec.name] = orgs[n % len(orgs)]
+                for bench in benches:  # fill every benchmark the generator left out, the generator's way
+                    if bench.key not in spec.results:
+                        base = rng.uniform(5, 200) / (spec.nodes * spec.accelerators_per_node) ** 0.8
+                        spec.results[bench.key] = [round(base * rng.uniform(0.97, 1.05), 3) for _ in range(5)]
+                description = system_json(org.name, spec)
+                fields = from_system_json(description)
+                system_rows.append(System(
+                    submission=subs[org.pk], round=round_, submitter=org, key=spec.name, description=description,
+                    description_path=f"{org.name}/systems/{spec.name}.json", published=True, **fields,
+                ))
+            System.objects.bulk_create(system_rows, batch_size=1000)
+            saved = {s.key: s for s in System.objects.filter(round=round_)}
+            result_rows = []
+            for spec in specs:
+                system = saved[spec.name]
+                for bench in benches:
+                    times = [None if m is None else m * 60 for m in spec.results[bench.key]]
+                    score = olympic(times, bench.required_runs)
+                    if score.seconds is None:
+                        continue
+                    result_rows.append(Result(
+                        system=system, benchmark=bench, path=f"{org_of[spec.name].name}/results/{spec.name}/{bench.key}",
+                        score_s=score.seconds, runs_counted=len(score.counted), published=True,
+                        speedup=bench.reference_time_s / score.seconds if bench.reference_time_s else None,
+                        warning_count=1 if rng.random() < 0.1 else 0,
+                    ))
+            Result.objects.bulk_create(result_rows, batch_size=2000)
+            CloudPrice.objects.filter(round=round_).delete()
+            CloudPrice.objects.create(round=round_, reference=True, provider="Bench", instance="1 reference GPU",
+                                      price_per_hour=2, status="placeholder", notes="bench data")
+            CloudPrice.objects.bulk_create([
+                CloudPrice(round=round_, submitter=org_of[s.key].name, system_key=s.key, provider="Bench",
+                           instance=s.name, price_per_hour=2 * (s.accelerator_count or 1), status="placeholder")
+                for s in saved.values() if s.category == "cloud"
+            ])
+        invalidate_round(round_.key)
+        print(f"  {round_.key}: {len(system_rows)} systems, {len(result_rows)} results "
+              f"({time.perf_counter() - started:.1f} s)", flush=True)
+
+
+def catalogue_ok(rounds: int, systems: int, benchmarks: int) -> bool:
+    from leaderboard.models import Result, System
+
+    keys = [f"{PREFIX}{i:02d}" for i in range(rounds)]
+    return (Round.objects.filter(key__in=keys).count() == rounds
+            and System.objects.filter(round__key__in=keys).count() == rounds * systems
+            and Result.objects.filter(system__round__key__in=keys).count() >= rounds * systems * benchmarks * 0.95)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str) -> tuple[float, int, int]:
+    """(milliseconds, status, bytes on the wire) of one GET, sent as a browser does (gzip accepted)."""
+    started = time.perf_counter()
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        body = response.read()
+    return (time.perf_counter() - started) * 1000, response.status, len(body)
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+def cold(url: str, round_key: str, samples: int) -> dict:
+    from leaderboard.cache import invalidate_round
+
+    times, size = [], 0
+    for _ in range(samples):
+        invalidate_round(round_key)
+        ms, status, size = get(url)
+        assert status == 200, status
+        times.append(ms)
+    p50, p95 = percentiles(times)
+    return {"p50": p50, "p95": p95, "max": max(times), "bytes": size, "n": samples}
+
+
+def wrk(url: str, seconds: int, connections: int, unique: bool = False) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_STATS)
+    env = {**os.environ, "BENCH_UNIQUE": "1" if unique else "0"}
+    out = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-H", "Accept-Encoding: gzip",
+         "-s", script.name, url],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout
+    os.unlink(script.name)
+    line = next(line for line in out.splitlines() if line.startswith("{"))
+    return json.loads(line)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--systems", type=int, default=400)
+    parser.add_argument("--benchmarks", type=int, default=10)
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the catalogue even if it is there")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--seconds", type=int, default=10, help="length of each wrk run")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--cold-samples", type=int, default=20)
+    args = parser.parse_args()
+
+    if not shutil.which("wrk"):
+        print("skipped: wrk is not installed (apt-get install -y wrk)")
+        return 0
+    try:
+        ensure_database(BENCH_DB)
+    except Exception as error:  # noqa: BLE001
+        print(f"skipped: PostgreSQL at {BENCH_DB} does not answer ({error})")
+        return 0
+    media = tempfile.mkdtemp(prefix="bench-media-")
+    setup_django(BENCH_DB, media)
+    from django.core.management import call_command
+
+    from leaderboard.models import Result, Round
+
+    call_command("migrate", verbosity=0)
+    call_command("load_rounds", stdout=open(os.devnull, "w"))
+    print(f"catalogue: {args.rounds} rounds × {args.systems} systems × {args.benchmarks} benchmarks in {BENCH_DB}")
+    print("  sample round through the whole pipeline (write_bundle → ingest → publish): "
+          + pipeline_sample(Path(media)))
+    if args.rebuild or not catalogue_ok(args.rounds, args.systems, args.benchmarks):
+        print("  bulk-inserting the big rounds (generator-shaped rows, pipeline scoring; NOT through the "
+              "pipeline: see the docstring)")
+        started = time.perf_counter()
+        build(args.rounds, args.systems, args.benchmarks)
+        print(f"  built in {time.perf_counter() - started:.0f} s")
+    else:
+        print("  reusing the catalogue already in the database (--rebuild to redo it)")
+    total = Result.objects.filter(system__round__key__startswith=PREFIX, published=True).count()
+    largest = (Round.objects.filter(key__startswith=PREFIX).exclude(key=f"{PREFIX}pipeline")
+               .order_by("-key").first())
+    per_round = Result.objects.filter(system__round=largest).count()
+    print(f"  {total} published results; measured round {largest.key} has {per_round} results")
+
+    port = free_port()
+    # Persistent database connections, as a deployment would set them (a new PostgreSQL
+    # connection per request costs more than serving a cached page).
+    served_db = BENCH_DB + ("&" if "?" in BENCH_DB else "?") + "conn_max_age=600"
+    env = {**os.environ, "DATABASE_URL": served_db, "DEBUG": "0", "LOG_LEVEL": "ERROR"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "-b", f"127.0.0.1:{port}",
+         "-w", str(args.workers), "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                get(f"{base}/")
+                break
+            except OSError:
+                time.sleep(0.2)
+        page = f"{base}/r/{largest.key}/"
+        export = f"{page}?format=csv"
+        filtered = f"{page}?category=cloud&sort=b.b3"
+        print(f"\ngunicorn: {args.workers} sync workers on 127.0.0.1:{port} (DEBUG off, conn_max_age=600); load from wrk "
+              f"(-t2 -c{args.connections}, {args.seconds} s per run, Accept-Encoding: gzip as browsers send)")
+        for _ in range(10):  # every worker imports and compiles its templates before anything is timed
+            get(f"{base}/r/{PREFIX}00/?division=open"), get(f"{base}/r/{PREFIX}00/?format=csv&division=open")
+        rows = []
+        c = cold(page, largest.key, args.cold_samples)
+        rows.append(("round page, cold (first render after invalidation)", f"{c['p50']:.1f}", f"{c['p95']:.1f}", "-",
+                     f"{c['bytes'] / 1024:.0f} KB gzipped", c["p95"] < 300))
+        c = cold(export, largest.key, args.cold_samples)
+        rows.append(("CSV export, cold", f"{c['p50']:.1f}", f"{c['p95']:.1f}", "-", f"{c['bytes'] / 1024:.0f} KB gzipped", None))
+        for _ in range(20):  # warm every worker's cache
+            get(page), get(export), get(filtered)
+        for label, url, target in (("round page, warm", page, True), ("CSV export, warm", export, None),
+                                   ("filtered round page, warm", filtered, None)):
+            w = wrk(url, args.seconds, args.connections)
+            ok = (w["p95"] < 50 and w["rps"] >= 500) if target else None
+            rows.append((label, f"{w['p50']:.1f}", f"{w['p95']:.1f}", f"{w['rps']:.0f}",
+                         f"{w['requests']} req, {w['errors']} errors", ok))
+        w = wrk(filtered, args.seconds, args.connections, unique=True)
+        rows.append(("round page, uncached render under load (new filter each request)", f"{w['p50']:.1f}",
+                     f"{w['p95']:.1f}", f"{w['rps']:.0f}", f"{w['requests']} req, {w['errors']} errors", None))
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait(timeout=20)
+        shutil.rmtree(media, ignore_errors=True)
+
+    print(f"\n{'measure':<68} {'p50 ms':>8} {'p95 ms':>8} {'req/s':>7}  notes")
+    for label, p50, p95, rps, notes, ok in rows:
+        verdict = "" if ok is None else ("  target met" if ok else "  TARGET MISSED")
+        print(f"{label:<68} {p50:>8} {p95:>8} {rps:>7}  {notes}{verdict}")
+    print("\ntargets: warm round page p95 < 50 ms and ≥ 500 req/s; cold render of the largest round < 300 ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Caching of rendered round tables and exports, invalidated when a round's data changes.
+
+Every cache key carries the round's `cache_token`; `invalidate_round` replaces the token, so
+every cached table, fragment and export of that round is stale at once, in every process
+(the token lives in the database, the cache may be per process). Published data changes
+only on publication, so the write side calls `invalidate_round(round_key)` from its
+publish step; editing a price in the admin calls it too.
+"""
+
+import hashlib
+
+from django.conf import settings
+from django.core.cache import caches
+
+from .models import Round, new_cache_token
+
+# A safety net: even without an invalidation a cached page lives at most this long.
+TIMEOUT = getattr(settings, "LEADERBOARD_CACHE_SECONDS", 3600)
+
+
+def cache():
+    return caches[getattr(settings, "LEADERBOARD_CACHE", "default")]
+
+
+def invalidate_round(round_key: str) -> None:
+    """Drop every cached table and export of the round (call it after publishing or withdrawing)."""
+    Round.objects.filter(key=round_key).update(cache_token=new_cache_token())
+
+
+def invalidate_all() -> None:
+    for key in Round.objects.values_list("key", flat=True):
+        invalidate_round(key)
+
+
+def key(round_: Round, kind: str, *parts: str) -> str:
+    """A cache key for something derived from `round_`'s published data."""
+    digest = hashlib.sha1("\x1f".join(parts).encode()).hexdigest() if parts else "-"
+    return f"lb:{kind}:{round_.key}:{round_.cache_token}:{digest}"
+
+
+def catalogue_key(kind: str, tokens: list[str], *parts: str) -> str:
+    """A cache key for something derived from every round (the progress chart)."""
+    digest = hashlib.sha1("\x1f".join([*tokens, "|", *parts]).encode()).hexdigest()
+    return f"lb:{kind}:{digest}"
+
+
+def get_or_set(cache_key: str, compute):
+    c = cache()
+    value = c.get(cache_key)
+    if value is None:
+        value = compute()
+        c.set(cache_key, value, TIMEOUT)
+    return value

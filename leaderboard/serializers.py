@@ -1,0 +1,93 @@
+"""Serializers of the read API: flat, with the names the pages use and a link to each page."""
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from .models import Benchmark, CloudPrice, Result, Round, Run, System
+
+
+class BenchmarkSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Benchmark
+        fields = ["key", "name", "quality_target", "higher_is_better", "required_runs", "reference_time_s"]
+
+
+class RoundSerializer(serializers.ModelSerializer):
+    benchmarks = BenchmarkSerializer(many=True, read_only=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Round
+        fields = ["key", "name", "ruleset", "submission_date", "publication_date", "reference_system",
+                  "history", "notes", "benchmarks", "url"]
+
+    def get_url(self, obj) -> str:
+        return self.context["request"].build_absolute_uri(obj.get_absolute_url())
+
+
+class SystemSerializer(serializers.ModelSerializer):
+    round = serializers.CharField(source="round.key")
+    submitter = serializers.CharField(source="submitter.name")
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = System
+        fields = ["id", "round", "submitter", "key", "name", "division", "category", "accelerator_model",
+                  "accelerator_count", "processor_model", "processor_count", "nodes", "framework",
+                  "interconnect", "url"]
+
+    def get_url(self, obj) -> str:
+        return self.context["request"].build_absolute_uri(obj.get_absolute_url())
+
+
+class ResultSerializer(serializers.ModelSerializer):
+    round = serializers.CharField(source="system.round.key")
+    submitter = serializers.CharField(source="system.submitter.name")
+    system = serializers.CharField(source="system.key")
+    system_id = serializers.IntegerField()
+    system_name = serializers.CharField(source="system.name")
+    division = serializers.CharField(source="system.division")
+    category = serializers.CharField(source="system.category")
+    accelerator_model = serializers.CharField(source="system.accelerator_model")
+    accelerator_count = serializers.IntegerField(source="system.accelerator_count", allow_null=True)
+    benchmark = serializers.CharField(source="benchmark.key")
+    score_minutes = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+    runs_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Result
+        fields = ["id", "round", "submitter", "system", "system_id", "system_name", "division", "category",
+                  "accelerator_model", "accelerator_count", "benchmark", "score_s", "score_minutes", "speedup",
+                  "scaling_factor", "energy_j", "runs_counted", "error_count", "warning_count", "advisory",
+                  "url", "runs_url"]
+
+    def get_score_minutes(self, obj) -> float | None:
+        return None if obj.score_s is None else round(obj.score_s / 60, 4)
+
+    def get_url(self, obj) -> str:
+        return self.context["request"].build_absolute_uri(obj.get_absolute_url())
+
+    def get_runs_url(self, obj) -> str:
+        return self.context["request"].build_absolute_uri(reverse("leaderboard:api:result-runs", args=[obj.id]))
+
+
+class RunSerializer(serializers.ModelSerializer):
+    minutes = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = ["id", "index", "path", "success", "failure_reason", "time_to_train_s", "minutes", "status",
+                  "seed", "counted", "dropped", "eval_x", "eval_curve", "hyperparameters"]
+
+    def get_minutes(self, obj) -> float | None:
+        return None if obj.time_to_train_s is None else round(obj.time_to_train_s / 60, 4)
+
+
+class PriceSerializer(serializers.ModelSerializer):
+    round = serializers.CharField(source="round.key")
+
+    class Meta:
+        model = CloudPrice
+        fields = ["id", "round", "reference", "submitter", "system_key", "system_name", "provider", "instance",
+                  "price_per_hour", "currency", "as_of", "source", "status", "notes"]

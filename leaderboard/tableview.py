@@ -1,0 +1,287 @@
+"""The round table's view state, kept whole in the query string: filters, sort and units.
+
+`TableView.from_query(querydict, data)` reads and validates the state (unknown values are
+dropped, not errors, so an old permalink still opens); `view.rows(data)` filters and sorts
+the round's rows; `view.sections(rows)` groups them division → category; `view.query()`
+writes the canonical query string (defaults left out), which is also the cache key.
+The same state drives the page, its charts and its exports.
+"""
+
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlencode
+
+from django import forms
+
+from .models import Category, Division
+from .tables import CATEGORIES, DIVISIONS, Bench, RoundData, Row
+
+SHOW_CHOICES = [("speedup", "speedup over the reference"), ("minutes", "minutes to train"), ("energy", "energy to train (kJ)")]
+TEXT_SORTS = {
+    "submitter": lambda r: r.submitter.lower(),
+    "system": lambda r: r.name.lower(),
+    "processor": lambda r: (r.processor_model.lower(), r.processor_count or 0),
+    "accelerator": lambda r: (r.accelerator_count or 0, r.accelerator_model.lower()),
+    "software": lambda r: r.framework.lower(),
+}
+NUMBER_SORTS = {
+    "cloud_scale": lambda r: r.cloud_scale,
+    "power": lambda r: r.avg_power_kw,
+}
+MAX_LIST = 20  # values of one repeated parameter that are read
+
+
+def _distinct(values):
+    counts = {}
+    for v in values:
+        if v:
+            counts[v] = counts.get(v, 0) + 1
+    return sorted(counts.items(), key=lambda kv: kv[0].lower())
+
+
+class TableForm(forms.Form):
+    """The filter controls, with choices (and their counts) from the round's rows."""
+
+    division = forms.ChoiceField(required=False, label="Division")
+    category = forms.ChoiceField(required=False, label="Category")
+    submitter = forms.MultipleChoiceField(required=False, label="Submitter")
+    accelerator = forms.MultipleChoiceField(required=False, label="Accelerator")
+    processor = forms.MultipleChoiceField(required=False, label="Processor")
+    framework = forms.MultipleChoiceField(required=False, label="Framework")
+    benchmark = forms.ChoiceField(required=False, label="Benchmark")
+    acc_min = forms.IntegerField(required=False, min_value=0, label="Accelerators from")
+    acc_max = forms.IntegerField(required=False, min_value=0, label="Accelerators to")
+    q = forms.CharField(required=False, max_length=100, label="Search", strip=True)
+    show = forms.ChoiceField(required=False, label="Show", widget=forms.RadioSelect)
+    sort = forms.ChoiceField(required=False, label="Sort by")
+    chart = forms.ChoiceField(required=False, label="Scaling chart benchmark")
+
+    def __init__(self, data, round_data: RoundData, **kwargs):
+        super().__init__(data, **kwargs)
+        rows = round_data.rows
+        any_ = [("", "Any")]
+        present = {(r.division, r.category) for r in rows}
+        self.fields["division"].choices = any_ + [
+            (d.value, d.label) for d in Division if any(p[0] == d.value for p in present)
+        ]
+        self.fields["category"].choices = any_ + [
+            (c.value, c.label) for c in Category if any(p[1] == c.value for p in present)
+        ]
+        for name, attr in (("submitter", "submitter"), ("accelerator", "accelerator_model"),
+                           ("processor", "processor_model"), ("framework", "framework")):
+            choices = [(value, f"{value} ({count})") for value, count in _distinct(getattr(r, attr) for r in rows)]
+            self.fields[name].choices = choices
+            self.fields[name].widget.attrs["size"] = min(4, max(2, len(choices)))
+        self.fields["benchmark"].choices = any_ + [(b.key, b.name) for b in round_data.benchmarks]
+        self.fields["chart"].choices = [("", "First benchmark shown")] + [(b.key, b.name) for b in round_data.benchmarks]
+        shows = [c for c in SHOW_CHOICES if c[0] == "minutes"
+                 or (c[0] == "speedup" and round_data.has_reference) or (c[0] == "energy" and round_data.has_energy)]
+        self.fields["show"].choices = shows
+        sorts = [("", "Submitter, then system")] + [(k, k.replace("_", " ").capitalize()) for k in TEXT_SORTS]
+        if round_data.has_cloud_scale:
+            sorts.append(("cloud_scale", "Cloud scale"))
+        if round_data.has_energy:
+            sorts.append(("power", "Average power"))
+        sorts += [(f"b.{b.key}", b.name) for b in round_data.benchmarks]
+        self.fields["sort"].choices = sorts + [(f"-{k}", f"{label} (reversed)") for k, label in sorts if k]
+
+
+@dataclass
+class TableView:
+    show: str
+    division: str = ""
+    category: str = ""
+    submitter: list[str] = field(default_factory=list)
+    accelerator: list[str] = field(default_factory=list)
+    processor: list[str] = field(default_factory=list)
+    framework: list[str] = field(default_factory=list)
+    benchmark: str = ""
+    acc_min: int | None = None
+    acc_max: int | None = None
+    q: str = ""
+    sort: str = ""  # a column key, '-' in front for the reverse order
+    chart: str = ""
+    default_show: str = "minutes"
+
+    FILTERS = ("division", "category", "submitter", "accelerator", "processor", "framework",
+               "benchmark", "acc_min", "acc_max", "q")
+
+    @classmethod
+    def from_query(cls, querydict, data: RoundData) -> tuple["TableView", TableForm]:
+        default_show = "speedup" if data.has_reference else "minutes"
+        form = TableForm(_clean_query(querydict), data)
+        form.is_valid()
+        values = {}
+        for name in form.fields:
+            if name in form.cleaned_data:
+                values[name] = form.cleaned_data[name]
+            elif isinstance(form.fields[name], forms.MultipleChoiceField):
+                # Keep the valid values of a list with an unknown one in it.
+                allowed = {str(k) for k, _ in form.fields[name].choices}
+                values[name] = [v for v in querydict.getlist(name)[:MAX_LIST] if v in allowed]
+        view = cls(
+            show=values.get("show") or default_show, default_show=default_show,
+            **{k: v for k, v in values.items() if k != "show" and v not in (None, "")},
+        )
+        if view.acc_min is not None and view.acc_max is not None and view.acc_min > view.acc_max:
+            view.acc_min, view.acc_max = view.acc_max, view.acc_min
+        form = TableForm(view.as_form_data(), data)  # the controls show the state as understood
+        return view, form
+
+    def as_form_data(self) -> dict:
+        data = {}
+        for name in (*self.FILTERS, "sort", "chart"):
+            value = getattr(self, name)
+            if value not in (None, "", []):
+                data[name] = value
+        data["show"] = self.show
+        return data
+
+    # --- the query string ---------------------------------------------------------------
+    def params(self) -> list[tuple[str, str]]:
+        """The state as query parameters in a fixed order, defaults left out."""
+        out = []
+        for name in (*self.FILTERS, "show", "sort", "chart"):
+            value = getattr(self, name)
+            if name == "show" and value == self.default_show:
+                continue
+            if isinstance(value, list):
+                out += [(name, v) for v in sorted(value)]
+            elif value not in (None, ""):
+                out.append((name, str(value)))
+        return out
+
+    def query(self, **changes) -> str:
+        """The canonical query string of this view, or of this view with `changes`."""
+        view = replace(self, **changes) if changes else self
+        return urlencode(view.params())
+
+    @property
+    def filtered(self) -> bool:
+        return any(getattr(self, name) not in (None, "", []) for name in self.FILTERS)
+
+    # --- rows --------------------------------------------------------------------------
+    def benchmarks(self, data: RoundData) -> list[Bench]:
+        """The benchmark columns shown: all of the round's, or the one filtered on."""
+        if self.benchmark:
+            return [b for b in data.benchmarks if b.key == self.benchmark]
+        return list(data.benchmarks)
+
+    def shows_speedup(self, bench: Bench) -> bool:
+        return self.show == "speedup" and bench.has_reference
+
+    def cell_value(self, row: Row, bench: Bench):
+        """The number a benchmark cell shows in this view (None: blank)."""
+        cell = row.cells.get(bench.key)
+        if cell is None:
+            return None
+        if self.show == "energy":
+            return cell.energy_kj
+        if self.shows_speedup(bench) and cell.speedup:
+            return cell.speedup
+        return cell.minutes
+
+    def rows(self, data: RoundData) -> list[Row]:
+        q = self.q.lower()
+        acc = set(self.accelerator)
+        kept = []
+        for row in data.rows:
+            if self.division and row.division != self.division:
+                continue
+            if self.category and row.category != self.category:
+                continue
+            if self.submitter and row.submitter not in self.submitter:
+                continue
+            if acc and row.accelerator_model not in acc:
+                continue
+            if self.processor and row.processor_model not in self.processor:
+                continue
+            if self.framework and row.framework not in self.framework:
+                continue
+            if self.benchmark and self.benchmark not in row.cells:
+                continue
+            count = row.accelerator_count or 0
+            if self.acc_min is not None and count < self.acc_min:
+                continue
+            if self.acc_max is not None and count > self.acc_max:
+                continue
+            if q and not all(word in row.search_text for word in q.split()):
+                continue
+            kept.append(row)
+        return self.sorted(kept, data)
+
+    def sort_column(self) -> tuple[str, bool]:
+        """(column, descending) of the sort in force; ('', False) for the default order."""
+        return self.sort.lstrip("-"), self.sort.startswith("-")
+
+    def best_first_descending(self, column: str, data: RoundData) -> bool:
+        """Whether a column's natural first click sorts high to low (speedups do, times do not)."""
+        if column.startswith("b."):
+            bench = next((b for b in data.benchmarks if b.key == column[2:]), None)
+            return bench is not None and self.shows_speedup(bench)
+        return False
+
+    def sorted(self, rows: list[Row], data: RoundData) -> list[Row]:
+        column, descending = self.sort_column()
+        if not column:
+            return rows
+        if column in TEXT_SORTS:
+            return sorted(rows, key=TEXT_SORTS[column], reverse=descending)
+        if column in NUMBER_SORTS:
+            value = NUMBER_SORTS[column]
+        elif column.startswith("b.") and any(b.key == column[2:] for b in data.benchmarks):
+            bench = next(b for b in data.benchmarks if b.key == column[2:])
+            value = lambda r: self.cell_value(r, bench)  # noqa: E731
+        else:
+            return rows
+        present = [r for r in rows if value(r) is not None]
+        blank = [r for r in rows if value(r) is None]  # blanks go last in either direction
+        return sorted(present, key=value, reverse=descending) + blank
+
+    def sort_link(self, column: str, data: RoundData) -> tuple[str, str]:
+        """(query string, aria-sort) for a column header: a click sorts by it, a second click reverses."""
+        current, descending = self.sort_column()
+        if current == column:
+            new = column if descending else f"-{column}"
+            state = "descending" if descending else "ascending"
+        else:
+            new = f"-{column}" if self.best_first_descending(column, data) else column
+            state = "none"
+        return self.query(sort=new), state
+
+
+def _clean_query(querydict) -> dict:
+    """Only the parameters the form knows, lists cut to a sane length."""
+    data = {}
+    for name in TableForm.base_fields:
+        values = querydict.getlist(name)[:MAX_LIST]
+        if not values:
+            continue
+        if isinstance(TableForm.base_fields[name], forms.MultipleChoiceField):
+            data[name] = [v for v in values if v]
+        else:
+            data[name] = values[0]
+    return data
+
+
+@dataclass
+class Section:
+    division: str
+    category: str
+    rows: list[Row]
+
+    @property
+    def title(self):
+        return f"{Division(self.division).label} division, {Category(self.category).label.lower()}"
+
+    @property
+    def anchor(self):
+        return f"{self.division}-{self.category}"
+
+
+def sections(rows: list[Row]) -> list[Section]:
+    """Group rows division → category in the MLPerf order, keeping each group's row order."""
+    grouped: dict[tuple, list[Row]] = {}
+    for row in rows:
+        grouped.setdefault((row.division, row.category), []).append(row)
+    order = sorted(grouped, key=lambda k: (DIVISIONS.index(k[0]), CATEGORIES.index(k[1])))
+    return [Section(d, c, grouped[(d, c)]) for d, c in order]

@@ -1,0 +1,130 @@
+// The round table without page loads: filters, sorting and units update the results in
+// place and the address bar, so every view stays a permalink. Without this script the
+// same form and links work through the server (press "Apply").
+(function () {
+  "use strict";
+  var form = document.getElementById("table-filters");
+  var results = document.getElementById("results");
+  var live = document.getElementById("live-summary");
+  if (!form || !results) return;
+
+  var selected = [];  // compare choices survive a refresh of the table
+  var pending = null;
+  var typingTimer = null;
+
+  function queryOf() {
+    var params = new URLSearchParams();
+    new FormData(form).forEach(function (value, name) {
+      if (name === "round" || value === "") return;
+      params.append(name, value);
+    });
+    return params.toString();
+  }
+
+  function refresh(push) {
+    var query = queryOf();
+    var url = form.getAttribute("action") + (query ? "?" + query : "");
+    if (pending) pending.abort();
+    pending = new AbortController();
+    results.setAttribute("aria-busy", "true");
+    var partial = url + (query ? "&" : "?") + "partial=1";
+    fetch(partial, { signal: pending.signal, headers: { "X-Requested-With": "fetch" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        results.innerHTML = html;
+        results.removeAttribute("aria-busy");
+        if (push) history.pushState({ query: query }, "", url);
+        else history.replaceState({ query: query }, "", url);
+        restoreCompare();
+        var summary = results.querySelector("[data-summary]");
+        if (live && summary) live.textContent = summary.textContent;
+        if (window.PortalCharts) window.PortalCharts.draw(results);
+      })
+      .catch(function (error) {
+        if (error.name !== "AbortError") window.location.href = url;  // fall back to a page load
+      });
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    refresh(true);
+  });
+  form.addEventListener("change", function (event) {
+    if (event.target.name === "round") {
+      var query = queryOf();
+      window.location.href = "/r/" + encodeURIComponent(event.target.value) + "/" + (query ? "?" + query : "");
+      return;
+    }
+    if (event.target.name === "q") return;  // handled while typing
+    refresh(true);
+  });
+  form.addEventListener("input", function (event) {
+    if (event.target.name !== "q" && event.target.type !== "number") return;
+    clearTimeout(typingTimer);
+    typingTimer = setTimeout(function () { refresh(false); }, 250);
+  });
+
+  // Column headers sort through the form's "sort" control.
+  results.addEventListener("click", function (event) {
+    var link = event.target.closest("a[data-sort]");
+    if (!link) return;
+    var sort = new URL(link.href, window.location.href).searchParams.get("sort") || "";
+    var select = form.elements.namedItem("sort");
+    if (!select) return;
+    event.preventDefault();
+    select.value = sort;
+    refresh(true);
+    var header = link.textContent;
+    setTimeout(function () {  // keep keyboard focus on the same header after the swap
+      var again = Array.prototype.find.call(results.querySelectorAll("a[data-sort]"), function (a) {
+        return a.textContent === header;
+      });
+      if (again) again.focus();
+    }, 300);
+  });
+
+  // Compare: 2 to 4 ticked systems.
+  function updateCompare() {
+    var button = results.querySelector("[data-compare-button]");
+    var count = results.querySelector("[data-compare-count]");
+    if (!button) return;
+    button.disabled = selected.length < 2 || selected.length > 4;
+    if (count) {
+      count.textContent = selected.length
+        ? selected.length + " selected" + (selected.length > 4 ? ": at most 4" : selected.length < 2 ? ": pick one more" : "")
+        : "Tick 2 to 4 systems in the table.";
+    }
+  }
+  function restoreCompare() {
+    results.querySelectorAll("input[name=s][form=compare-form]").forEach(function (box) {
+      box.checked = selected.indexOf(box.value) >= 0;
+    });
+    var compareForm = results.querySelector("#compare-form");
+    if (compareForm) {
+      // Ticked systems that the filters now hide still count.
+      compareForm.querySelectorAll("input[type=hidden][name=s]").forEach(function (el) { el.remove(); });
+      selected.forEach(function (value) {
+        if (!results.querySelector('input[name=s][form=compare-form][value="' + CSS.escape(value) + '"]')) {
+          var hidden = document.createElement("input");
+          hidden.type = "hidden"; hidden.name = "s"; hidden.value = value;
+          compareForm.appendChild(hidden);
+        }
+      });
+    }
+    updateCompare();
+  }
+  results.addEventListener("change", function (event) {
+    var box = event.target;
+    if (box.name !== "s") return;
+    var at = selected.indexOf(box.value);
+    if (box.checked && at < 0) selected.push(box.value);
+    if (!box.checked && at >= 0) selected.splice(at, 1);
+    updateCompare();
+  });
+
+  window.addEventListener("popstate", function () { window.location.reload(); });
+  updateCompare();
+})();

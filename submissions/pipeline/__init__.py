@@ -1,0 +1,14 @@
+"""The pipeline's steps around the pure domain code: ingest → check each run → finalize.
+
+Each step takes ids, claims its work with a conditional UPDATE (or a unique row) so that a
+retried or duplicated task does nothing twice, and leaves the database in a state the next
+step, a page or the sweeper can read. Tasks in tasks.py only call these and queue the next.
+"""
+
+from .checks import check_run
+from .common import fail, work_dir
+from .finalize import finalize, publish, score_result
+from .ingest import ingest, revalidate
+from .sweeper import sweep
+
+__all__ = ["check_run", "fail", "finalize", "ingest", "publish", "revalidate", "score_result", "sweep", "work_dir"]

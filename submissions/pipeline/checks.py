@@ -1,0 +1,104 @@
+"""Checking one run in one validation: parse its log, apply the round's rules, store the outcome."""
+
+import os
+import socket
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from leaderboard.models import Run
+
+from .. import rules
+from ..models import Finding, RunCheck, Validation
+from .common import Status, update, work_dir
+
+RUN_FIELDS = (
+    "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
+    "result__benchmark__higher_is_better", "result__system__key", "result__system__division",
+    "result__system__submission_id", "result__system__round__ruleset",
+    "result__system__round__require_init_stop_before_run_start", "result__system__round__history",
+)
+
+
+def _benchmark_keys(validation_id: int) -> frozenset[str]:
+    """The names a log may give its benchmark: the round's keys and their aliases (v0.6 'mask')."""
+    round_ = Validation.objects.select_related("submission__round").get(pk=validation_id).submission.round
+    names = set()
+    for key, aliases in round_.benchmarks.values_list("key", "aliases"):
+        names.update([key, *aliases])
+    return frozenset(names)
+
+
+def _outcome_fields(summary) -> dict:
+    return {
+        "checked": True,
+        "success": summary.success,
+        "failure_reason": summary.failure_reason[:500],
+        "time_to_train_s": summary.time_to_train_s,
+        "status": str(summary.status or "")[:50],
+        "seed": "" if summary.seed is None else str(summary.seed)[:100],
+        "hyperparameters": summary.hyperparameters,
+        "eval_curve": [list(point) for point in summary.eval_curve],
+        "eval_x": summary.eval_x,
+        "submission_keys": summary.submission,
+    }
+
+
+def check_run(run_id: int, validation_id: int) -> int | None:
+    """Check one run; return the submission id if this check completed the validation."""
+    run = Run.objects.filter(pk=run_id).values(*RUN_FIELDS).get()
+    submission_id = run["result__system__submission_id"]
+    if not RunCheck.objects.filter(validation_id=validation_id, run_id=run_id).exists():
+        ctx = rules.RunContext(
+            ruleset=run["result__system__round__ruleset"],
+            benchmark=run["result__benchmark__key"],
+            benchmark_keys=_benchmark_keys(validation_id),
+            division=run["result__system__division"],
+            quality_target=run["result__benchmark__quality_target"],
+            higher_is_better=run["result__benchmark__higher_is_better"],
+            require_init_stop_before_run_start=run["result__system__round__require_init_stop_before_run_start"],
+        )
+        fields, findings = {"checked": True, "success": False}, []
+        try:
+            outcome = rules.check_run(work_dir(submission_id) / run["path"], run["path"], ctx)
+            fields, findings = _outcome_fields(outcome.summary), outcome.findings
+        except SoftTimeLimitExceeded:
+            fields["failure_reason"] = "checking took longer than the time limit"
+            findings = [rules.Finding("error", "run.timeout", "Checking this log took longer than the task's time limit.",
+                                      "Look for very long lines or a log far larger than a training run writes.",
+                                      run["path"])]
+        except OSError as error:
+            fields["failure_reason"] = f"the log could not be read: {error.strerror}"
+            findings = [rules.Finding("error", "run.unreadable", f"The log could not be read: {error.strerror}.",
+                                      "Re-upload the bundle.", run["path"])]
+        _store(run_id, validation_id, run, fields, findings)
+    # Whoever completes the last check claims finalize; the conditional UPDATE lets only one win.
+    claimed = update(
+        submission_id, only_if={"status": Status.CHECKING, "runs_checked__gte": F("runs_total")},
+        status=Status.FINALIZING,
+    )
+    return submission_id if claimed else None
+
+
+def _store(run_id, validation_id, run, fields, findings) -> None:
+    advisory = run["result__system__round__history"]
+    try:
+        with transaction.atomic():
+            # The unique row claims the run once; it records which process checked it.
+            RunCheck.objects.create(
+                validation_id=validation_id, run_id=run_id, worker=f"{socket.gethostname()}:{os.getpid()}"
+            )
+            Run.objects.filter(pk=run_id).update(**fields)
+            Finding.objects.bulk_create([
+                Finding(
+                    validation_id=validation_id, result_id=run["result_id"], run_id=run_id,
+                    system_key=run["result__system__key"], benchmark=run["result__benchmark__key"],
+                    severity=f.severity, rule=f.rule, file=f.file or run["path"], line=f.line,
+                    message=f.message, hint=f.hint, advisory=advisory,
+                )
+                for f in findings
+            ])
+            update(run["result__system__submission_id"], runs_checked=F("runs_checked") + 1)
+    except IntegrityError:
+        pass  # another delivery of this task stored it first

@@ -1,0 +1,16 @@
+"""The round's rules as Findings: check_run (one log), check_result (a result folder), rcp_check, check_system.
+
+Pure Python (no Django): the pipeline's Celery tasks, pages and commands call these. Checks
+return findings, they do not raise. mlperf-logging is used for the rulesets it knows (0.6.0
+on; see compliance.py and rcp.py for how it is run safely); v0.5 is checked from v05.toml.
+"""
+from .findings import Finding, Findings, ResultContext, RunContext, RunFacts, RunOutcome, SystemFacts
+from .rcp import rcp_check
+from .result import check_result, tolerated_error_files
+from .run import check_run
+from .systems import check_system
+
+__all__ = [
+    "Finding", "Findings", "ResultContext", "RunContext", "RunFacts", "RunOutcome", "SystemFacts",
+    "check_result", "check_run", "check_system", "rcp_check", "tolerated_error_files",
+]

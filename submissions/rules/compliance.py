@@ -1,0 +1,346 @@
+"""mlperf-logging's compliance checker on one log, with the result folder's benchmark rules, as Findings.
+
+How this differs from its command line (`python -m mlperf_logging.compliance_checker`), and why:
+- The rules file is chosen by the round's benchmark key (RunContext.benchmark), never by the
+  log: the checker turns the logged `submission_benchmark` (and `submission_division`) into a
+  YAML path and executes the code in it, so "../training_0.7.0/common" would pick another
+  round's rules. We rewrite the logged benchmark to the folder's key and accept only config
+  names that are plain files inside mlperf-logging's own folders; anything else is a finding.
+- Lines are read here, linearly, with the library's own per-line parser (string_to_logline);
+  its reader strips prefixes with a quadratic regular expression and numbers log lines only,
+  not file lines. Ours number file lines, so its messages point at the real line.
+- Its YAML files are parsed, and the rule expressions in them compiled, once per process
+  (it re-reads and re-compiles them for every file and line: about 3/4 of its time), and its
+  config queue is ours, not the module-global list. The swaps last for one call only.
+- A time limit (Celery's SoftTimeLimitExceeded) raised inside a rule is not lost in the
+  library's bare `except:` around each rule: it is raised again when the library returns.
+- Its messages are read from the checker's state, not scraped from its log output; what it
+  prints or logs on the side is captured, never left on the worker's stdout.
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import importlib
+import re
+from pathlib import Path
+
+from . import library
+from .findings import Findings
+
+RULE = "mlperf.compliance"
+MAX_PARSE_FINDINGS = 20
+MAX_SIDE_OUTPUT = 5
+# A benchmark whose rules do not start from common.yaml ("minigo should use its dedicated config directly").
+ENTRY_CONFIGS = {("0.6.0", "minigo"): "minigo.yaml"}
+_CONFIG_NAME = re.compile(r"^[a-z]+_\d+\.\d+\.\d+/[A-Za-z0-9_]+\.yaml$")
+
+
+def supports(ruleset: str) -> bool:
+    """True when mlperf-logging has compliance rules and a log parser for this training ruleset."""
+    if not library.available():
+        return False
+    if not (library.compliance_dir() / f"{library.USAGE}_{ruleset}" / "common.yaml").is_file():
+        return False
+    return _parser(ruleset) is not None
+
+
+def _parser(ruleset: str):
+    try:
+        return importlib.import_module(
+            f"mlperf_logging.compliance_checker.mlp_parser.ruleset_{ruleset.replace('.', '')}")
+    except ImportError:
+        return None
+
+
+def entry_config(ruleset: str, benchmark: str) -> str:
+    return f"{library.USAGE}_{ruleset}/" + ENTRY_CONFIGS.get((ruleset, benchmark), "common.yaml")
+
+
+@functools.lru_cache(maxsize=512)
+def config_path(name: str) -> Path | None:
+    """The file for a config name the rules ask for, if it is one of mlperf-logging's own."""
+    if not isinstance(name, str) or not _CONFIG_NAME.match(name):
+        return None
+    base = library.compliance_dir()
+    path = (base / name).resolve()
+    if path.parent.parent != base or not path.is_file():
+        return None
+    return path
+
+
+class _YamlCache:
+    """Stands in for the yaml module inside mlp_compliance: each config file is parsed once per process.
+    The checker only reads the parsed rules (it never changes them), so one copy is shared. Config
+    files are mlperf-logging's own (config_path), named by their resolved path."""
+
+    def __init__(self, yaml_module):
+        self._yaml = yaml_module
+        self._parsed: dict = {}
+
+    def load(self, stream, Loader):
+        key = (stream.name, Loader)
+        if key not in self._parsed:
+            self._parsed[key] = self._yaml.load(stream, Loader=Loader)
+        return self._parsed[key]
+
+    def __getattr__(self, name):
+        return getattr(self._yaml, name)
+
+
+_yaml_cache = None
+
+
+def _cached_yaml():
+    global _yaml_cache
+    if _yaml_cache is None:
+        _yaml_cache = _YamlCache(library.mlp_compliance.yaml)
+    return _yaml_cache
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str, mode: str):
+    return compile(source, "<mlperf-logging rule>", mode, dont_inherit=True)
+
+
+# The library wraps every rule in a bare `except:`, which would also swallow a task's time limit
+# (Celery raises SoftTimeLimitExceeded inside whatever runs) or an interrupt. The wrappers below
+# note such an exception on its way out; check_file raises it again once the library returns.
+_pending_stop: list[BaseException] = []
+is_stop = library.is_stop
+
+
+def _cached_eval(source, globals=None, locals=None):
+    """eval() for mlp_compliance: its rules are a few hundred strings evaluated on every log line."""
+    if isinstance(source, str):
+        source = _compiled(source, "eval")
+    try:
+        return builtins.eval(source, globals, locals)
+    except BaseException as exc:
+        if is_stop(exc):
+            _pending_stop.append(exc)
+        raise
+
+
+def _cached_exec(source, globals=None, locals=None):
+    if isinstance(source, str):
+        source = _compiled(source, "exec")
+    try:
+        return builtins.exec(source, globals, locals)
+    except BaseException as exc:
+        if is_stop(exc):
+            _pending_stop.append(exc)
+        raise
+
+
+def _make_checker(ruleset: str):
+    base = library.mlp_compliance.ComplianceChecker
+
+    class Checker(base):
+        """The library's checker with a private, guarded config queue."""
+
+        def __init__(self):
+            super().__init__(library.USAGE, ruleset, quiet=False, werror=False)
+            self.queue: list[str] = []
+            self.refused: list[str] = []  # config names that are not mlperf-logging files
+            self.config_of: dict[str, str] = {}  # message -> the config that produced it
+            self.crash: tuple[str, BaseException] | None = None
+
+        def enqueue(self, config) -> None:  # replaces mlp_compliance.enqueue_config while we run
+            if not isinstance(config, str) or config_path(config) is None:
+                self.refused.append(str(config)[:200])
+            else:
+                self.queue.append(config)
+
+        def check_loglines(self, loglines, config):
+            if not loglines:
+                self.put_message("No log lines detected")
+            self.enqueue(config)
+            while self.queue:
+                current = self.queue.pop(0)
+                try:
+                    self.configured_checks(loglines, str(config_path(current)))
+                except Exception as exc:  # e.g. an ATLEAST_ONE_CHECK on a value of the wrong type
+                    if is_stop(exc):
+                        raise
+                    self.crash = (current, exc)
+                    break
+                finally:
+                    for msg in self.all_messages():
+                        self.config_of.setdefault(msg, current)
+
+        def all_messages(self):
+            return [*self.warnings.values(), *self.overwritable.values(), *self.not_overwritable]
+
+    return Checker()
+
+
+def read_loglines(path, ruleset: str, benchmark: str | None, max_line_bytes: int):
+    """(loglines, errors) as the library's parser makes them, numbered by file line.
+
+    Lines over max_line_bytes are skipped (their events are reported by the caller). A line is
+    split at '\\r' as the library's text-mode reading does; the text from the last token on is
+    parsed. The logged submission_benchmark is replaced by `benchmark` when one is given.
+    """
+    parser = _parser(ruleset)
+    token = parser.TOKEN
+    token_bytes = token.encode("latin-1")
+    to_logline = parser.string_to_logline
+    loglines, errors = [], []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(_read_lines(f, max_line_bytes), start=1):
+            if raw is None or token_bytes not in raw:
+                continue
+            text = raw.decode("latin-1")
+            if text.endswith("\n"):
+                text = text[:-2] if text.endswith("\r\n") else text[:-1]
+            for piece in text.split("\r"):
+                i = piece.rfind(token)
+                if i < 0:
+                    continue
+                piece = piece[i:].strip()
+                try:
+                    logline = to_logline(n, piece)
+                except Exception as exc:  # the library's parser raises more than the ValueError it catches
+                    if library.is_stop(exc):
+                        raise
+                    errors.append((n, piece, str(exc) or type(exc).__name__))
+                    continue
+                if benchmark is not None and logline.key == "submission_benchmark" \
+                        and isinstance(logline.value, dict):
+                    logline.value["value"] = benchmark
+                loglines.append(logline)
+    return loglines, errors
+
+
+def _read_lines(f, limit: int):
+    """Raw lines, or None for a line over `limit` bytes (its rest is read and dropped in bounded chunks)."""
+    readline = f.readline
+    while True:
+        raw = readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) > limit and raw[-1:] != b"\n":
+            while True:
+                rest = readline(1 << 20)
+                if not rest or rest[-1:] == b"\n":
+                    break
+            yield None
+        else:
+            yield raw
+
+
+def check_file(path, rel_path: str, ruleset: str, benchmark: str, *, max_line_bytes: int = 64 * 1024,
+               cache: bool = True) -> Findings:
+    """Run mlperf-logging's compliance rules for `benchmark` on the log at `path`; return Findings.
+
+    cache=False parses every YAML config and compiles every rule again, as the library does (for
+    measuring what the per-process caches save)."""
+    found = Findings(rel_path)
+    loglines, errors = read_loglines(path, ruleset, benchmark, max_line_bytes)
+    checker = _make_checker(ruleset)
+    mlp = library.mlp_compliance
+    with contextlib.ExitStack() as stack:
+        capture = stack.enter_context(library.Capture())
+        stack.enter_context(library.patched(mlp, "enqueue_config", checker.enqueue))
+        if cache:
+            stack.enter_context(library.patched(mlp, "yaml", _cached_yaml()))
+            stack.enter_context(library.patched(mlp, "eval", _cached_eval))
+            stack.enter_context(library.patched(mlp, "exec", _cached_exec))
+        _pending_stop.clear()
+        checker.check_loglines(loglines, entry_config(ruleset, benchmark))
+    if _pending_stop:
+        raise _pending_stop.pop()
+    _report(found, checker, loglines, errors, ruleset, capture)
+    return found
+
+
+# --- turning the checker's messages into findings ----------------------------------------------------------
+
+_CHECK_FAILED = re.compile(r"CHECK for '(?P<key>[^']*)' failed in line (?P<line>\d+):")
+_REQUIRED = re.compile(r"Required (?P<req>\S+) occurrence of '(?P<key>[^']*)' but found (?P<n>\d+)")
+
+
+def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -> None:
+    where = f"mlperf-logging {library.version()}, rules {library.USAGE}_{ruleset}"
+    for n, text, error in errors[:MAX_PARSE_FINDINGS]:
+        found.error(RULE, f"mlperf-logging cannot read this log line ({error}): {_short(text, 160)}",
+                    f"Each log line must be one complete record in the {ruleset} format ({where}). "
+                    "Look for interleaved output from several processes or a truncated line.", line=n)
+    if len(errors) > MAX_PARSE_FINDINGS:
+        found.error(RULE, f"mlperf-logging cannot read {len(errors) - MAX_PARSE_FINDINGS} more log lines "
+                          "(not listed).", "See the lines listed above.", line=errors[MAX_PARSE_FINDINGS][0])
+
+    line_of = {}
+    for ll in loglines:
+        line_of.setdefault(ll.full_string, ll.lineno)
+    occurrences: dict[str, list[int]] = {}
+    for ll in loglines:
+        occurrences.setdefault(ll.key, []).append(ll.lineno)
+
+    for severity, messages in (("warning", checker.warnings.values()),
+                               ("error", [*checker.overwritable.values(), *checker.not_overwritable])):
+        for msg in messages:
+            config = checker.config_of.get(msg, "")
+            message, hint, line = _explain(msg, line_of, occurrences)
+            found.add(severity, RULE, message, f"{hint} ({where}{', ' + Path(config).name if config else ''}).",
+                      line=line)
+
+    for name in checker.refused:
+        found.warning("mlperf.config-missing",
+                      f"The log asks mlperf-logging for the rules file {name!r}, which it does not have; "
+                      "those checks were not run.",
+                      "submission_division must be 'closed' or 'open', and the round must have rules for "
+                      f"this benchmark in {where}.")
+    if checker.crash is not None:
+        config, exc = checker.crash
+        found.error(RULE, f"mlperf-logging's checker stopped with {type(exc).__name__}: {_short(str(exc), 200)} "
+                          f"while applying {Path(config).name}; its remaining checks did not run.",
+                    "A logged value probably has an unexpected type (e.g. text where a number is expected); "
+                    f"compare the log with the reference implementation's ({where}).")
+    side = capture.messages() + capture.printed()
+    for text in side[:MAX_SIDE_OUTPUT]:
+        found.info("mlperf.output", f"mlperf-logging said: {_short(text, 300)}")
+
+
+def _explain(msg: str, line_of: dict, occurrences: dict) -> tuple[str, str, int | None]:
+    """(message, hint, line) in plain words for one of the checker's messages."""
+    lines = msg.split("\n")
+    head = lines[0]
+    m = _CHECK_FAILED.match(head)
+    if m:
+        test = next((x[len("failed test: "):] for x in lines[2:] if x.startswith("failed test: ")), "")
+        return (f"The log line for '{m['key']}' fails the rule `{_short(test.strip(), 300)}`.",
+                "Log this key with the value, metadata and order the rule expects", int(m["line"]))
+    if head == "Failed executing CHECK code:":
+        test = lines[1] if len(lines) > 1 else ""
+        if len(lines) > 3 and lines[2] == "triggered by line:":
+            return (f"A rule could not be evaluated on this line: `{_short(test.strip(), 300)}` "
+                    "(a value or metadata field it needs is missing or of another type).",
+                    "Log the key with the value type and metadata the reference implementation uses",
+                    line_of.get(lines[3]))
+        return (f"A rule at the end of the log could not be evaluated: `{_short(test.strip(), 300)}`.",
+                "Check that every key the rule reads is logged", None)
+    if head.startswith("Failed executing code ") and len(lines) > 1:
+        action = head.split()[3] if len(head.split()) > 3 else ""
+        return (f"The rule's {action} code could not run on this line.",
+                "Log the key with the value type and metadata the reference implementation uses",
+                line_of.get(lines[1]))
+    if head.startswith("failed test: "):
+        return (f"The log as a whole fails the rule `{_short(head[len('failed test: '):].strip(), 300)}`.",
+                "This rule is checked at the end of the log (e.g. a value required over the whole run)", None)
+    m = _REQUIRED.match(head)
+    if m:
+        seen = occurrences.get(m["key"], [])
+        line = seen[1] if len(seen) > 1 else None
+        return (_short(head, 400) + ".", f"Log '{m['key']}' as the rule requires ({m['req']})", line)
+    if head.startswith("Failed checks for "):
+        return (_short(head, 400) + " (no line satisfies it).",
+                "At least one logged value must satisfy this rule, e.g. the final eval reaching the target", None)
+    return _short(" ".join(x.strip() for x in lines[:3]), 400), "See the mlperf-logging rule", None
+
+
+def _short(text: str, limit: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else text[:limit - 1] + "…"

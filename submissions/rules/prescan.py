@@ -1,0 +1,123 @@
+"""prescan(): one cheap pass over a log's bytes for what makes it unsafe or pointless to parse further.
+
+It finds lines longer than a limit (and whether they carry a log marker), NUL bytes and other
+binary content, and bytes that are not UTF-8, reading fixed-size chunks so that a 50 MB line or
+a gigabyte of garbage costs what reading it costs, never more. Line numbers count '\\n' as the
+parser (submissions.logs) does.
+"""
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass, field
+
+CHUNK = 1 << 20
+MARKERS = (b":::", b"MLPerf: ")  # every log line format has one of these
+MAX_LISTED = 20  # long lines listed one by one; the rest are counted
+BINARY_SAMPLE = 64 * 1024
+BINARY_RATIO = 0.05
+# Bytes that do not occur in text (ESC, tab, CR, LF, VT and FF do: colour codes and progress bars).
+_CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\x0b\x0c\x1b") + b"\x7f"
+_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL)
+
+
+@dataclass
+class LongLine:
+    line: int
+    length: int
+    has_marker: bool
+
+
+@dataclass
+class Prescan:
+    line_count: int = 0
+    long_lines: list[LongLine] = field(default_factory=list)  # the first MAX_LISTED
+    long_line_count: int = 0
+    long_marker_line_count: int = 0  # long lines that carry a log marker (an event the parser loses)
+    first_nul_line: int | None = None
+    nul_line_count: int = 0
+    binary: bool = False  # NUL bytes, or many control bytes at the start
+    first_non_utf8_line: int | None = None
+    non_utf8_on_marker_line: bool = False
+
+
+def _has_marker(data: bytes) -> bool:
+    return any(m in data for m in MARKERS)
+
+
+def prescan(path, max_line_bytes: int) -> Prescan:
+    """Scan the file at `path`; lines longer than max_line_bytes (without the newline) are long."""
+    out = Prescan()
+    limit = max_line_bytes
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1  # the line the next byte belongs to
+    cur_len = 0  # bytes of that line read so far
+    cur_marker = False
+    tail = b""  # the end of the current line, for markers split across chunks
+    first = True
+
+    def end_line(n: int, length: int, marker: bool) -> None:
+        if length > limit:
+            out.long_line_count += 1
+            out.long_marker_line_count += marker
+            if len(out.long_lines) < MAX_LISTED:
+                out.long_lines.append(LongLine(n, length, marker))
+
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            if first:
+                sample = chunk[:BINARY_SAMPLE]
+                controls = len(sample.translate(None, _NOT_CONTROL))
+                out.binary = controls > BINARY_RATIO * len(sample)
+                first = False
+            if b"\x00" in chunk:
+                out.binary = True
+                pos = chunk.find(b"\x00")
+                if out.first_nul_line is None:
+                    out.first_nul_line = line + chunk.count(b"\n", 0, pos)
+                out.nul_line_count += _lines_with(chunk, b"\x00")
+            if decoder is not None:
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError as exc:
+                    at = max(0, min(exc.start, len(chunk) - 1))
+                    out.first_non_utf8_line = line + chunk.count(b"\n", 0, at)
+                    start = chunk.rfind(b"\n", 0, at) + 1
+                    stop = chunk.find(b"\n", at)
+                    out.non_utf8_on_marker_line = _has_marker(chunk[start:stop if stop >= 0 else len(chunk)])
+                    decoder = None
+            pieces = chunk.split(b"\n")
+            # pieces[0] continues the current line, pieces[-1] starts the next (possibly empty) one.
+            if cur_len + len(pieces[0]) > limit or max(map(len, pieces)) > limit:
+                for k, piece in enumerate(pieces):
+                    if k:
+                        end_line(line, cur_len, cur_marker)
+                        line, cur_len, cur_marker, tail = line + 1, 0, False, b""
+                    cur_len += len(piece)
+                    cur_marker = cur_marker or _has_marker(tail + piece)
+                    tail = piece[-8:]
+            elif len(pieces) == 1:
+                cur_len += len(pieces[0])
+                cur_marker = cur_marker or _has_marker(tail + pieces[0])
+                tail = (tail + pieces[0])[-8:]
+            else:
+                line += len(pieces) - 1  # none of the finished lines is long
+                last = pieces[-1]
+                cur_len, cur_marker, tail = len(last), _has_marker(last), last[-8:]
+    if cur_len:
+        end_line(line, cur_len, cur_marker)
+        out.line_count = line
+    else:
+        out.line_count = line - 1
+    return out
+
+
+def _lines_with(chunk: bytes, needle: bytes) -> int:
+    """How many '\\n'-separated pieces of chunk contain needle (a chunk-local count)."""
+    count, pos = 0, chunk.find(needle)
+    while pos >= 0:
+        count += 1
+        nl = chunk.find(b"\n", pos)
+        if nl < 0:
+            break
+        pos = chunk.find(needle, nl)
+    return count

@@ -1,0 +1,202 @@
+"""rcp_check(): mlperf-logging's reference convergence point (RCP) check of one result folder, as Findings.
+
+The library's `check_directory` is its command-line path; we use its pieces instead:
+- the RCP table comes from the round's benchmark key, never from the logs' submission_benchmark
+  (which the library turns into a file name, and which crashes it when unknown or missing);
+- the RCP_Checker (its JSON read and statistics, ~0.1 s) is built once per process and benchmark;
+- the files are read by the library's own reader, under the linear stand-in for its quadratic
+  prefix-stripping regular expression, and only when no line is over the limit;
+- it never writes or deletes scaling.json (the library's checker does, in the result folder or,
+  when told not to, at "/scaling.json"): the factor is returned, and compared with the bundle's.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import math
+from pathlib import Path
+
+from . import library
+from .findings import Findings
+from .prescan import prescan
+
+RULE = "result.rcp"
+SCALING_RULE = "result.rcp-scaling"
+FIRST_RULESET = (1, 0, 0)
+
+
+def _modules():
+    from mlperf_logging.rcp_checker import rcp_checker
+
+    return rcp_checker
+
+
+def applies(ruleset: str, benchmark: str) -> bool:
+    """True when mlperf-logging does RCP checks for this ruleset (1.0.0 on; not MiniGo)."""
+    return library.available() and library.ruleset_tuple(ruleset) >= FIRST_RULESET and benchmark != "minigo"
+
+
+def rcp_file(ruleset: str, benchmark: str) -> Path | None:
+    base = Path(_modules().__file__).resolve().parent / f"{library.USAGE}_{ruleset}"
+    path = base / f"rcps_{benchmark}.json"
+    return path if "/" not in benchmark and path.is_file() else None
+
+
+@functools.lru_cache(maxsize=64)
+def _checker(ruleset: str, benchmark: str):
+    rcp_checker = _modules()
+
+    class Checker(rcp_checker.RCP_Checker):
+        """The library's RCP checker, without its writes to the file system."""
+
+        def _set_results_scaling(self, scale_factor, results_dir):
+            pass
+
+        def _reset_results_scaling(self, results_dir):
+            pass
+
+    with library.Capture():
+        return Checker(library.USAGE, ruleset, benchmark, verbose=False)
+
+
+def _read_runs(files: list[Path], ruleset: str):
+    """[(file, not_converged, epochs, batch size)] via the library's reader; raises ValueError on bad logs."""
+    rcp_checker = _modules()
+    runs = []
+    with library.patched(rcp_checker, "re", library.LinearRe(rcp_checker.TOKEN)):
+        for path in files:
+            try:
+                not_converged, epochs, bs, _ = rcp_checker.read_submission_file(str(path), ruleset, False)
+            except Exception as exc:  # e.g. a run_stop with success but no eval: UnboundLocalError
+                if library.is_stop(exc):
+                    raise
+                raise ValueError(f"{path.name}: {type(exc).__name__}: {exc}") from None
+            runs.append((path, not_converged, epochs, bs))
+    return runs
+
+
+def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = "",
+              max_line_bytes: int = 64 * 1024) -> tuple[list, float | None]:
+    """Check the result folder's convergence against the RCPs; return (findings, normalisation factor).
+
+    The factor is what the score is multiplied by (1.0 when the runs converge no faster than the
+    reference; None when the check could not be made or failed).
+    """
+    found = Findings(result_path)
+    if not applies(ruleset, benchmark):
+        return list(found), None
+    try:
+        _modules()
+    except ImportError as exc:  # numpy or scipy missing on this worker
+        found.warning(RULE, f"The RCP check could not run: {exc}.", "Install mlperf-logging with its dependencies.")
+        return list(found), None
+    if rcp_file(ruleset, benchmark) is None:
+        found.warning(RULE, f"mlperf-logging {library.version()} has no reference convergence points for "
+                            f"{benchmark!r} in training {ruleset}; convergence was not compared.",
+                      "Nothing to do unless the round expects RCPs for this benchmark.")
+        return list(found), None
+    result_dir = Path(result_dir)
+    files = sorted(result_dir.glob("result_*.txt"))
+    if not files:
+        found.error(RULE, "The result folder has no result_*.txt files to compare with the RCPs.")
+        return list(found), None
+    for path in files:
+        scan = prescan(path, max_line_bytes)
+        if scan.binary or scan.long_line_count:
+            found.error(RULE, f"{path.name} has binary data or over-long lines; convergence was not compared.",
+                        "Fix the run findings of that file first.", file=_join(result_path, path.name))
+            return list(found), None
+
+    with library.Capture():
+        try:
+            runs = _read_runs(files, ruleset)
+        except ValueError as exc:
+            found.error(RULE, f"The RCP check could not read the runs: {exc}.",
+                        "Every result file must be a complete log with global_batch_size, eval_accuracy and "
+                        "run_stop.")
+            return list(found), None
+        try:
+            checker = _checker(ruleset, benchmark)
+        except Exception as exc:  # the library's RCP table or statistics for this benchmark
+            if library.is_stop(exc):
+                raise
+            found.warning(RULE, f"mlperf-logging could not load its RCPs for {benchmark!r} "
+                                f"({type(exc).__name__}: {exc}); convergence was not compared.")
+            return list(found), None
+        passed, message, factor = _evaluate(checker, runs, benchmark)
+
+    if passed:
+        text = f"RCP check passed ({message})"
+        if factor is not None and factor > 1.0:
+            text += f"; the runs converge faster than the reference, so the score is normalised by {factor:.6g}"
+        found.info(RULE, text + ".", "" if factor in (None, 1.0) else "scaling.json in the result folder must "
+                                                                        "hold this factor.")
+        _compare_scaling(found, result_dir, factor, result_path)
+        return list(found), factor
+    found.error(RULE, f"RCP check failed: {message}.",
+                "The runs must converge no faster than the reference convergence points allow; check the "
+                "hyperparameters against the RCP for this batch size, or submit the missing RCP.")
+    return list(found), None
+
+
+def _evaluate(checker, runs, benchmark: str) -> tuple[bool, str, float | None]:
+    """The decision of the library's check_directory, on runs already read."""
+    sizes = list({repr(bs): bs for _, _, _, bs in runs}.values())  # values from logs may be unhashable
+    if len(sizes) > 1:
+        return False, f"the runs log different global_batch_size values ({', '.join(map(repr, sizes))})", None
+    bs = sizes[0]
+    if bs == -1:
+        return False, "global_batch_size is not logged", None
+    not_converged = sum(n for _, n, _, _ in runs)
+    if not_converged > (4 if benchmark == "unet3d" else 1):
+        return False, f"{not_converged} of {len(runs)} runs did not converge", None
+    epochs = [e for _, _, e, _ in runs]
+
+    def evaluate(record):
+        ok, factor = checker._eval_submission_record(copy.deepcopy(record), list(epochs), "")
+        return bool(ok), float(factor)
+
+    record = checker._find_rcp(bs, "pruned_rcps")
+    if record is not None:
+        ok, factor = evaluate(record)
+        return ok, f"RCP found for batch size {bs}", factor if ok else None
+    low, high = checker._find_top_min_rcp(bs, "pruned_rcps"), checker._find_bottom_max_rcp(bs, "pruned_rcps")
+    if low is not None and high is not None:
+        _, interpolated = checker._create_interp_rcp(bs, low, high)
+        ok, factor = evaluate(interpolated)
+        return ok, f"RCP interpolated for batch size {bs}", factor if ok else None
+    if low is not None:
+        return False, f"no RCP for batch size {bs} or above; an RCP for it must be submitted", None
+    if high is not None:
+        ok, factor = evaluate(checker._find_min_rcp("pruned_rcps"))
+        if ok:
+            return True, f"no RCP for batch size {bs}, but the runs converge slower than at the smallest one", factor
+        return False, f"no RCP for batch size {bs}; an RCP for it must be submitted", None
+    return False, "mlperf-logging has no RCPs for this benchmark", None
+
+
+def _compare_scaling(found: Findings, result_dir: Path, factor: float | None, result_path: str) -> None:
+    path = result_dir / "scaling.json"
+    given = None
+    if path.is_file():
+        try:
+            given = float(json.loads(path.read_text())["scaling_factor"])
+        except (ValueError, KeyError, TypeError, OSError):
+            found.warning(SCALING_RULE, "scaling.json cannot be read as {\"scaling_factor\": <number>}.",
+                          "Write the factor the RCP check computes.", file=_join(result_path, "scaling.json"))
+            return
+    expected = factor if factor is not None and factor > 1.0 else 1.0
+    if given is None:
+        if expected > 1.0:
+            found.warning(SCALING_RULE, f"The RCP check normalises this result by {expected:.6g}, but the folder "
+                                        "has no scaling.json, so its score is not normalised.",
+                          "Add scaling.json with this factor (the package checker writes it).")
+        return
+    if not math.isclose(given, expected, rel_tol=1e-3):
+        found.warning(SCALING_RULE, f"scaling.json says {given:.6g}, but the RCP check computes {expected:.6g}.",
+                      "Write the factor the RCP check computes.", file=_join(result_path, "scaling.json"))
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder.rstrip('/')}/{name}" if folder else name

@@ -1,0 +1,141 @@
+"""check_result(): the rules about a result as a whole (its runs together, its system, its convergence)."""
+from __future__ import annotations
+
+import math
+from pathlib import PurePosixPath
+
+from ..systems import category_of
+from . import library, rcp, systems
+from .findings import Findings, ResultContext, RunFacts, SystemFacts
+
+# Keys some reference implementations log as counters of the run, not settings (AMD's v5.1
+# llama31_8b logs train_samples as the samples trained, different in every run): a difference
+# in these is a warning, in any other hyperparameter an error.
+COUNTER_KEYS = frozenset({
+    "train_samples", "eval_samples", "max_steps", "max_samples", "epoch_count", "first_epoch_num",
+    "init_checkpoint_step",
+})
+SEEDS_MUST_DIFFER_FROM = (1, 0, 0)  # mlperf-logging's seed checker; earlier rounds reused seeds freely
+_NO_SEED = {"", "none", "null", "nan", "n/a"}
+
+
+def check_result(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts, *,
+                 include_system: bool = True) -> list:
+    """Findings for one result folder. include_system=False leaves out the system description's own
+    findings (call systems.check_system once per system instead of once per result)."""
+    found = Findings(ctx.result_path)
+    _check_run_count(ctx, runs, found)
+    _check_seeds(ctx, runs, found)
+    _check_hyperparameters(runs, found)
+    _check_division_and_category(runs, system, found)
+    if include_system:
+        found.extend(systems.check_system(system, ctx.ruleset))
+    division = (system.division or ctx.division or "").lower()
+    if ctx.result_dir is not None and division == "closed" and rcp.applies(ctx.ruleset, ctx.benchmark):
+        findings, _ = rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path)
+        found.extend(findings)
+    return list(found)
+
+
+def tolerated_error_files(benchmark: str) -> int:
+    """How many run files of a result may fail their checks and the result still stand: mlperf-logging's
+    package checker accepts one non-compliant file under olympic scoring (four for UNet3D)."""
+    return 4 if benchmark == "unet3d" else 1
+
+
+def _name(run: RunFacts) -> str:
+    return PurePosixPath(run.rel_path).name
+
+
+def _check_run_count(ctx: ResultContext, runs: list[RunFacts], found: Findings) -> None:
+    if len(runs) != ctx.required_runs:
+        found.error("result.run-count",
+                    f"The result has {len(runs)} run{'s' if len(runs) != 1 else ''}; {ctx.benchmark} needs exactly "
+                    f"{ctx.required_runs} in this round.",
+                    "Upload one result_N.txt per run, the round's number of runs, in the result folder.")
+
+
+def _seed_key(seed) -> str | None:
+    if seed is None or isinstance(seed, bool):
+        return None
+    text = str(seed).strip()
+    return None if text.lower() in _NO_SEED else text
+
+
+def _check_seeds(ctx: ResultContext, runs: list[RunFacts], found: Findings) -> None:
+    by_seed: dict[str, list[RunFacts]] = {}
+    missing = []
+    for run in runs:
+        key = _seed_key(run.seed)
+        if key is None:
+            missing.append(run)
+        else:
+            by_seed.setdefault(key, []).append(run)
+    if missing:
+        names = ", ".join(_name(r) for r in missing[:5]) + (" ..." if len(missing) > 5 else "")
+        found.warning("result.seeds-distinct",
+                      f"{len(missing)} of {len(runs)} runs log no seed ({names}), so distinct seeds cannot be "
+                      "checked.", "Log the random seed of every run (the `seed` key).")
+    severity = "error" if library.ruleset_tuple(ctx.ruleset) >= SEEDS_MUST_DIFFER_FROM else "warning"
+    for seed, same in by_seed.items():
+        if len(same) > 1:
+            names = ", ".join(_name(r) for r in same[:5]) + (" ..." if len(same) > 5 else "")
+            found.add(severity, "result.seeds-distinct",
+                      f"{len(same)} runs use the same seed {seed[:40]!r}: {names}.",
+                      "Each run must be started with its own random seed.", file=same[1].rel_path)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
+                and not isinstance(b, bool):
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0) or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+_ABSENT = object()
+
+
+def _check_hyperparameters(runs: list[RunFacts], found: Findings) -> None:
+    with_hp = [r for r in runs if r.hyperparameters]
+    if len(with_hp) < 2:
+        return
+    keys = dict.fromkeys(k for r in with_hp for k in r.hyperparameters)
+    for key in keys:
+        base = next(r for r in with_hp if key in r.hyperparameters)
+        for run in with_hp:
+            value = run.hyperparameters.get(key, _ABSENT)
+            if value is _ABSENT or not _same(base.hyperparameters[key], value):
+                shown = "not logged" if value is _ABSENT else repr(value)[:80]
+                found.add("warning" if key in COUNTER_KEYS else "error", "result.hyperparameters-equal",
+                          f"Hyperparameter {key!r} is {repr(base.hyperparameters[key])[:80]} in {_name(base)} but "
+                          f"{shown} in {_name(run)}.",
+                          "All runs of a result must use the same hyperparameters; only the seed may differ.",
+                          file=run.rel_path)
+                break  # one finding per key
+
+
+def _check_division_and_category(runs: list[RunFacts], system: SystemFacts, found: Findings) -> None:
+    where = system.description_path or "the system description"
+    division = (system.division or "").strip().lower()
+    odd = [(r, str(r.submission.get("division"))) for r in runs
+           if r.submission.get("division") and str(r.submission.get("division")).strip().lower() != division]
+    if division and odd:
+        run, value = odd[0]
+        found.error("system.division-mismatch",
+                    f"{len(odd)} of {len(runs)} logs say submission_division {value[:40]!r} (first: {_name(run)}), "
+                    f"but {where} says {division!r}.",
+                    "The division in the logs and in the system description must agree; the rules applied follow "
+                    "the logs.", file=run.rel_path)
+    category = (system.category or "").strip().lower()
+    if not category or category == "unknown":
+        return
+    odd = [(r, str(r.submission.get("status"))) for r in runs
+           if r.submission.get("status") and category_of(str(r.submission.get("status"))) != category]
+    if odd:
+        run, value = odd[0]
+        found.warning("system.category-mismatch",
+                      f"{len(odd)} of {len(runs)} logs say submission_status {value[:40]!r} (first: {_name(run)}), "
+                      f"but {where} puts the system in category {category!r}.",
+                      "The system description decides the category; log the same status "
+                      "(many reference implementations log 'onprem' whatever the system).", file=run.rel_path)

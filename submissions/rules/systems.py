@@ -1,0 +1,107 @@
+"""check_system(): a system description's required fields, from mlperf-logging where it checks them, else systems.toml."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+
+from . import library
+from .findings import Findings, SystemFacts
+
+RULES_FILE = Path(__file__).with_name("systems.toml")
+LIBRARY_FIRST_RULESET = (1, 0, 0)  # the package checker checks system descriptions from 1.0.0 on
+MAX_LISTED = 10
+_MISSING = "Missing field "
+
+
+@functools.lru_cache(maxsize=1)
+def rules() -> dict:
+    with open(RULES_FILE, "rb") as f:
+        return tomllib.load(f)
+
+
+def _library_check(description: dict, ruleset: str) -> tuple[bool, list[str]]:
+    """(valid, reasons) from mlperf-logging's system_desc_checker run on `description`."""
+    from mlperf_logging.system_desc_checker import system_desc_checker
+
+    fd, name = tempfile.mkstemp(suffix=".json", prefix="system-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(description, f)
+        with library.Capture() as capture:
+            valid, *_ = system_desc_checker.check_system_desc(name, library.USAGE, ruleset)
+    finally:
+        os.unlink(name)
+    reasons: list[str] = []
+    for record in capture.records:  # logging.error(' ... failed for %s : %s', system_name, invalid_reasons)
+        if isinstance(record.args, tuple) and len(record.args) == 2 and isinstance(record.args[1], list):
+            reasons.extend(str(r) for r in record.args[1])
+    return bool(valid), reasons
+
+
+@functools.lru_cache(maxsize=32)
+def library_required_fields(ruleset: str) -> tuple[str, ...]:
+    """mlperf-logging's required system.json fields: what it reports missing from an empty description."""
+    if not library.available():
+        return ()
+    try:
+        _, reasons = _library_check({}, ruleset)
+    except Exception:  # an older or newer library that does not take this ruleset
+        return ()
+    return tuple(r[len(_MISSING):] for r in reasons if r.startswith(_MISSING))
+
+
+def uses_library(description_format: str, ruleset: str) -> bool:
+    return (description_format != "entry.json" and library.ruleset_tuple(ruleset) >= LIBRARY_FIRST_RULESET
+            and bool(library_required_fields(ruleset)))
+
+
+def check_system(system: SystemFacts, ruleset: str) -> list:
+    """Findings about the system description itself (file = its bundle-relative path)."""
+    found = Findings(system.description_path)
+    desc = system.description if isinstance(system.description, dict) else {}
+    if system.description_format == "entry.json":
+        spec = rules()["entry_json"]
+        _require(found, desc, spec["required"], spec.get("expected", []), "the entry.json template")
+        nodes = desc.get("nodes")
+        if isinstance(nodes, list):
+            for i, node in enumerate(nodes, start=1):
+                if not isinstance(node, dict):
+                    found.error("system.required-field", f"Node group {i} in 'nodes' is not a table of fields.",
+                                "Describe each node group as a JSON object.")
+                    continue
+                _require(found, node, spec["node_required"], spec.get("node_expected", []),
+                         "the entry.json template", where=f"node group {i} of 'nodes'")
+        elif "nodes" in desc:
+            found.error("system.required-field", "'nodes' is not a list of node groups.",
+                        "Describe the nodes as a JSON list of objects.")
+    elif uses_library(system.description_format, ruleset):
+        source = f"mlperf-logging {library.version()} (training {ruleset})"
+        _require(found, desc, library_required_fields(ruleset), [], source)
+        _, reasons = _library_check(desc, ruleset)
+        for reason in reasons:
+            if not reason.startswith(_MISSING):  # e.g. "Field status contains a non valid value: ..."
+                found.error("system.invalid-field", f"{reason}.", f"Use a value {source} accepts.")
+    else:
+        spec = rules()["system_json"]
+        _require(found, desc, spec["required"], spec.get("expected", []), f"training {ruleset} system.json")
+    return list(found)
+
+
+def _require(found: Findings, desc: dict, required, expected, source: str, where: str = "") -> None:
+    place = f" in {where}" if where else ""
+    missing = [name for name in required if name not in desc]
+    for name in missing[:MAX_LISTED]:
+        found.error("system.required-field", f"The system description has no {name!r} field{place}.",
+                    f"Add it: {source} requires it.")
+    if len(missing) > MAX_LISTED:
+        rest = ", ".join(missing[MAX_LISTED:])
+        found.error("system.required-field", f"The system description lacks {len(missing) - MAX_LISTED} more "
+                                             f"required fields{place}: {rest}.", f"Add them: {source} requires them.")
+    for name in expected:
+        if name not in desc:
+            found.warning("system.expected-field", f"The system description has no {name!r} field{place}.",
+                          f"Add it: {source} descriptions carry it.")

@@ -1,0 +1,131 @@
+"""Detail pages, compare, progress across rounds, charts as data, and plotly served locally."""
+
+import json
+import re
+
+import pytest
+from django.contrib.staticfiles import finders
+
+from leaderboard import charts, panels
+from leaderboard.staticfinders import PLOTLY_STATIC_PATH
+
+from . import leaderboard_factories as make
+
+
+@pytest.fixture
+def v51(rounds):
+    return rounds["training-v5.1"]
+
+
+def figure(html, chart_id):
+    match = re.search(rf'<script type="application/json" data-chart="{chart_id}">(.*?)</script>', html, re.S)
+    assert match, f"no {chart_id} on the page"
+    return json.loads(match.group(1))
+
+
+def test_the_result_page_has_runs_curves_with_the_target_hyperparameters_and_findings(client, v51):
+    make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5, warning_count=1)
+    html = client.get("/r/training-v5.1/Acme/alpha/retinanet/").content.decode()
+    assert html.count('class="dropped"') == 2
+    fig = figure(html, "chart-curves")
+    assert len(fig["data"]) == 5 and fig["layout"]["shapes"][0]["y0"] == 0.34
+    assert fig["data"][0]["line"]["dash"] == "dot"  # a dropped run
+    assert "global_batch_size" in html and "differs across runs" in html  # the learning rate differs
+    assert "1 warning" in html
+    assert "vendor/plotly.min.js" in html
+
+
+def test_the_result_page_shows_findings_and_reference_checks_from_registered_providers(client, v51):
+    result = make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5)
+
+    def findings(ids):
+        return {result.pk: [{"severity": "warning", "rule": "seed.distinct", "file": "result_1.txt", "line": 3,
+                             "message": "Two runs share a seed.", "hint": "", "advisory": False}]}
+
+    def checks(ids):
+        return {result.pk: [{"status": "done", "accelerator": "H100", "measured": 100, "expected": 98,
+                             "verdict": "consistent", "message": ""}]}
+
+    panels.register_findings(findings)
+    panels.register_reference_checks(checks)
+    try:
+        html = client.get("/r/training-v5.1/Acme/alpha/retinanet/").content.decode()
+    finally:
+        panels._findings.remove(findings)
+        panels._reference_checks.remove(checks)
+    assert "seed.distinct" in html and "result_1.txt:3" in html and "consistent" in html
+
+
+def test_the_system_page_lists_all_its_results_and_its_description(client, v51):
+    s = make.system(v51, "Acme", "alpha", description={"system_name": "Alpha", "cooling": "liquid", "empty": ""})
+    make.result(s, "retinanet", 10)
+    make.result(s, "rgat", 5)
+    html = client.get("/r/training-v5.1/Acme/alpha/").content.decode()
+    assert "Object detection (RetinaNet)" in html and "Graph neural network (R-GAT)" in html
+    assert "cooling" in html and "liquid" in html and ">empty<" not in html
+    assert "Only systems available in the cloud have a cloud scale." in html
+
+
+def test_compare_shows_systems_side_by_side_with_ratios(client, v51):
+    a = make.system(v51, "Acme", "alpha")
+    b = make.system(v51, "Beta", "beta")
+    make.result(a, "retinanet", 10)
+    make.result(b, "retinanet", 5)
+    make.result(b, "rgat", 3)
+    html = client.get("/r/training-v5.1/compare/?s=Acme/alpha&s=Beta/beta").content.decode()
+    assert "Acme: alpha" in html and "Beta: beta" in html
+    assert "<strong>2.00×</strong>" in html  # beta trains retinanet twice as fast as the baseline
+    assert len(figure(html, "chart-compare")["data"]) == 2
+    html = client.get("/r/training-v5.1/compare/?s=Acme/alpha&s=Beta/beta&base=1").content.decode()
+    assert "<strong>0.50×</strong>" in html
+
+
+@pytest.mark.parametrize("query, message", [
+    ("s=Acme/alpha", "Pick at least two systems"),
+    ("s=A/1&s=A/2&s=A/3&s=A/4&s=A/5", "at most four"),
+])
+def test_compare_asks_for_two_to_four_systems(client, v51, query, message):
+    for i in range(1, 6):
+        make.result(make.system(v51, "A", str(i)), "retinanet", i)
+    make.result(make.system(v51, "Acme", "alpha"), "retinanet", 1)
+    assert message in client.get(f"/r/training-v5.1/compare/?{query}").content.decode()
+
+
+def test_progress_shows_the_best_time_per_benchmark_across_rounds(client, rounds):
+    v05, v06 = rounds["training-v0.5"], rounds["training-v0.6"]
+    make.result(make.system(v05, "google", "a"), "resnet", 300)
+    make.result(make.system(v05, "nvidia", "b"), "resnet", 100)
+    make.result(make.system(v06, "NVIDIA", "c"), "resnet", 10)
+    make.result(make.system(v06, "Open", "d", division="open"), "resnet", 1)
+    html = client.get("/progress/").content.decode()
+    fig = figure(html, "chart-progress")
+    [resnet] = fig["data"]
+    assert resnet["x"] == ["Training v0.5", "Training v0.6"] and resnet["y"] == [100.0, 10.0]
+    assert "10.00×" in html and "NVIDIA: c" in html
+    assert figure(client.get("/progress/?division=open").content.decode(), "chart-progress")["data"][0]["y"] == [1.0]
+
+
+def test_plotly_is_served_from_the_installed_package_not_a_cdn(client, v51):
+    path = finders.find(PLOTLY_STATIC_PATH)
+    assert path and path.endswith("plotly.min.js")
+    make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10)
+    html = client.get("/r/training-v5.1/").content.decode()
+    assert "/static/vendor/plotly.min.js" in html
+    assert "cdn" not in html.lower()
+
+
+def test_charts_are_plain_figures_with_more_than_colour_to_tell_traces_apart():
+    from leaderboard.tables import Bench, Cell, Row
+
+    def row(acc, count, minutes):
+        r = Row(1, "Acme", f"k{count}", f"n{count}", "/x/", "closed", "onprem", "cpu", 2, acc, count, 1, "fw")
+        r.cells["b"] = Cell(1, "/x/b/", minutes * 60, None, None, 5, "")
+        return r
+
+    bench = Bench("b", "Bench", None, 0.5, True)
+    fig = charts.scaling([row("H100", 8, 10), row("H100", 64, 2), row("MI355X", 8, 12)], bench)
+    assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
+    assert [t["name"] for t in fig["data"]] == ["H100", "MI355X"]
+    assert fig["data"][0]["x"] == [8, 64] and fig["data"][0]["y"] == [10.0, 2.0]
+    assert fig["data"][0]["marker"]["symbol"] != fig["data"][1]["marker"]["symbol"]
+    assert charts.scaling([], bench) is None

@@ -1,0 +1,106 @@
+"""Cloud scale: the dated price tables as data, the loader, the ratio, and where readers see it."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard import prices
+from leaderboard.models import CloudPrice
+
+from . import leaderboard_factories as make
+
+
+@pytest.fixture
+def v05(rounds):
+    prices.load_all()
+    return rounds["training-v0.5"]
+
+
+def test_the_shipped_price_files_say_how_far_each_number_can_be_trusted():
+    for path in sorted(prices.PRICES_DIR.glob("*.toml")):
+        data = prices.read_price_file(path)
+        for line in data["prices"]:
+            assert line["status"] in ("sourced", "unverified", "placeholder"), path.name
+            if line["status"] == "placeholder":
+                assert "price_per_hour" not in line, f"{path.name}: a placeholder must not carry a price"
+            else:
+                assert line["source"].startswith("https://") and isinstance(line["as_of"], datetime.date)
+
+
+def test_a_price_file_without_source_for_a_price_is_refused(tmp_path):
+    bad = tmp_path / "x.toml"
+    bad.write_text('round = "training-v0.5"\n[[prices]]\nreference = true\nprovider = "P"\ninstance = "I"\n'
+                   'price_per_hour = 1.0\nstatus = "sourced"\n')
+    with pytest.raises(ValueError, match="lacks a price, a source or a date"):
+        prices.read_price_file(bad)
+
+
+def test_loading_keeps_what_staff_edited_unless_told_to_replace(v05):
+    reference = CloudPrice.objects.get(round=v05, reference=True)
+    assert reference.price_per_hour == Decimal("1.46") and reference.status == "unverified"
+    reference.price_per_hour = Decimal("1.60")
+    reference.status = "sourced"
+    reference.save()
+    assert prices.load_all()["training-v0.5"] == 0
+    reference.refresh_from_db()
+    assert reference.price_per_hour == Decimal("1.60")
+    call_command("load_rounds", "--replace-prices", stdout=open("/dev/null", "w"))
+    reference.refresh_from_db()
+    assert reference.price_per_hour == Decimal("1.46")
+
+
+def test_cloud_scale_is_the_systems_price_over_the_reference_price(v05):
+    lines = list(CloudPrice.objects.filter(round=v05))
+    scale = prices.cloud_scale(lines, "Google Inc.", "cloud_v2.8", "tpuv2-8")
+    assert scale.value == pytest.approx(4.50 / 1.46)
+    assert scale.unverified
+    assert "Google Cloud Cloud TPU v2-8" in scale.explanation and "as of 12 Dec 2018" in scale.explanation
+    assert "https://cloud.google.com/tpu/pricing" in scale.explanation
+    pod = prices.cloud_scale(lines, "Google Inc.", "x", "tpuv2-512 + tpuv2-8")
+    assert pod.value is None and "no price for this system" in pod.explanation
+    assert prices.cloud_scale(lines, "nvidia", "dgx1", "DGX-1V") is None
+
+
+def test_a_line_naming_the_key_wins_over_one_naming_the_name(v05):
+    CloudPrice.objects.create(round=v05, submitter="Google Inc.", system_key="special", provider="G", instance="special",
+                              price_per_hour=Decimal("2.92"), status="sourced", source="https://example.org/p",
+                              as_of=datetime.date(2018, 12, 1))
+    lines = list(CloudPrice.objects.filter(round=v05))
+    assert prices.cloud_scale(lines, "Google Inc.", "special", "tpuv2-8").value == pytest.approx(2.0)
+
+
+def test_the_table_shows_cloud_scale_with_its_prices_on_hover_and_the_system_page_details_them(client, v05):
+    tpu = make.system(v05, "Google Inc.", "cloud_v2.8", name="tpuv2-8", category="cloud",
+                      accelerator_model="tpuv2-8")
+    make.result(tpu, "resnet", 301.58)
+    html = client.get("/r/training-v0.5/").content.decode()
+    assert "Cloud scale</a>" in html
+    assert ">3.08</a>" in html and "†" in html
+    assert "as of 12 Dec 2018" in html and "https://cloud.google.com/tpu/pricing" in html
+    assert 'href="/r/training-v0.5/Google%20Inc./cloud_v2.8/#cloud-scale"' in html
+    detail = client.get("/r/training-v0.5/Google%20Inc./cloud_v2.8/").content.decode()
+    assert "Cloud scale <strong>3.08</strong>" in detail
+    assert "USD 4.50" in detail and "USD 1.46" in detail and "12 Dec 2018" in detail
+    assert "Unverified" in detail
+
+
+def test_editing_a_price_refreshes_the_cached_table(client, v05):
+    tpu = make.system(v05, "Google Inc.", "k", name="tpuv2-8", category="cloud")
+    make.result(tpu, "resnet", 301.58)
+    assert ">3.08</a>" in client.get("/r/training-v0.5/").content.decode()
+    line = CloudPrice.objects.get(round=v05, system_name="tpuv2-8")
+    line.price_per_hour = Decimal("2.92")
+    line.save()  # as the admin does
+    assert ">2.00</a>" in client.get("/r/training-v0.5/").content.decode()
+
+
+def test_staff_edit_prices_in_the_admin(client, v05, users):
+    users["reviewer"].is_superuser = True
+    users["reviewer"].save()
+    client.force_login(users["reviewer"])
+    assert client.get("/admin/leaderboard/cloudprice/").status_code == 200
+    line = CloudPrice.objects.get(round=v05, reference=True)
+    response = client.get(f"/admin/leaderboard/cloudprice/{line.pk}/change/")
+    assert response.status_code == 200 and "price_per_hour" in response.content.decode()

@@ -1,0 +1,271 @@
+"""check_result, check_system and rcp_check: the rules about a result's runs together (no Django)."""
+import json
+
+import pytest
+
+from submissions.rules import ResultContext, RunFacts, SystemFacts, check_result, check_system, rcp_check
+from submissions.rules import systems as system_rules
+
+
+@pytest.fixture
+def media():
+    """Shadow the project-wide autouse fixture that needs Django settings: these tests are pure Python."""
+
+
+RESULT = "ACME/results/sys/rgat"
+SYSTEM_PATH = "ACME/systems/sys.json"
+
+
+def run(n, *, seed=None, hp=None, division="closed", status="onprem", success=True):
+    return RunFacts(rel_path=f"{RESULT}/result_{n}.txt", success=success, seed=n + 1 if seed is None else seed,
+                    hyperparameters={"global_batch_size": 16384, "opt_base_learning_rate": 0.001} if hp is None else hp,
+                    submission={"benchmark": "rgat", "org": "ACME", "division": division, "status": status,
+                                "platform": "x"})
+
+
+def full_system_json():
+    return {name: "x" for name in system_rules.library_required_fields("5.1.0")} | {
+        "division": "closed", "status": "Available on-premise"}
+
+
+def system(description=None, *, fmt="system.json", division="closed", category="onprem"):
+    return SystemFacts(description=full_system_json() if description is None else description,
+                       description_format=fmt, description_path=SYSTEM_PATH, division=division, category=category)
+
+
+def ctx(ruleset="5.1.0", required=10, result_dir=None, benchmark="rgat"):
+    return ResultContext(ruleset=ruleset, benchmark=benchmark, required_runs=required, result_path=RESULT,
+                         result_dir=result_dir, division="closed", category="onprem")
+
+
+def only(findings, rule):
+    found = [f for f in findings if f.rule == rule]
+    assert len(found) == 1, f"expected one {rule}, got {findings}"
+    return found[0]
+
+
+def test_a_sound_result_has_no_findings():
+    assert check_result(ctx(), [run(n) for n in range(10)], system()) == []
+
+
+def test_too_few_runs():
+    f = only(check_result(ctx(), [run(n) for n in range(9)], system()), "result.run-count")
+    assert (f.severity, f.file, f.line) == ("error", RESULT, None) and "9 runs" in f.message
+
+
+def test_too_many_runs():
+    assert only(check_result(ctx(required=3), [run(n) for n in range(4)], system()), "result.run-count")
+
+
+def test_runs_with_the_same_seed_are_named():
+    runs = [run(n) for n in range(10)]
+    runs[7] = run(7, seed=3)  # result_2.txt has seed 3 too
+    f = only(check_result(ctx(), runs, system()), "result.seeds-distinct")
+    assert f.severity == "error" and f.file == f"{RESULT}/result_7.txt"
+    assert "result_2.txt" in f.message and "result_7.txt" in f.message and "'3'" in f.message
+
+
+def test_reused_seeds_before_v1_are_a_warning():
+    runs = [run(n, seed=0) for n in range(5)]
+    f = only(check_result(ctx("0.6.0", 5), runs, system({"division": "closed", "status": "onprem"})),
+             "result.seeds-distinct")
+    assert f.severity == "warning"
+
+
+def test_missing_seeds_are_a_warning():
+    runs = [run(n) for n in range(10)]
+    runs[4] = run(4, seed="none")
+    runs[5] = RunFacts(rel_path=f"{RESULT}/result_5.txt", hyperparameters=runs[0].hyperparameters,
+                       submission=runs[0].submission)
+    f = only(check_result(ctx(), runs, system()), "result.seeds-distinct")
+    assert f.severity == "warning" and "2 of 10" in f.message and "result_4.txt" in f.message
+
+
+def test_a_hyperparameter_that_differs_names_the_key_and_both_files():
+    runs = [run(n) for n in range(10)]
+    runs[8] = run(8, hp={"global_batch_size": 16384, "opt_base_learning_rate": 0.005})
+    f = only(check_result(ctx(), runs, system()), "result.hyperparameters-equal")
+    assert (f.severity, f.file) == ("error", f"{RESULT}/result_8.txt")
+    assert "'opt_base_learning_rate'" in f.message and "result_0.txt" in f.message and "0.005" in f.message
+
+
+def test_a_hyperparameter_logged_by_some_runs_only():
+    runs = [run(n) for n in range(10)]
+    runs[3] = run(3, hp={"global_batch_size": 16384})
+    f = only(check_result(ctx(), runs, system()), "result.hyperparameters-equal")
+    assert "not logged in result_3.txt" in f.message
+
+
+def test_counters_logged_as_hyperparameters_differ_with_a_warning():
+    runs = [run(n, hp={"global_batch_size": 16384, "train_samples": 172032 + 12288 * (n % 3)}) for n in range(10)]
+    assert only(check_result(ctx(), runs, system()), "result.hyperparameters-equal").severity == "warning"
+
+
+def test_equal_numbers_of_either_type_are_equal():
+    runs = [run(n, hp={"opt_base_learning_rate": 1 if n % 2 else 1.0}) for n in range(10)]
+    assert check_result(ctx(), runs, system()) == []
+
+
+def test_logs_of_another_division_than_the_system():
+    runs = [run(n) for n in range(10)]
+    runs[2] = run(2, division="open")
+    f = only(check_result(ctx(), runs, system()), "system.division-mismatch")
+    assert (f.severity, f.file) == ("error", f"{RESULT}/result_2.txt") and SYSTEM_PATH in f.message
+
+
+def test_logs_of_another_category_than_the_system():
+    runs = [run(n, status="onprem") for n in range(10)]
+    f = only(check_result(ctx(), runs, system(category="cloud")), "system.category-mismatch")
+    assert f.severity == "warning" and "10 of 10" in f.message
+
+
+def test_system_json_fields_come_from_mlperf_logging():
+    fields = system_rules.library_required_fields("5.1.0")
+    assert {"accelerator_model_name", "number_of_nodes", "framework", "cooling"} <= set(fields)
+    description = full_system_json()
+    del description["cooling"]
+    f = only(check_result(ctx(), [run(n) for n in range(10)], system(description)), "system.required-field")
+    assert (f.severity, f.file, f.line) == ("error", SYSTEM_PATH, None) and "'cooling'" in f.message
+    assert "mlperf-logging" in f.hint
+
+
+def test_an_unknown_availability_is_reported_from_mlperf_logging():
+    description = full_system_json() | {"status": "available soon"}
+    f = only(check_system(system(description), "5.1.0"), "system.invalid-field")
+    assert f.severity == "error" and "available soon" in f.message
+
+
+def test_what_mlperf_logging_logs_stays_out_of_the_workers_log(caplog):
+    description = full_system_json()
+    del description["cooling"]
+    with caplog.at_level("INFO"):
+        assert check_system(system(description), "5.1.0")
+    assert not [r for r in caplog.records if "mlperf_logging" in r.pathname]
+
+
+def test_system_findings_can_be_left_to_a_check_per_system():
+    description = full_system_json()
+    del description["cooling"]
+    findings = check_result(ctx(), [run(n) for n in range(10)], system(description), include_system=False)
+    assert findings == []
+
+
+def test_entry_json_needs_the_v05_fields():
+    description = {"division": "closed", "status": "on-premise", "hardware": "x", "framework": "x",
+                   "interconnect": "x", "os": "x", "libraries": "x", "compilers": "x", "power": "x", "notes": "x",
+                   "nodes": [{"num_nodes": 1, "cpu": "x", "num_cores": 1, "num_vcpus": 1, "accelerator": "x",
+                              "num_accelerators": 8, "sys_mem_size": "x", "sys_storage_type": "x",
+                              "sys_storage_size": "x", "cpu_accel_interconnect": "x", "network_card": "x",
+                              "num_network_cards": 1, "notes": ""}]}
+    entry = SystemFacts(description=description, description_format="entry.json",
+                        description_path="acme/entry/results/sys/entry.json", division="closed", category="onprem")
+    assert check_system(entry, "0.5.0") == []
+    del description["framework"]
+    del description["nodes"][0]["cpu"]
+    findings = check_system(entry, "0.5.0")
+    assert {f.message for f in findings if f.rule == "system.required-field"} == {
+        "The system description has no 'framework' field.",
+        "The system description has no 'cpu' field in node group 1 of 'nodes'.",
+    }
+
+
+def test_v06_system_json_needs_division_and_status():
+    assert check_system(system({"division": "closed", "status": "onprem"}), "0.6.0") == []
+    f = only(check_system(system({"status": "onprem"}), "0.6.0"), "system.required-field")
+    assert "'division'" in f.message
+
+
+# --- RCP ------------------------------------------------------------------------------------------------------
+
+T0 = 1_760_000_000_000
+
+
+def mllog(key, value=None, t=0, **metadata):
+    record = {"namespace": "", "time_ms": T0 + t, "event_type": "POINT_IN_TIME", "key": key, "value": value,
+              "metadata": {"file": "train.py", "lineno": 1, **metadata}}
+    return ":::MLLOG " + json.dumps(record)
+
+
+def rgat_result(folder, epochs, batch_size=16384):
+    """Ten R-GAT logs that converge at the given epoch (mlperf-logging's RCPs for BS 16384 say ~0.86)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(10):
+        (folder / f"result_{n}.txt").write_text("\n".join([
+            mllog("submission_benchmark", "rgat"), mllog("global_batch_size", batch_size),
+            mllog("run_start", None, 10), mllog("eval_accuracy", 0.725, 100, epoch_num=epochs),
+            mllog("run_stop", None, 101, status="success", epoch_num=epochs),
+        ]) + "\n")
+    return folder
+
+
+def test_runs_converging_like_the_reference_pass_the_rcp_check(tmp_path):
+    findings, factor = rcp_check(rgat_result(tmp_path / "rgat", 0.9), "5.1.0", "rgat", result_path=RESULT)
+    f = only(findings, "result.rcp")
+    assert f.severity == "info" and "passed" in f.message and f.file == RESULT
+    assert factor == 1.0
+
+
+def test_runs_converging_a_little_faster_are_normalised(tmp_path):
+    folder = rgat_result(tmp_path / "rgat", 0.84)
+    findings, factor = rcp_check(folder, "5.1.0", "rgat", result_path=RESULT)
+    assert factor > 1.0 and f"{factor:.6g}" in only(findings, "result.rcp").message
+    assert only(findings, "result.rcp-scaling").severity == "warning"  # no scaling.json holds it
+    (folder / "scaling.json").write_text(json.dumps({"scaling_factor": factor}))
+    findings, _ = rcp_check(folder, "5.1.0", "rgat", result_path=RESULT)
+    assert [f.rule for f in findings] == ["result.rcp"]
+
+
+def test_runs_converging_much_faster_fail_the_rcp_check(tmp_path):
+    findings, factor = rcp_check(rgat_result(tmp_path / "rgat", 0.3), "5.1.0", "rgat", result_path=RESULT)
+    f = only(findings, "result.rcp")
+    assert f.severity == "error" and "failed" in f.message and factor is None
+
+
+def test_a_batch_size_above_every_rcp_needs_one(tmp_path):
+    findings, factor = rcp_check(rgat_result(tmp_path / "rgat", 5.0, batch_size=10**7), "5.1.0", "rgat")
+    assert only(findings, "result.rcp").severity == "error" and factor is None
+
+
+def test_the_rcp_check_never_writes_into_the_result_folder(tmp_path):
+    folder = rgat_result(tmp_path / "rgat", 0.84)
+    before = sorted(p.name for p in folder.iterdir())
+    rcp_check(folder, "5.1.0", "rgat")
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_the_rcp_check_takes_the_benchmark_from_the_round_not_the_logs(tmp_path):
+    folder = rgat_result(tmp_path / "rgat", 0.9)
+    for path in folder.glob("result_*.txt"):
+        path.write_text(path.read_text().replace('"rgat"', '"../../x"'))
+    findings, factor = rcp_check(folder, "5.1.0", "rgat")
+    assert only(findings, "result.rcp").severity == "info" and factor == 1.0
+
+
+def test_rcp_applies_from_v1_in_the_closed_division(tmp_path):
+    folder = rgat_result(tmp_path / "rgat", 0.9)
+    assert rcp_check(folder, "0.6.0", "resnet") == ([], None)
+    assert rcp_check(folder, "5.1.0", "minigo") == ([], None)
+    findings, factor = rcp_check(folder, "5.1.0", "no_such_benchmark")
+    assert only(findings, "result.rcp").severity == "warning" and factor is None
+    findings = check_result(ctx(result_dir=folder), [run(n) for n in range(10)], system())
+    assert [f.rule for f in findings] == ["result.rcp"]
+    open_system = system(division="open")
+    assert check_result(ctx(result_dir=folder), [run(n, division="open") for n in range(10)], open_system) == []
+
+
+def test_a_result_whose_logs_cannot_be_read_fails_the_rcp_check(tmp_path):
+    folder = rgat_result(tmp_path / "rgat", 0.9)
+    (folder / "result_3.txt").write_text(':::MLLOG {"key": "global_batch_size", \n')
+    findings, factor = rcp_check(folder, "5.1.0", "rgat")
+    f = only(findings, "result.rcp")
+    assert f.severity == "error" and "result_3.txt" in f.message and factor is None
+
+
+def test_a_run_that_stops_with_success_but_never_evaluates_fails_the_rcp_check_cleanly(tmp_path):
+    folder = rgat_result(tmp_path / "rgat", 0.9)
+    (folder / "result_5.txt").write_text("\n".join([
+        mllog("global_batch_size", 16384), mllog("run_start", None, 10), mllog("run_stop", None, 11, status="success"),
+    ]) + "\n")
+    findings, factor = rcp_check(folder, "5.1.0", "rgat")
+    f = only(findings, "result.rcp")
+    assert f.severity == "error" and "result_5.txt" in f.message and factor is None

@@ -1,0 +1,296 @@
+"""check_run: one finding per way a run log can be wrong, with its rule id, file and line (no Django)."""
+import json
+
+import pytest
+
+from submissions.rules import RunContext, check_run
+
+
+@pytest.fixture
+def media():
+    """Shadow the project-wide autouse fixture that needs Django settings: these tests are pure Python."""
+
+
+T0 = 1_760_000_000_000
+V51_KEYS = frozenset({"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"})
+V06_KEYS = frozenset({"resnet", "ssd", "maskrcnn", "gnmt", "transformer", "ncf", "minigo"})
+RGAT = RunContext(ruleset="5.1.0", benchmark="rgat", benchmark_keys=V51_KEYS, quality_target=0.72)
+REL = "ACME/results/sys/rgat/result_0.txt"
+
+
+def mllog(key, value=None, t=0, **metadata):
+    record = {"namespace": "", "time_ms": T0 + t, "event_type": "POINT_IN_TIME", "key": key, "value": value,
+              "metadata": {"file": "train.py", "lineno": 1, **metadata}}
+    return ":::MLLOG " + json.dumps(record)
+
+
+def rgat_lines(*, benchmark="rgat", last_accuracy=0.725, status="success"):
+    """A v5.1 R-GAT run that passes mlperf-logging's checker (line numbers below count from 1)."""
+    return [
+        mllog("cache_clear", True, 0),                                               # 1
+        mllog("init_start", None, 1),                                                # 2
+        mllog("submission_benchmark", benchmark, 2),                                 # 3
+        mllog("submission_org", "ACME", 2),                                          # 4
+        mllog("submission_division", "closed", 2),                                   # 5
+        mllog("submission_status", "onprem", 2),                                     # 6
+        mllog("submission_platform", "1xTEST", 2),                                   # 7
+        mllog("seed", 7, 3),                                                         # 8
+        mllog("global_batch_size", 16384, 3),                                        # 9
+        mllog("gradient_accumulation_steps", 1, 3),                                  # 10
+        mllog("opt_name", "adam", 3),                                                # 11
+        mllog("opt_base_learning_rate", 0.001, 3),                                   # 12
+        mllog("train_samples", 157_000_000, 3),                                      # 13
+        mllog("eval_samples", 788_379, 3),                                           # 14
+        "Initialisation finished",                                                   # 15
+        mllog("init_stop", None, 60_000),                                            # 16
+        mllog("run_start", None, 60_001),                                            # 17
+        mllog("block_start", None, 60_002, first_epoch_num=0, epoch_count=1, samples_count=0),  # 18
+        mllog("eval_start", None, 600_000, epoch_num=0.45),                          # 19
+        mllog("eval_accuracy", 0.70, 600_100, epoch_num=0.45),                       # 20
+        mllog("eval_stop", None, 600_200, epoch_num=0.45),                           # 21
+        mllog("eval_start", None, 1_200_000, epoch_num=0.9),                         # 22
+        mllog("eval_accuracy", last_accuracy, 1_200_100, epoch_num=0.9),             # 23
+        mllog("eval_stop", None, 1_200_200, epoch_num=0.9),                          # 24
+        mllog("block_stop", None, 1_200_300, first_epoch_num=0),                     # 25
+        mllog("run_stop", None, 1_200_400, status=status, epoch_num=0.9),            # 26
+    ]
+
+
+def write(tmp_path, lines, name="result_0.txt"):
+    path = tmp_path / name
+    data = lines if isinstance(lines, bytes) else ("\n".join(lines) + "\n").encode()
+    path.write_bytes(data)
+    return path
+
+
+def check(tmp_path, lines, ctx=RGAT):
+    return check_run(write(tmp_path, lines), REL, ctx)
+
+
+def only(findings, rule):
+    found = [f for f in findings if f.rule == rule]
+    assert len(found) == 1, f"expected one {rule}, got {findings}"
+    return found[0]
+
+
+def rules(findings, severity="error"):
+    return {f.rule for f in findings if f.severity == severity}
+
+
+# --- a good run ---------------------------------------------------------------------------------------------
+
+def test_a_compliant_run_has_no_findings(tmp_path):
+    outcome = check(tmp_path, rgat_lines())
+    assert outcome.findings == []
+    s = outcome.summary
+    assert s.success and s.time_to_train_s == pytest.approx(1140.399)
+    assert s.submission["benchmark"] == "rgat" and s.seed == 7
+
+
+def test_findings_are_plain_data(tmp_path):
+    outcome = check(tmp_path, rgat_lines(status="aborted"))
+    d = only(outcome.findings, "run.not-successful").as_dict()
+    assert d == {"severity": "error", "rule": "run.not-successful", "message": d["message"], "hint": d["hint"],
+                 "file": REL, "line": 26}
+    assert json.loads(json.dumps(d)) == d
+
+
+# --- the ways a run fails -----------------------------------------------------------------------------------
+
+def test_it_reports_a_missing_run_start(tmp_path):
+    lines = rgat_lines()
+    del lines[16]
+    f = only(check(tmp_path, lines).findings, "run.no-run-start")
+    assert (f.severity, f.file, f.line) == ("error", REL, None)
+
+
+def test_it_reports_a_missing_run_stop_at_the_last_line(tmp_path):
+    outcome = check(tmp_path, rgat_lines()[:-1] + ["Traceback (most recent call last):", "  OOM"])
+    f = only(outcome.findings, "run.no-run-stop")
+    assert (f.severity, f.file, f.line) == ("error", REL, 27)
+    assert not outcome.summary.success
+
+
+def test_it_reports_an_unsuccessful_run_at_its_run_stop_line(tmp_path):
+    outcome = check(tmp_path, rgat_lines(status="aborted"))
+    f = only(outcome.findings, "run.not-successful")
+    assert (f.severity, f.line) == ("error", 26) and "'aborted'" in f.message
+    assert "run.quality-target" not in rules(outcome.findings)  # said once, not twice
+    assert not outcome.summary.success
+
+
+def test_it_reports_run_stop_logged_before_run_start(tmp_path):
+    lines = rgat_lines()
+    lines[16] = mllog("run_start", None, 1_300_000)
+    f = only(check(tmp_path, lines).findings, "run.stop-before-start")
+    assert (f.severity, f.line) == ("error", 26)
+
+
+def test_it_reports_a_last_eval_short_of_the_quality_target(tmp_path):
+    outcome = check(tmp_path, rgat_lines(last_accuracy=0.71))
+    f = only(outcome.findings, "run.quality-target")
+    assert (f.severity, f.file, f.line) == ("error", REL, 23)
+    assert not outcome.summary.success and "0.71" in outcome.summary.failure_reason
+
+
+def test_lower_is_better_targets_are_judged_the_other_way(tmp_path):
+    ctx = RunContext("5.1.0", "rgat", V51_KEYS, quality_target=0.72, higher_is_better=False)
+    f = only(check(tmp_path, rgat_lines(last_accuracy=0.725), ctx).findings, "run.quality-target")
+    assert f.line == 23 and "lower is better" in f.message
+
+
+def test_a_float32_rounding_of_the_target_reaches_it(tmp_path):
+    ctx = RunContext("5.1.0", "rgat", V51_KEYS, quality_target=21.8)
+    outcome = check(tmp_path, rgat_lines(last_accuracy=21.799999237060547), ctx)
+    assert "run.quality-target" not in rules(outcome.findings)
+
+
+def mll(t, key, value=None, **metadata):
+    return f":::MLL {t:.3f} {key}: " + json.dumps({"value": value, "metadata": {"file": "x.py", "lineno": 1,
+                                                                                   **metadata}})
+
+
+def v06_lines(init_stop_at=100.0):
+    return [
+        mll(90.0, "init_start"),               # 1
+        mll(init_stop_at, "init_stop"),         # 2
+        mll(101.0, "run_start"),                # 3
+        mll(200.0, "eval_accuracy", 0.76, epoch_num=1),  # 4
+        mll(201.0, "run_stop", status="success"),        # 5
+    ]
+
+
+V06 = RunContext("0.6.0", "resnet", V06_KEYS, quality_target=0.759, require_init_stop_before_run_start=True)
+
+
+def test_it_reports_a_missing_init_stop_when_the_round_requires_one(tmp_path):
+    lines = v06_lines()
+    del lines[1]
+    f = only(check(tmp_path, lines, V06).findings, "run.no-init-stop")
+    assert (f.severity, f.line) == ("error", 2)  # the run_start line
+
+
+def test_it_reports_run_start_before_init_stop_when_the_round_requires_the_order(tmp_path):
+    outcome = check(tmp_path, v06_lines(init_stop_at=150.0), V06)
+    f = only(outcome.findings, "run.init-order")
+    assert (f.severity, f.line) == ("error", 3)
+    assert not outcome.summary.success
+
+
+def test_init_order_is_not_checked_when_the_round_does_not_ask(tmp_path):
+    ctx = RunContext("0.6.0", "resnet", V06_KEYS, quality_target=0.759)
+    assert not {"run.init-order", "run.no-init-stop"} & rules(check(tmp_path, v06_lines(150.0), ctx).findings)
+
+
+# --- the benchmark key the log names ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("logged", ["mask", "../training_0.7.0/common", "RGAT"])
+def test_a_benchmark_outside_the_round_is_an_error_and_the_checker_is_not_run(tmp_path, logged):
+    outcome = check(tmp_path, rgat_lines(benchmark=logged))
+    f = only(outcome.findings, "run.benchmark-key")
+    assert (f.severity, f.file, f.line) == ("error", REL, 3) and repr(logged) in f.message
+    assert "mlperf.compliance" not in {x.rule for x in outcome.findings}
+    assert only(outcome.findings, "mlperf.skipped").severity == "info"
+
+
+def test_a_log_in_another_benchmarks_folder_is_checked_with_the_folders_rules(tmp_path):
+    ctx = RunContext("5.1.0", "retinanet", V51_KEYS, quality_target=0.34)
+    outcome = check(tmp_path, rgat_lines(benchmark="rgat"), ctx)
+    f = only(outcome.findings, "run.benchmark-mismatch")
+    assert (f.severity, f.line) == ("error", 3)
+    # RetinaNet's rules ran (they require opt_weight_decay, R-GAT's do not).
+    assert any("opt_weight_decay" in x.message and "closed_retinanet.yaml" in x.hint
+               for x in outcome.findings if x.rule == "mlperf.compliance")
+
+
+# --- hostile files ------------------------------------------------------------------------------------------
+
+def test_a_2_mb_log_line_is_an_error_at_its_line_and_the_checker_is_not_run(tmp_path):
+    lines = rgat_lines()
+    lines.insert(7, mllog("submission_poc_name", "x" * 2_000_000, 2))
+    outcome = check(tmp_path, lines)
+    f = only([x for x in outcome.findings if x.severity == "error"], "run.line-too-long")
+    assert (f.file, f.line) == (REL, 8) and "2,000," in f.message
+    assert "mlperf.compliance" not in {x.rule for x in outcome.findings}
+    assert only(outcome.findings, "mlperf.skipped")
+    assert outcome.summary.success  # the lost line was not one the timing needs
+
+
+def test_a_long_line_without_log_events_is_a_warning_and_the_checker_still_runs(tmp_path):
+    lines = rgat_lines()
+    lines.insert(14, "\r".join(f"{i}%|##########| {i}/100" for i in range(40_000)))  # a progress bar
+    outcome = check(tmp_path, lines)
+    f = only(outcome.findings, "run.line-too-long")
+    assert (f.severity, f.line) == ("warning", 15)
+    assert {x.rule for x in outcome.findings} == {"run.line-too-long"}  # checked, and compliant
+
+
+def test_binary_garbage_is_reported_quickly(tmp_path):
+    import random
+
+    garbage = random.Random(5).randbytes(300_000)
+    outcome = check_run(write(tmp_path, garbage), REL, RGAT)
+    assert only(outcome.findings, "run.binary-content").severity == "error"
+    assert {"run.no-run-start", "run.no-run-stop", "run.binary-content"} <= rules(outcome.findings)
+    assert "mlperf.compliance" not in {x.rule for x in outcome.findings}
+
+
+def test_nul_bytes_on_a_line_are_binary_content_at_that_line(tmp_path):
+    data = ("\n".join(rgat_lines()) + "\n").encode().replace(b'"seed"', b'"se\x00ed"')
+    outcome = check_run(write(tmp_path, data), REL, RGAT)
+    f = only(outcome.findings, "run.binary-content")
+    assert (f.severity, f.line) == ("error", 8) and "1 line" in f.message
+    assert only(outcome.findings, "mlperf.skipped")
+
+
+def test_control_bytes_without_nul_are_binary_too(tmp_path):
+    outcome = check_run(write(tmp_path, bytes(range(1, 32)) * 2000), REL, RGAT)
+    assert only(outcome.findings, "run.binary-content").line == 1
+
+
+def test_bytes_that_are_not_utf8_on_a_log_line_are_a_warning(tmp_path):
+    data = ("\n".join(rgat_lines()) + "\n").encode().replace(b'"1xTEST"', b'"1xTEST\xff\xfe"')
+    outcome = check_run(write(tmp_path, data), REL, RGAT)
+    f = only(outcome.findings, "run.not-utf8")
+    assert (f.severity, f.line) == ("warning", 7)
+    assert "mlperf.compliance" not in {x.rule for x in outcome.findings}  # the checker ran and is content
+
+
+def test_bytes_that_are_not_utf8_outside_log_lines_are_info(tmp_path):
+    data = ("\n".join(rgat_lines()) + "\n").encode().replace(b"Initialisation finished", b"progress \xe2\x96")
+    f = only(check_run(write(tmp_path, data), REL, RGAT).findings, "run.not-utf8")
+    assert (f.severity, f.line) == ("info", 15)
+
+
+def test_a_garbled_log_line_is_a_warning_at_its_line(tmp_path):
+    lines = rgat_lines()
+    lines.insert(15, ':::MLLOG {"namespace": "", "time_ms": 17600000')  # cut short
+    outcome = check(tmp_path, lines)
+    f = only(outcome.findings, "run.bad-line")
+    assert (f.severity, f.line) == ("warning", 16)
+    assert any(x.rule == "mlperf.compliance" and x.line == 16 for x in outcome.findings)  # the checker agrees
+
+
+def test_an_empty_file(tmp_path):
+    outcome = check(tmp_path, b"")
+    assert {"run.no-run-start", "run.no-run-stop"} <= rules(outcome.findings)
+    assert only(outcome.findings, "run.no-run-stop").line is None
+
+
+def test_a_ruleset_mlperf_logging_does_not_know_is_said_once(tmp_path):
+    ctx = RunContext("9.9.0", "rgat", V51_KEYS, quality_target=0.72)
+    f = only(check(tmp_path, rgat_lines(), ctx).findings, "mlperf.unsupported-ruleset")
+    assert f.severity == "info"
+
+
+def test_a_fault_inside_the_compliance_check_is_an_error_not_a_crash(tmp_path, monkeypatch):
+    from submissions.rules import compliance
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(compliance, "check_file", broken)
+    outcome = check(tmp_path, rgat_lines())
+    f = only(outcome.findings, "mlperf.compliance")
+    assert f.severity == "error" and "RuntimeError: boom" in f.message
+    assert outcome.summary.success  # the run itself is fine

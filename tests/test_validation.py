@@ -1,0 +1,117 @@
+"""Findings through the pipeline: stored per run and result, shown to the submitter, downloadable,
+reported on the command line, replaced by re-validation with the history kept."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.models import Result
+from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.models import Finding, Submission, Validation
+from submissions.tasks import revalidate
+
+from .conftest import shared_tarball
+
+pytestmark = pytest.mark.usefixtures("eager")
+TARGETS = {"retinanet": 0.34}
+
+
+def bundle_with_broken_runs(tmp_path, broken=(2, 3)):
+    """A valid bundle, then run_stop cut from the given runs' logs."""
+    root = write_bundle(tmp_path, "Acme", [SystemSpec("alpha", results={"retinanet": [10.0, 11.0, 12.0, 13.0, 14.0]})], TARGETS)
+    for index in broken:
+        log = root / "results" / "alpha" / "retinanet" / f"result_{index}.txt"
+        lines = log.read_text().splitlines()
+        log.write_text("\n".join(line for line in lines if '"run_stop"' not in line) + "\n")
+    return root
+
+
+@pytest.fixture
+def broken(rounds, users, tmp_path):
+    call_command("ingest", str(bundle_with_broken_runs(tmp_path)), "--round", "training-v5.1")
+    submission = Submission.objects.get()
+    Submission.objects.filter(pk=submission.pk).update(uploaded_by=users["owner"])
+    return submission
+
+
+def test_a_clean_generated_bundle_has_no_findings_that_block(rounds, tmp_path):
+    call_command("ingest", str(bundle_with_broken_runs(tmp_path, broken=())), "--round", "training-v5.1")
+    submission = Submission.objects.get()
+    assert submission.status == "valid", submission.message
+    assert not Finding.objects.filter(severity__in=["error", "warning"]).exists()
+
+
+def test_one_failed_run_is_tolerated_as_a_warning(rounds, tmp_path):
+    call_command("ingest", str(bundle_with_broken_runs(tmp_path, broken=(2,))), "--round", "training-v5.1")
+    submission = Submission.objects.get()
+    assert submission.status == "valid", submission.message
+    finding = Finding.objects.get(rule="run.no-run-stop")
+    assert finding.severity == "warning" and "infinitely slow" in finding.hint
+    result = Result.objects.get()
+    # 10, 11, 13, 14 and the failure as infinity: drop 10 and the failure, mean of 11, 13 and 14
+    assert result.score_s == pytest.approx((11 + 13 + 14) / 3 * 60, abs=0.01)
+
+
+def test_a_run_without_run_stop_is_an_error_finding_on_that_file(broken):
+    finding = Finding.objects.get(rule="run.no-run-stop", file__endswith="result_2.txt")
+    assert finding.file == "Acme/results/alpha/retinanet/result_2.txt"
+    assert finding.severity == "error" and finding.line
+    assert finding.run.index == 2 and finding.result.benchmark.key == "retinanet"
+    broken.refresh_from_db()
+    assert broken.status == "invalid"
+    result = Result.objects.get()
+    assert result.error_count >= 1 and not result.published
+
+
+def test_the_submission_page_groups_findings_and_offers_the_json(client, broken, users):
+    client.force_login(users["owner"])
+    page = client.get(f"/submissions/{broken.pk}/").content.decode()
+    assert "System alpha" in page and "alpha › retinanet" in page
+    assert "run.no-run-stop" in page and "result_2.txt" in page
+    data = client.get(f"/submissions/{broken.pk}/findings.json").json()
+    assert data["status"] == "invalid" and data["counts"]["error"] >= 1
+    assert {"severity", "rule", "file", "line", "message", "hint"} <= set(data["findings"][0])
+
+
+def test_the_report_command_prints_every_finding(broken, capsys):
+    call_command("report", str(broken.pk))
+    text = capsys.readouterr().out
+    assert f"Submission {broken.pk}" in text and "run.no-run-stop" in text and "result_2.txt:" in text
+    call_command("report", str(broken.pk), "--format", "json")
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["findings"]) == Finding.objects.count()
+
+
+def test_revalidation_replaces_findings_and_keeps_the_history(broken):
+    before = sorted(Finding.objects.values_list("rule", "file", "line", "message"), key=repr)
+    revalidate.delay(broken.pk, "test")
+    broken.refresh_from_db()
+    assert broken.status == "invalid"
+    first, second = Validation.objects.order_by("number")
+    assert (first.number, second.number, second.reason) == (1, 2, "test")
+    assert first.verdict == second.verdict == "invalid"
+    assert sorted(second.findings.values_list("rule", "file", "line", "message"), key=repr) == before
+    assert first.findings.count() == second.findings.count()  # the first pass's findings are kept
+
+
+def test_only_reviewers_can_ask_for_revalidation(client, broken, users):
+    client.force_login(users["owner"])
+    response = client.post(f"/submissions/{broken.pk}/revalidate/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert Validation.objects.count() == 1
+    client.force_login(users["reviewer"])
+    client.post(f"/submissions/{broken.pk}/revalidate/", {"reason": "rules fix"})
+    assert list(Validation.objects.order_by("number").values_list("reason", flat=True)) == ["ingest", "rules fix"]
+
+
+@pytest.mark.shared_rounds
+def test_the_v06_round_as_history_shows_its_leaderboard_with_advisory_findings(client, rounds):
+    call_command("ingest", str(shared_tarball("training_v0.6_results.tar.xz")), "--round", "training-v0.6", "--publish")
+    assert set(Submission.objects.values_list("status", flat=True)) == {"published"}
+    assert Finding.objects.filter(severity="error").exists()
+    assert not Finding.objects.filter(advisory=False).exists()
+    google = Result.objects.get(system__submitter__name="Google", system__key="tpu-v3-2048", benchmark__key="transformer")
+    assert google.published and google.advisory and google.error_count + google.warning_count > 0
+    page = client.get("/r/training-v0.6/").content.decode()
+    assert "tpu-v3-2048" in page

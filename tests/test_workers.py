@@ -1,0 +1,126 @@
+"""Validation on two real worker processes, with PostgreSQL and Redis: parallel, repeatable, and
+surviving a worker killed with SIGKILL in the middle."""
+
+import os
+import signal
+import tarfile
+import time
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+
+from submissions.bundles.split import submitter_root
+from submissions.models import Finding, RunCheck, Submission, Validation
+from submissions.pipeline import sweep
+from submissions.tasks import _Queue, revalidate
+
+from .conftest import shared_tarball
+from .worker import Worker, purge_broker, require_services
+
+pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
+
+
+@pytest.fixture(scope="module")
+def media_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("workers") / "media"
+
+
+@pytest.fixture
+def media(settings, media_root):
+    settings.MEDIA_ROOT = media_root
+    return media_root
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory):
+    """Two v5.1 submitters' bundles, cut from the round's tarball."""
+    tarball = shared_tarball("training_v5.1_results.tar.xz")
+    out = tmp_path_factory.mktemp("bundles")
+    wanted = {"Lenovo": out / "lenovo.tar", "University-of-Florida": out / "uf.tar"}
+    writers = {name: tarfile.open(path, "w") for name, path in wanted.items()}
+    with tarfile.open(tarball, "r|xz") as source:
+        for member in source:
+            writer = writers.get(submitter_root(member.name) or "")
+            if writer:
+                member.name = member.name.removeprefix("./")
+                writer.addfile(member, source.extractfile(member) if member.isfile() else None)
+    for writer in writers.values():
+        writer.close()
+    return wanted
+
+
+@pytest.fixture
+def services(transactional_db, rounds, media_root):
+    require_services()
+    purge_broker()
+    media_root.mkdir(parents=True, exist_ok=True)
+    started = []
+
+    def start(name):
+        worker = Worker(media_root, concurrency=1, name=name)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def wait_final(pk, timeout=600):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        submission = Submission.objects.get(pk=pk)
+        if submission.is_final:
+            return submission
+        time.sleep(0.5)
+    raise AssertionError(f"submission {pk} still {submission.status} after {timeout} s")
+
+
+def finding_set(validation):
+    return sorted(validation.findings.values_list("rule", "file", "line", "message", "severity"), key=repr)
+
+
+def test_two_workers_validate_a_bundle_in_parallel_and_again_identically(services, bundles):
+    services("w1"), services("w2")
+    call_command("ingest", str(bundles["Lenovo"]), "--round", "training-v5.1", "--wait", "--timeout", "600")
+    submission = Submission.objects.get()
+    assert submission.status in ("valid", "invalid") and submission.runs_checked == submission.runs_total
+    first = submission.validations.get(number=1)
+    workers = set(RunCheck.objects.filter(validation=first).values_list("worker", flat=True))
+    assert len(workers) == 2, f"checked by {workers}"
+    assert RunCheck.objects.filter(validation=first).count() == submission.runs_total
+
+    revalidate.delay(submission.pk, "test: same rules again")
+    time.sleep(1)
+    wait_final(submission.pk)
+    second = submission.validations.get(number=2)
+    assert second.status == Validation.Status.DONE
+    assert finding_set(first) == finding_set(second)
+    assert (first.verdict, first.errors, first.warnings) == (second.verdict, second.errors, second.warnings)
+
+
+def test_a_worker_killed_mid_validation_does_not_leave_the_submission_stuck(services, bundles):
+    victim = services("victim")
+    call_command("ingest", str(bundles["University-of-Florida"]), "--round", "training-v5.1")
+    submission = Submission.objects.get()
+    deadline = time.monotonic() + 300
+    while Submission.objects.get(pk=submission.pk).runs_checked < 5:
+        assert time.monotonic() < deadline, "the worker checked nothing"
+        time.sleep(0.2)
+    os.killpg(victim.process.pid, signal.SIGKILL)  # the worker and its pool, mid-validation
+    victim.process.wait()
+    submission.refresh_from_db()
+    assert not submission.is_final, "the kill came too late to test anything"
+
+    services("rescuer")
+    # The killed worker's unacknowledged tasks come back only after the broker's visibility
+    # timeout; the sweeper re-queues them now.
+    actions = sweep(older_than=timedelta(0), max_attempts=3, queue=_Queue)
+    assert actions, "the sweeper found nothing to do"
+    submission = wait_final(submission.pk)
+    assert submission.status in ("valid", "invalid"), submission.message
+    validation = submission.validations.get(number=1)
+    assert RunCheck.objects.filter(validation=validation).count() == submission.runs_total
+    assert validation.status == Validation.Status.DONE
+    assert Finding.objects.filter(validation=validation, rule="run.timeout").count() == 0
