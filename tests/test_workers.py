@@ -124,3 +124,44 @@ def test_a_worker_killed_mid_validation_does_not_leave_the_submission_stuck(serv
     assert RunCheck.objects.filter(validation=validation).count() == submission.runs_total
     assert validation.status == Validation.Status.DONE
     assert Finding.objects.filter(validation=validation, rule="run.timeout").count() == 0
+
+
+def hostile_bundle(tmp_path):
+    """One result whose five logs are each hostile in a different way, beside good ones."""
+    from submissions.bundles.generate import SystemSpec, write_bundle
+
+    root = write_bundle(tmp_path, "Mallory", [SystemSpec("evil", results={"retinanet": [10.0] * 5})], {"retinanet": 0.34})
+    folder = root / "results" / "evil" / "retinanet"
+    good = (folder / "result_0.txt").read_bytes()
+    (folder / "result_0.txt").write_bytes(good + b":::MLLOG " + b"x" * 50_000_000 + b"\n")  # a 50 MB line
+    (folder / "result_1.txt").write_bytes(good.replace(b'"value": "retinanet"', b'"value": "../training_0.7.0/common"'))
+    (folder / "result_2.txt").write_bytes(os.urandom(200_000) + b"\0\0\0" + good[:1000])
+    (folder / "result_3.txt").write_bytes(b"\n".join(l for l in good.split(b"\n") if b'"run_stop"' not in l))
+    (folder / "result_4.txt").write_bytes(good.replace(b"retinanet", "r\xe9tinanet".encode("latin-1")))
+    return root
+
+
+def test_hostile_logs_give_findings_and_the_worker_stays_healthy(services, tmp_path):
+    services("w1")
+    start = time.monotonic()
+    call_command("ingest", str(hostile_bundle(tmp_path)), "--round", "training-v5.1")
+    hostile = wait_final(Submission.objects.get().pk, timeout=300)
+    elapsed = time.monotonic() - start
+    assert hostile.status == "invalid"
+    rules_by_file = {}
+    for rule, file in Finding.objects.filter(validation__submission=hostile).values_list("rule", "file"):
+        rules_by_file.setdefault(file.rsplit("/", 1)[-1], set()).add(rule)
+    assert "run.line-too-long" in rules_by_file["result_0.txt"]
+    assert "run.benchmark-key" in rules_by_file["result_1.txt"]
+    assert "run.binary-content" in rules_by_file["result_2.txt"]
+    assert "run.no-run-stop" in rules_by_file["result_3.txt"]
+    assert "run.not-utf8" in rules_by_file["result_4.txt"]
+    assert not Finding.objects.filter(rule="run.timeout").exists()
+    print(f"hostile bundle validated in {elapsed:.1f} s")
+
+    # The same worker takes the next, ordinary bundle.
+    from submissions.bundles.generate import SystemSpec, write_bundle
+
+    good = write_bundle(tmp_path / "next", "Acme", [SystemSpec("ok", results={"retinanet": [10.0] * 5})], {"retinanet": 0.34})
+    call_command("ingest", str(good), "--round", "training-v5.1", "--wait", "--timeout", "120")
+    assert Submission.objects.get(submitter__name="Acme").status == "valid"
