@@ -134,7 +134,6 @@ def _curve(rng: random.Random, target: float, evals: int, success: bool) -> list
     out = []
     for k in range(1, evals + 1):
         frac = (k / evals) ** 0.7
-        wobble = 0.0 if k == evals else target * rng.uniform(-0.01, 0.01)
         value = first + (last - first) * frac
         out.append(value if k == evals else min(value, target * 0.999))  # only the last eval may hit target
     return out

@@ -7,25 +7,24 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from leaderboard.models import Run
+from leaderboard.models import Benchmark, Run
 
 from .. import rules
-from ..models import Finding, RunCheck, Validation
+from ..models import Finding, RunCheck
 from .common import Status, update, work_dir
 
 RUN_FIELDS = (
     "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
     "result__benchmark__higher_is_better", "result__system__key", "result__system__division",
-    "result__system__submission_id", "result__system__round__ruleset",
+    "result__system__submission_id", "result__system__round_id", "result__system__round__ruleset",
     "result__system__round__require_init_stop_before_run_start", "result__system__round__history",
 )
 
 
-def _benchmark_keys(validation_id: int) -> frozenset[str]:
+def _benchmark_keys(round_id: int) -> frozenset[str]:
     """The names a log may give its benchmark: the round's keys and their aliases (v0.6 'mask')."""
-    round_ = Validation.objects.select_related("submission__round").get(pk=validation_id).submission.round
     names = set()
-    for key, aliases in round_.benchmarks.values_list("key", "aliases"):
+    for key, aliases in Benchmark.objects.filter(round_id=round_id).values_list("key", "aliases"):
         names.update([key, *aliases])
     return frozenset(names)
 
@@ -53,7 +52,7 @@ def check_run(run_id: int, validation_id: int) -> int | None:
         ctx = rules.RunContext(
             ruleset=run["result__system__round__ruleset"],
             benchmark=run["result__benchmark__key"],
-            benchmark_keys=_benchmark_keys(validation_id),
+            benchmark_keys=_benchmark_keys(run["result__system__round_id"]),
             division=run["result__system__division"],
             quality_target=run["result__benchmark__quality_target"],
             higher_is_better=run["result__benchmark__higher_is_better"],

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from leaderboard.cache import invalidate_round
 from leaderboard.models import Benchmark, Result, Run, System
 
 from .. import rules, scoring
@@ -183,3 +184,5 @@ def publish(submission_id: int) -> None:
     System.objects.filter(submission=submission).update(published=False)
     System.objects.filter(submission=submission, results__published=True).update(published=True)
     update(submission_id, status=Status.PUBLISHED)
+    round_key = submission.round.key
+    transaction.on_commit(lambda: invalidate_round(round_key))  # cached tables and exports are stale

@@ -1,7 +1,6 @@
 """Registry of MLPerf log line formats and the tolerant streaming parser (parse_lines, parse_file)."""
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Iterable
 
@@ -218,38 +217,13 @@ class _FileParser:
                     if ident in seen:
                         continue
                     seen.add(ident)
-                events_append(_new_event(key, value, time_s, n, metadata))
+                events_append(Event(key, value, time_s, n, metadata))
             self.fmt = fmt
             self.group_time, self.seen = group_time, seen
         n += count("\n", done)
         if done < size and text[-1] != "\n":
             n += 1  # the file's last line, without "\n"
         self.n = n
-
-
-def _event_maker():
-    """A faster Event(...) for parse_file: the frozen dataclass __init__ pays for five object.__setattr__
-    calls; filling the slots directly builds the same object in half the time. Plain Event if that changes."""
-    names = ("key", "value", "time_s", "line", "metadata")
-    if (tuple(f.name for f in dataclasses.fields(Event)) != names or hasattr(Event, "__post_init__")
-            or getattr(Event, "__slots__", None) != names):
-        return Event
-    new = object.__new__
-    set_key, set_value, set_time, set_line, set_metadata = (Event.__dict__[name].__set__ for name in names)
-
-    def new_event(key, value, time_s, line, metadata):
-        event = new(Event)
-        set_key(event, key)
-        set_value(event, value)
-        set_time(event, time_s)
-        set_line(event, line)
-        set_metadata(event, metadata)
-        return event
-
-    return new_event
-
-
-_new_event = _event_maker()
 
 
 def _ident(key, value) -> tuple:
