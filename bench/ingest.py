@@ -63,7 +63,7 @@ def main() -> int:
         floor_wall, floor_rss = timed_child([sys.executable, __file__, "--floor"], env)
         total_bytes = floor()
         ingest_wall, ingest_rss = timed_child(
-            manage + ["ingest", str(TARBALL), "--round", "training-v5.1", "--wait"], env
+            manage + ["ingest", str(TARBALL), "--round", "training-v5.1"], env  # eager: final on return
         )
     mb = total_bytes / 1e6
     print(f"v5.1 round: {TARBALL.stat().st_size / 1e6:.1f} MB compressed, {mb:.1f} MB unpacked")
