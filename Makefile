@@ -22,7 +22,7 @@ run: setup
 	$(PY) manage.py load_rounds
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py load_sample_data
 	$(PY) manage.py ensure_admin
-	$(VENV)/bin/celery -A portal worker -Q ingest,checks,celery --pool=solo --loglevel=WARNING & \
+	$(VENV)/bin/celery -A portal worker -B -s var/celerybeat-schedule -Q ingest,checks,celery --pool=solo --loglevel=WARNING & \
 	  trap 'kill $$!' EXIT; $(PY) manage.py runserver $(PORT)
 
 # Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
