@@ -5,7 +5,8 @@ from collections import Counter
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from leaderboard.cache import invalidate_round
@@ -46,19 +47,20 @@ def _tolerate_failed_runs(validation: Validation, results: list[Result]) -> None
     mlperf-logging's package checker accepts one non-compliant file per result (four for UNet3D);
     a result scored from the first converging runs (v0.5 NCF) expects failures by design.
     """
-    for result in results:
-        if result.score_s is None:
-            continue
-        failing = set(
-            validation.findings.filter(result=result, severity="error", run__isnull=False)
-            .values_list("run_id", flat=True)
+    errors = validation.findings.filter(severity="error", run__isnull=False)
+    failing: dict[int, set[int]] = {}
+    for result_id, run_id in errors.values_list("result_id", "run_id"):
+        failing.setdefault(result_id, set()).add(run_id)
+    tolerated = [
+        run_id
+        for result in results
+        if result.score_s is not None and result.pk in failing and (
+            result.benchmark.scoring == Benchmark.Scoring.FIRST_CONVERGING
+            or len(failing[result.pk]) <= rules.tolerated_error_files(result.benchmark.key)
         )
-        allowed = rules.tolerated_error_files(result.benchmark.key)
-        if result.benchmark.scoring == Benchmark.Scoring.FIRST_CONVERGING or len(failing) <= allowed:
-            for finding in validation.findings.filter(run_id__in=failing, severity="error"):
-                finding.severity = "warning"
-                finding.hint = (finding.hint + TOLERATED).strip()
-                finding.save(update_fields=["severity", "hint"])
+        for run_id in failing[result.pk]
+    ]
+    errors.filter(run_id__in=tolerated).update(severity="warning", hint=Concat("hint", Value(TOLERATED)))
 
 
 def _system_facts(system: System) -> rules.SystemFacts:
