@@ -17,7 +17,7 @@ def _truncate(text: str, limit: int) -> str:
 
 
 def _hardware(count, model: str) -> str:
-    short = _truncate(model, 30)
+    short = _truncate(model, 26)
     title = f' title="{escape(model)}"' if short != model else ""
     prefix = f"{count} × " if count else ""
     return f'<td class="hw"{title}>{prefix}{escape(short)}</td>'
@@ -34,7 +34,7 @@ def rows_html(view: TableView, rows: list[Row], benches: list[Bench], *, cloud_s
     for row in rows:
         slug = escape(row.slug)
         label = escape(f"{row.submitter} {row.name}")
-        software = _truncate(row.framework, 40)
+        software = _truncate(row.framework, 28)
         software_title = f' title="{escape(row.framework)}"' if software != row.framework else ""
         parts = [
             f'<tr data-system="{slug}">',

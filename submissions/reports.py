@@ -50,3 +50,18 @@ def report_text(submission: Submission) -> str:
         if f["hint"]:
             lines.append(f"        hint: {f['hint']}")
     return "\n".join(lines)
+
+
+def findings_by_result(result_ids: list[int]) -> dict[int, list[dict]]:
+    """The latest finished validation's findings of each result, for the public result page (one query)."""
+    rows = (
+        Finding.objects.filter(result_id__in=result_ids, validation__status=Validation.Status.DONE)
+        .select_related("validation").order_by("result_id", "-validation__number", "file", "line")
+    )
+    latest: dict[int, int] = {}
+    out: dict[int, list[dict]] = {}
+    for finding in rows:
+        number = latest.setdefault(finding.result_id, finding.validation.number)
+        if finding.validation.number == number:
+            out.setdefault(finding.result_id, []).append(finding.as_dict())
+    return out

@@ -242,7 +242,6 @@ def test_browsers_get_the_cached_page_gzipped(client, catalogue):
     assert gzip.decompress(response.content) == plain
 
 
-@pytest.mark.xfail(strict=False, reason="until submissions.pipeline.publish calls leaderboard.cache.invalidate_round")
 def test_publishing_a_submission_refreshes_the_cached_table(client, v51):
     from submissions.pipeline import publish
 

@@ -115,3 +115,9 @@ def test_the_v06_round_as_history_shows_its_leaderboard_with_advisory_findings(c
     assert google.published and google.advisory and google.error_count + google.warning_count > 0
     page = client.get("/r/training-v0.6/").content.decode()
     assert "tpu-v3-2048" in page
+
+
+def test_the_public_result_page_lists_the_findings_of_a_published_result(client, rounds, tmp_path):
+    call_command("ingest", str(bundle_with_broken_runs(tmp_path, broken=(2,))), "--round", "training-v5.1", "--publish")
+    page = client.get("/r/training-v5.1/Acme/alpha/retinanet/").content.decode()
+    assert "run.no-run-stop" in page and "result_2.txt" in page

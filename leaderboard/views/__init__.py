@@ -1,0 +1,10 @@
+"""Public pages: rounds and a round's table (rounds), a system and a result (details), a comparison
+of systems (compare), and progress across rounds (progress). Only public results appear
+(leaderboard.public)."""
+
+from .compare import compare_page
+from .details import result_page, system_page
+from .progress import progress_page
+from .rounds import home, round_page
+
+__all__ = ["compare_page", "home", "progress_page", "result_page", "round_page", "system_page"]

@@ -1,0 +1,49 @@
+"""Two to four systems of a round side by side, per benchmark, with ratios to a baseline."""
+
+from urllib.parse import urlencode
+
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
+
+from .. import charts
+from ..models import Round
+from ..tables import round_data
+from .common import json_script
+
+
+@require_safe
+def compare_page(request, round_key):
+    round_ = get_object_or_404(Round, key=round_key)
+    data = round_data(round_)
+    by_slug = {row.slug: row for row in data.rows}
+    wanted = list(dict.fromkeys(request.GET.getlist("s")))
+    chosen = [by_slug[s] for s in wanted if s in by_slug]
+    unknown = [s for s in wanted if s not in by_slug]
+    error = ""
+    if len(chosen) < 2:
+        error = "Pick at least two systems to compare (tick them in the round table)."
+    elif len(chosen) > 4:
+        error = "Compare at most four systems at once; the first four are shown."
+        chosen = chosen[:4]
+    try:
+        base = min(max(int(request.GET.get("base", 0)), 0), max(len(chosen) - 1, 0))
+    except ValueError:
+        base = 0
+    lines = []
+    for bench in data.benchmarks:
+        if not any(bench.key in row.cells for row in chosen):
+            continue
+        baseline = chosen[base].cells.get(bench.key) if chosen else None
+        entries = []
+        for row in chosen:
+            cell = row.cells.get(bench.key)
+            ratio = None
+            if cell and baseline and cell.score_s and baseline.score_s:
+                ratio = baseline.score_s / cell.score_s
+            entries.append({"cell": cell, "ratio": ratio})
+        lines.append({"bench": bench, "entries": entries})
+    return render(request, "leaderboard/compare.html", {
+        "round": round_, "systems": chosen, "lines": lines, "base": base, "error": error, "unknown": unknown,
+        "chart": json_script(charts.compare(chosen, data.benchmarks)) if len(chosen) >= 2 else "",
+        "base_links": [urlencode([*(("s", r.slug) for r in chosen), ("base", i)]) for i in range(len(chosen))],
+    })

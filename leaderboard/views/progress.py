@@ -1,0 +1,57 @@
+"""Progress across rounds: the best time per benchmark in each round."""
+
+from django.db.models import Min
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from .. import cache, charts, public
+from ..models import Benchmark, Division, Round
+from .common import json_script
+
+
+@require_safe
+def progress_page(request):
+    division = request.GET.get("division", "closed")
+    if division not in Division.values:
+        division = "closed"
+    rounds = list(Round.objects.order_by("publication_date", "key"))
+    key = cache.catalogue_key("progress", [f"{r.key}:{r.cache_token}" for r in rounds], division)
+
+    def build():
+        best = (
+            public.results().filter(system__division=division, score_s__isnull=False)
+            .values("system__round__key", "benchmark__key").annotate(best=Min("score_s"))
+        )
+        bests = {(b["system__round__key"], b["benchmark__key"]): b["best"] for b in best}
+        who = {}
+        if bests:
+            holders = public.results().filter(
+                system__division=division, score_s__in=set(bests.values()),
+            ).values_list("system__round__key", "benchmark__key", "score_s", "system__submitter__name", "system__name")
+            for round_key, bench_key, score, submitter, name in holders:
+                if bests.get((round_key, bench_key)) == score:
+                    who.setdefault((round_key, bench_key), f"{submitter}: {name}")
+        names = dict(  # the latest round's name of each benchmark key
+            Benchmark.objects.order_by("round__publication_date", "round__key").values_list("key", "name")
+        )
+        series: dict[str, list] = {}
+        table = []
+        for r in rounds:
+            for bench_key in sorted({k for (rk, k) in bests if rk == r.key}):
+                minutes = bests[(r.key, bench_key)] / 60
+                series.setdefault(bench_key, []).append((r.key, r.name, minutes, who.get((r.key, bench_key), "")))
+        for bench_key, points in sorted(series.items()):
+            first = points[0][2]
+            for round_key, round_name, minutes, holder in points:
+                table.append({
+                    "bench": bench_key, "name": names.get(bench_key, bench_key), "round": round_name,
+                    "round_key": round_key, "minutes": minutes, "holder": holder,
+                    "gain": first / minutes if minutes else None,
+                })
+        chart = charts.progress(series, names, [r.name for r in rounds])
+        return {"chart": json_script(chart), "table": table}
+
+    built = cache.get_or_set(key, build)
+    return render(request, "leaderboard/progress.html", {
+        "division": division, "divisions": Division.choices, **built,
+    })

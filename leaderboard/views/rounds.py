@@ -1,0 +1,129 @@
+"""The round page: the table, its filters and charts, and its exports, cached per round.
+
+The whole response body is cached gzipped under the round's cache token (leaderboard.cache),
+keyed by the query string; a publication replaces the token.
+"""
+
+import gzip
+from urllib.parse import urlencode
+
+from django.http import HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.cache import patch_vary_headers
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_safe
+
+from .. import cache, charts
+from ..exports import FORMATS, table_frame
+from ..models import Round
+from ..tablehtml import rows_html
+from ..tables import round_data
+from ..tableview import TableView, sections
+from .common import json_script
+
+CONTROL_PARAMS = ("partial", "format")
+
+
+def _raw_key(request) -> str:
+    """The request's query string in a fixed order, without the parameters that pick the output."""
+    items = sorted((k, v) for k, values in request.GET.lists() for v in values if k not in CONTROL_PARAMS)
+    return urlencode(items)
+
+
+@require_safe
+def home(request):
+    rounds = list(Round.objects.all())
+    return render(request, "leaderboard/home.html", {"rounds": rounds})
+
+
+@require_safe
+def round_page(request, round_key):
+    round_ = get_object_or_404(Round, key=round_key)
+    other = request.GET.get("round")
+    if other and other != round_.key:
+        target = get_object_or_404(Round, key=other)
+        rest = [(k, v) for k, vs in request.GET.lists() for v in vs if k not in ("round", "partial")]
+        return redirect(target.get_absolute_url() + (f"?{urlencode(rest)}" if rest else ""))
+
+    fmt = request.GET.get("format")
+    if fmt is not None and fmt not in FORMATS:
+        return HttpResponseBadRequest(f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain")
+    partial = request.GET.get("partial") == "1"
+    raw = _raw_key(request)
+    base_url = request.build_absolute_uri("/").rstrip("/")
+    # What is cached is the whole response body, gzipped once; it differs only by output kind
+    # and, for the full page, whether the site header shows the signed-in links.
+    if fmt:
+        kind = f"export-{fmt}"
+    elif partial:
+        kind = "results"
+    else:
+        kind = f"page-{int(request.user.is_authenticated)}"
+
+    def build() -> bytes:
+        data = round_data(round_)
+        view, form = TableView.from_query(request.GET, data)
+        if fmt:
+            body = FORMATS[fmt].render(table_frame(view, data, base_url))
+        else:
+            context = _round_context(round_, data, view, form)
+            if partial:
+                body = render_to_string("leaderboard/_round_results.html", context).encode()
+            else:
+                inner = mark_safe(render_to_string("leaderboard/_round_body.html", context))
+                body = render_to_string("leaderboard/round.html", {"round": round_, "body": inner}, request).encode()
+        return gzip.compress(body, compresslevel=6, mtime=0)
+
+    packed = cache.get_or_set(cache.key(round_, kind, raw, base_url if fmt else ""), build)
+    if fmt:
+        writer = FORMATS[fmt]
+        response = _gzipped(request, packed, writer.content_type)
+        response["Content-Disposition"] = (
+            f'attachment; filename="{round_.key}{"-filtered" if raw else ""}.{writer.extension}"'
+        )
+        return response
+    return _gzipped(request, packed, "text/html; charset=utf-8")
+
+
+def _gzipped(request, packed: bytes, content_type: str) -> HttpResponse:
+    """Send a cached gzip body as it is when the client takes gzip (browsers do), else unpacked."""
+    if "gzip" in request.META.get("HTTP_ACCEPT_ENCODING", ""):
+        response = HttpResponse(packed, content_type=content_type)
+        response["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(gzip.decompress(packed), content_type=content_type)
+    patch_vary_headers(response, ("Accept-Encoding", "Cookie"))
+    return response
+
+
+def _round_context(round_, data, view: TableView, form) -> dict:
+    rows = view.rows(data)
+    benches = view.benchmarks(data)
+    secs = sections(rows)
+    headers = []
+    for bench in benches:
+        qs, state = view.sort_link(f"b.{bench.key}", data)
+        unit = "kJ" if view.show == "energy" else "×" if view.shows_speedup(bench) else "min"
+        headers.append({"bench": bench, "qs": qs, "aria_sort": state, "unit": unit})
+    columns = {}
+    for column in ("submitter", "system", "processor", "accelerator", "software", "cloud_scale", "power"):
+        qs, state = view.sort_link(column, data)
+        columns[column] = {"qs": qs, "aria_sort": state}
+    chart_bench = next((b for b in benches if b.key == view.chart), None) or next(
+        (b for b in benches if any(b.key in r.cells for r in rows)), None
+    )
+    query = view.query()
+    return {
+        "round": round_, "rounds": list(Round.objects.values_list("key", "name")),
+        "data": data, "view": view, "form": form, "benchmarks": benches, "headers": headers, "columns": columns,
+        "sections": [(s, mark_safe(rows_html(view, s.rows, benches, cloud_scale=data.has_cloud_scale,
+                                                 power=data.has_energy))) for s in secs],
+        "shown": len(rows), "total": len(data.rows), "results_shown": sum(len(r.cells) for r in rows),
+        "query": query, "csv_query": urlencode([*view.params(), ("format", "csv")]),
+        "json_query": urlencode([*view.params(), ("format", "json")]),
+        "scaling_chart": json_script(charts.scaling(rows, chart_bench)), "chart_bench": chart_bench,
+        "cost_chart": json_script(charts.cost(rows, benches)),
+        "show_cloud_scale": data.has_cloud_scale, "show_power": data.has_energy,
+        "ncols": 6 + len(benches) + data.has_cloud_scale + data.has_energy,
+    }
