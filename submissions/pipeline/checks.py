@@ -4,7 +4,7 @@ import os
 import socket
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
 from leaderboard.models import Benchmark, Run
@@ -48,31 +48,35 @@ def check_run(run_id: int, validation_id: int) -> int | None:
     """Check one run; return the submission id if this check completed the validation."""
     run = Run.objects.filter(pk=run_id).values(*RUN_FIELDS).get()
     submission_id = run["result__system__submission_id"]
-    if not RunCheck.objects.filter(validation_id=validation_id, run_id=run_id).exists():
-        ctx = rules.RunContext(
-            ruleset=run["result__system__round__ruleset"],
-            benchmark=run["result__benchmark__key"],
-            benchmark_keys=_benchmark_keys(run["result__system__round_id"]),
-            division=run["result__system__division"],
-            quality_target=run["result__benchmark__quality_target"],
-            higher_is_better=run["result__benchmark__higher_is_better"],
-            require_init_stop_before_run_start=run["result__system__round__require_init_stop_before_run_start"],
-        )
-        fields, findings = {"checked": True, "success": False}, []
-        try:
-            outcome = rules.check_run(work_dir(submission_id) / run["path"], run["path"], ctx)
-            fields, findings = _outcome_fields(outcome.summary), outcome.findings
-        except SoftTimeLimitExceeded:
-            fields["failure_reason"] = "checking took longer than the time limit"
-            findings = [rules.Finding("error", "run.timeout", "Checking this log took longer than the task's time limit.",
-                                      "Look for very long lines or a log far larger than a training run writes.",
-                                      run["path"])]
-        except OSError as error:
-            fields["failure_reason"] = f"the log could not be read: {error.strerror}"
-            findings = [rules.Finding("error", "run.unreadable", f"The log could not be read: {error.strerror}.",
-                                      "Re-upload the bundle.", run["path"])]
-        _store(run_id, validation_id, run, fields, findings)
-    # Whoever completes the last check claims finalize; the conditional UPDATE lets only one win.
+    if RunCheck.objects.filter(validation_id=validation_id, run_id=run_id).exists():
+        return _claim_finalize(submission_id)  # a repeat delivery: stored already
+    ctx = rules.RunContext(
+        ruleset=run["result__system__round__ruleset"],
+        benchmark=run["result__benchmark__key"],
+        benchmark_keys=_benchmark_keys(run["result__system__round_id"]),
+        division=run["result__system__division"],
+        quality_target=run["result__benchmark__quality_target"],
+        higher_is_better=run["result__benchmark__higher_is_better"],
+        require_init_stop_before_run_start=run["result__system__round__require_init_stop_before_run_start"],
+    )
+    fields, findings = {"checked": True, "success": False}, []
+    try:
+        outcome = rules.check_run(work_dir(submission_id) / run["path"], run["path"], ctx)
+        fields, findings = _outcome_fields(outcome.summary), outcome.findings
+    except SoftTimeLimitExceeded:
+        fields["failure_reason"] = "checking took longer than the time limit"
+        findings = [rules.Finding("error", "run.timeout", "Checking this log took longer than the task's time limit.",
+                                  "Look for very long lines or a log far larger than a training run writes.",
+                                  run["path"])]
+    except OSError as error:
+        fields["failure_reason"] = f"the log could not be read: {error.strerror}"
+        findings = [rules.Finding("error", "run.unreadable", f"The log could not be read: {error.strerror}.",
+                                  "Re-upload the bundle.", run["path"])]
+    return _store(run_id, validation_id, run, fields, findings)
+
+
+def _claim_finalize(submission_id: int) -> int | None:
+    """Whoever completes the last check claims finalize; the conditional UPDATE lets only one win."""
     claimed = update(
         submission_id, only_if={"status": Status.CHECKING, "runs_checked__gte": F("runs_total")},
         status=Status.FINALIZING,
@@ -80,10 +84,17 @@ def check_run(run_id: int, validation_id: int) -> int | None:
     return submission_id if claimed else None
 
 
-def _store(run_id, validation_id, run, fields, findings) -> None:
+def _store(run_id, validation_id, run, fields, findings) -> int | None:
+    """Store the outcome and count the run, once; claim finalize in the same transaction."""
     advisory = run["result__system__round__history"]
+    submission_id = run["result__system__submission_id"]
     try:
         with transaction.atomic():
+            if connection.vendor == "postgresql":
+                # Don't wait for the disk: a check lost in a database crash has no RunCheck
+                # row, so the sweeper queues it again.
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
             # The unique row claims the run once; it records which process checked it.
             RunCheck.objects.create(
                 validation_id=validation_id, run_id=run_id, worker=f"{socket.gethostname()}:{os.getpid()}"
@@ -98,6 +109,7 @@ def _store(run_id, validation_id, run, fields, findings) -> None:
                 )
                 for f in findings
             ])
-            update(run["result__system__submission_id"], runs_checked=F("runs_checked") + 1)
-    except IntegrityError:
-        pass  # another delivery of this task stored it first
+            update(submission_id, runs_checked=F("runs_checked") + 1)
+            return _claim_finalize(submission_id)
+    except IntegrityError:  # another delivery of this task stored it first
+        return _claim_finalize(submission_id)
