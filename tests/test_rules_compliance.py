@@ -178,3 +178,132 @@ def test_the_linear_prefix_strip_matches_the_librarys_regex(line):
 def test_the_baseline_runs_the_library_on_every_file(tmp_path):
     paths = [(write(tmp_path, generated_rgat_log(seed), f"result_{seed}.txt"), "rgat") for seed in range(3)]
     assert baseline.run_mlperf_checker_sequentially(paths, "5.1.0") == 3
+
+
+# --- the loglines check_run hands over (parse_file's mllog_lines) are the ones read_loglines makes ----------
+
+def kept_loglines(path, ruleset="5.1.0", benchmark="rgat", limit=64 * 1024):
+    from submissions.logs import parse_file
+
+    kept = []
+    log = parse_file(path, max_line_bytes=limit, mllog_lines=kept)
+    assert repr(log) == repr(parse_file(path, max_line_bytes=limit))  # keeping the lines changes nothing else
+    return compliance.loglines_from(kept, ruleset, benchmark)
+
+
+def same_loglines(got, want):
+    """Equal down to the repr (types of values, order of metadata keys; NaN is not equal to itself)."""
+    return got is not None and repr(got) == repr(want)
+
+
+def test_the_handed_over_lines_give_the_loglines_the_library_reads(tmp_path):
+    path = write(tmp_path, generated_rgat_log())
+    got = kept_loglines(path, benchmark="retinanet")
+    want = compliance.read_loglines(path, "5.1.0", "retinanet", 64 * 1024)
+    assert want[0] and same_loglines(got, want)
+    assert [ll.value["value"] for ll in got[0] if ll.key == "submission_benchmark"] == ["retinanet"]
+    assert all("file" in ll.value["metadata"] for ll in got[0])  # the library's metadata, file and lineno kept
+
+
+RECORD = mllog("tracked_stats", {"loss": 2.5, "lr": [1e-05, 0]}, 5, step=3)
+OTHER_FORMATS = [  # lines that make our parser look for another format's marker first
+    ':::MLL 1560000000.1 run_start: {"value": null, "metadata": {"x": 1}}',
+    "MLPerf: resnet [06/13/19 00:30:56], run_start",
+    ":::MLPv0.5.0 resnet 1541640000.1 (x.py:1) run_start",
+]
+QUIRKS = [
+    RECORD, RECORD + "\r", RECORD + "  \t", RECORD + " x", RECORD + "}", "0: " + RECORD, "0: " + RECORD + "\r",
+    RECORD.replace(":::MLLOG ", ":::MLLOG  "), RECORD.replace(":::MLLOG ", ":::MLLOG"),
+    RECORD.replace(":::MLLOG ", ":::MLLOG\t"), ":::MLLOG " + RECORD, RECORD + " " + RECORD, RECORD + "\r" + RECORD,
+    "progress 10%\r" + RECORD, RECORD + "\r\r", ':::MLLOG {"key": "seed", "value": 1}',
+    ':::MLLOG {"time_ms": 1, "key": 5, "value": 1, "metadata": {}}', ':::MLLOG {"time_ms": "1.2.3", "key": "a"}',
+    ':::MLLOG {"time_ms": 1, "key": "a", "value": 1}', ':::MLLOG {"time_ms": 1, "key": "a", "metadata": {}}',
+    ':::MLLOG {"time_ms": 1, "key": "a", "value": 1, "metadata": 7}', ':::MLLOG [1, 2]', ':::MLLOG {"time_ms": 1',
+    ':::MLLOG {"time_ms": NaN, "key": "a", "value": Infinity, "metadata": {}}', ':::MLLOG ', ':::MLLOG',
+    mllog("submission_benchmark", {"nested": 1}, 2), mllog("submission_benchmark", "rgat", 2).replace('"rgat"', "null"),
+    ':::MLL 1560000000.1 run_start: {"value": null, "metadata": {"x": 1}} :::MLLOG {}',
+    ':::MLL 1560000000.1 run_start: {"value": null} ' + RECORD, OTHER_FORMATS[0] + " " + RECORD,
+    ":::MLPv0.5.0 resnet 1541640000.1 (x.py:1) run_start " + RECORD, "MLPerf: resnet [06/13/19 00:30:56], x " + RECORD,
+    "noise without a token", "", " ", "\x0b" + RECORD + "\x0c", RECORD + "\x1c",
+    ':::MLLOG{"a": ":::MLLOG {}", "time_ms": 1, "key": "k", "value": 1, "metadata": {}}',  # the last token is not ours
+    '0: :::MLLOG {"a": ":::MLLOG {}", "time_ms": 1, "key": "k", "value": 1, "metadata": {}}',
+]
+
+
+@pytest.mark.parametrize("line", QUIRKS)
+def test_every_kind_of_token_line_reads_as_the_library_reads_it(tmp_path, line):
+    text = "\n".join([mllog("init_start", None, 1), line, RECORD, line, *[x for other in OTHER_FORMATS
+                                                                         for x in (other, line)], RECORD, line])
+    for data in (text, text + "\n", text.replace("\n", "\r\n")):
+        path = write(tmp_path, data)
+        assert same_loglines(kept_loglines(path), compliance.read_loglines(path, "5.1.0", "rgat", 64 * 1024)), data
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_files_of_quirky_lines_read_as_the_library_reads_them(tmp_path, monkeypatch, seed):
+    import random
+
+    from submissions.logs import formats
+
+    rnd = random.Random(seed)
+    monkeypatch.setattr(formats, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
+    limit = rnd.choice([200, 250, 64 * 1024])
+    lines = [rnd.choice(QUIRKS + OTHER_FORMATS + [RECORD] * 10 + ["x" * rnd.randint(150, 400), "y :::" + "z" * rnd.randint(190, 260)])
+             for _ in range(rnd.randint(0, 30))]
+    data = rnd.choice(["\n", "\r\n"]).join(lines) + rnd.choice(["", "\n", "\r"])
+    path = write(tmp_path, data)
+    got = kept_loglines(path, limit=limit)
+    assert same_loglines(got, compliance.read_loglines(path, "5.1.0", "rgat", limit))
+
+
+def test_ordinary_token_lines_are_not_decoded_again(tmp_path, monkeypatch):
+    parser = compliance._parser("5.1.0")
+    assert compliance.takes_mllog_lines("5.1.0")  # checked before string_to_logline is taken away
+
+    def decode_again(*args):
+        raise AssertionError("string_to_logline called")
+
+    monkeypatch.setattr(parser, "string_to_logline", decode_again)
+    lines = generated_rgat_log().splitlines()
+    lines = [("0: " if i % 3 else "") + line + ("  " if i % 2 else "") for i, line in enumerate(lines)]
+    for data in ("\n".join(lines), "\r\n".join(lines) + "\r\n"):
+        loglines, errors = kept_loglines(write(tmp_path, data))
+        assert len(loglines) == sum(":::MLLOG " in line for line in lines) > 30 and not errors
+
+
+@pytest.mark.parametrize("data", [
+    (RECORD + "\n").encode().replace(b"loss", "loß".encode()),  # UTF-8, read as latin-1 by the library
+    (RECORD + "\n" + RECORD + "\n").encode().replace(b"loss", b"lo\x00ss", 1),  # NULs removed by our parser
+])
+def test_a_token_line_our_parser_reads_differently_makes_the_file_read_again(tmp_path, data):
+    path = write(tmp_path, data)
+    assert kept_loglines(path) is None
+    loglines, errors = compliance.read_loglines(path, "5.1.0", "rgat", 64 * 1024)
+    found = compliance.check_file(path, REL, "5.1.0", "rgat", mllog_lines=[(1, None, None, 0, 0)])
+    assert found == compliance.check_file(path, REL, "5.1.0", "rgat")
+
+
+def test_non_ascii_text_outside_token_lines_does_not_matter(tmp_path):
+    path = write(tmp_path, "épreuve\n" + RECORD + "\n")
+    assert same_loglines(kept_loglines(path), compliance.read_loglines(path, "5.1.0", "rgat", 64 * 1024))
+
+
+def test_only_rulesets_whose_parser_builds_loglines_as_we_do_take_the_lines():
+    assert compliance.takes_mllog_lines("5.1.0") and compliance.takes_mllog_lines("1.0.0")  # dataclass, namedtuple
+    assert not compliance.takes_mllog_lines("0.6.0")  # `:::MLL` lines
+    assert not compliance.takes_mllog_lines("0.5.0") and not compliance.takes_mllog_lines("9.9.0")
+
+
+def test_check_file_gives_the_same_findings_from_the_handed_over_lines(tmp_path):
+    from submissions.logs import parse_file
+
+    lines = generated_rgat_log().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"opt_name"' in line)
+    lines[at] = "0: " + lines[at].replace('"adam"', '"sgd"') + "  \r"
+    lines.insert(3, ':::MLLOG {"key": "seed", "value": 1}')
+    lines.insert(5, lines[5] + "\r" + lines[6])
+    path = write(tmp_path, "\n".join(lines))
+    kept = []
+    parse_file(path, max_line_bytes=64 * 1024, mllog_lines=kept)
+    found = compliance.check_file(path, REL, "5.1.0", "rgat", mllog_lines=kept)
+    assert len(found) >= 2 and found == compliance.check_file(path, REL, "5.1.0", "rgat")

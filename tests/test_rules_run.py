@@ -294,3 +294,49 @@ def test_a_fault_inside_the_compliance_check_is_an_error_not_a_crash(tmp_path, m
     f = only(outcome.findings, "mlperf.compliance")
     assert f.severity == "error" and "RuntimeError: boom" in f.message
     assert outcome.summary.success  # the run itself is fine
+
+
+# --- one read of the file -----------------------------------------------------------------------------------
+
+def test_mlperf_logging_gets_its_lines_from_our_parse_not_from_a_second_read(tmp_path, monkeypatch):
+    from submissions.rules import compliance
+
+    def read_again(*args, **kwargs):
+        raise AssertionError("the file was read again")
+
+    monkeypatch.setattr(compliance, "read_loglines", read_again)
+    assert check(tmp_path, rgat_lines()).findings == []
+    outcome = check(tmp_path, rgat_lines(last_accuracy=0.5))  # the checker ran: its own finding is there
+    assert {"run.quality-target", "mlperf.compliance"} <= rules(outcome.findings)
+
+
+def quirky_rgat():
+    """rgat_lines with prefixes, CRLF, trailing blanks, joined lines, a line the library cannot read and one
+    it reads differently from us (after its last token)."""
+    lines = rgat_lines(last_accuracy=0.7)
+    lines = [("0: " if i % 3 else "") + line + (" " if i % 4 == 1 else "") for i, line in enumerate(lines)]
+    lines[10] = lines[10].replace('"adam"', '"sgd"')
+    lines.insert(15, ':::MLLOG {"key": "seed", "value": 1}')
+    lines.insert(14, lines[13] + "\r" + lines[14])
+    lines.insert(5, "x " + lines[5] + " " + mllog("seed", 8, 3))
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+def test_the_findings_are_the_same_as_from_a_second_read(tmp_path, monkeypatch):
+    from submissions.rules import compliance
+
+    data = quirky_rgat()
+    one_read = check(tmp_path, data)
+    assert len([f for f in one_read.findings if f.rule == "mlperf.compliance"]) >= 3
+    monkeypatch.setattr(compliance, "takes_mllog_lines", lambda ruleset: False)
+    assert check(tmp_path, data) == one_read
+
+
+def test_v06_logs_are_read_again_by_the_librarys_parser(tmp_path, monkeypatch):
+    from submissions.rules import compliance
+
+    calls = []
+    real = compliance.read_loglines
+    monkeypatch.setattr(compliance, "read_loglines", lambda *args: calls.append(args) or real(*args))
+    check(tmp_path, v06_lines(), V06)
+    assert len(calls) == 1

@@ -9,6 +9,14 @@ How this differs from its command line (`python -m mlperf_logging.compliance_che
 - Lines are read here, linearly, with the library's own per-line parser (string_to_logline);
   its reader strips prefixes with a quadratic regular expression and numbers log lines only,
   not file lines. Ours number file lines, so its messages point at the real line.
+- check_run does not make us read the file a second time: our parser (parse_file's mllog_lines)
+  hands over each ":::MLLOG" line with the JSON record it decoded, and a LogLine is built from
+  that record exactly as string_to_logline builds it from the same text. Only lines where the
+  two readings could differ go through string_to_logline: more than blanks after the record,
+  several tokens or a '\\r' on the line, a record our parser did not take. A file with a
+  non-ASCII or NUL-bearing token line (the library's latin-1 text is not our UTF-8 text there)
+  is read again as above. The LogLine's value dict is its own, as the library makes it; the
+  logged value in it is the same object as our Event's (the rules only read it).
 - Its YAML files are parsed, and the rule expressions in them compiled, once per process
   (it re-reads and re-compiles them for every file and line: about 3/4 of its time), and its
   config queue is ours, not the module-global list. The swaps last for one call only.
@@ -26,6 +34,7 @@ import importlib
 import re
 from pathlib import Path
 
+from ..logs.formats import mllog
 from . import library
 from .findings import Findings
 
@@ -184,34 +193,104 @@ def read_loglines(path, ruleset: str, benchmark: str | None, max_line_bytes: int
     parsed. The logged submission_benchmark is replaced by `benchmark` when one is given.
     """
     parser = _parser(ruleset)
-    token = parser.TOKEN
-    token_bytes = token.encode("latin-1")
-    to_logline = parser.string_to_logline
+    token_bytes = parser.TOKEN.encode("latin-1")
     loglines, errors = [], []
     with open(path, "rb") as f:
         for n, raw in enumerate(_read_lines(f, max_line_bytes), start=1):
             if raw is None or token_bytes not in raw:
                 continue
             text = raw.decode("latin-1")
-            if text.endswith("\n"):
-                text = text[:-2] if text.endswith("\r\n") else text[:-1]
-            for piece in text.split("\r"):
-                i = piece.rfind(token)
-                if i < 0:
-                    continue
-                piece = piece[i:].strip()
-                try:
-                    logline = to_logline(n, piece)
-                except Exception as exc:  # the library's parser raises more than the ValueError it catches
-                    if library.is_stop(exc):
-                        raise
-                    errors.append((n, piece, str(exc) or type(exc).__name__))
-                    continue
-                if benchmark is not None and logline.key == "submission_benchmark" \
-                        and isinstance(logline.value, dict):
+            _read_text(parser, n, text[:-1] if text.endswith("\n") else text, benchmark, loglines, errors)
+    return loglines, errors
+
+
+def _read_text(parser, n: int, text: str, benchmark: str | None, loglines: list, errors: list) -> None:
+    """The library's loglines (or errors) for line n, its text without the LF, split at '\\r' as its reading
+    does (a '\\r' before the LF only adds an empty piece)."""
+    token = parser.TOKEN
+    for piece in text.split("\r"):
+        i = piece.rfind(token)
+        if i < 0:
+            continue
+        piece = piece[i:].strip()
+        try:
+            logline = parser.string_to_logline(n, piece)
+        except Exception as exc:  # the library's parser raises more than the ValueError it catches
+            if library.is_stop(exc):
+                raise
+            errors.append((n, piece, str(exc) or type(exc).__name__))
+            continue
+        if benchmark is not None and logline.key == "submission_benchmark" and isinstance(logline.value, dict):
+            logline.value["value"] = benchmark
+        loglines.append(logline)
+
+
+def takes_mllog_lines(ruleset: str) -> bool:
+    """True when check_file can build this ruleset's loglines from parse_file's mllog_lines."""
+    return supports(ruleset) and _records_agree(ruleset)
+
+
+def loglines_from(mllog_lines, ruleset: str, benchmark: str | None):
+    """read_loglines' (loglines, errors) from parse_file's mllog_lines for the file (read with the same
+    max_line_bytes), or None when they cannot stand in for reading it: a token line with NUL bytes or
+    non-ASCII text (the library reads latin-1 text, and ours is UTF-8 with NULs removed).
+
+    A line's record is used when the library would decode that very text: one line (no '\\r' but a last one
+    before the LF), the record starting right after the line's last token and nothing but white space after
+    it. Every other token line goes through the library's own parser, as read_loglines does.
+    """
+    parser = _parser(ruleset)
+    token = parser.TOKEN
+    skip = len(token)
+    make = parser.LogLine
+    loglines, errors = [], []
+    for n, text, record, start, end in mllog_lines:
+        if text is None or not text.isascii():
+            return None
+        body = text[:-1] if text.endswith("\r") else text
+        i = body.rfind(token)
+        if i < 0:
+            continue
+        if record is not None and start == i + skip and (end == len(body) or body[end:].isspace()) \
+                and "\r" not in body:
+            try:  # string_to_logline's steps on the record json.loads would make of body[i + skip:end]
+                logline = make(body[i:end], float(record["time_ms"]), record["key"],
+                               {"value": record["value"], "metadata": record["metadata"]}, n)
+            except Exception as exc:  # the library's error, from its own parser below
+                if library.is_stop(exc):
+                    raise
+            else:
+                if benchmark is not None and logline.key == "submission_benchmark":
                     logline.value["value"] = benchmark
                 loglines.append(logline)
+                continue
+        _read_text(parser, n, text, benchmark, loglines, errors)
     return loglines, errors
+
+
+@functools.lru_cache(maxsize=None)
+def _records_agree(ruleset: str) -> bool:
+    """True when the ruleset's parser reads ":::MLLOG {json}" lines and builds from sample lines the
+    LogLines that loglines_from builds (a guard against another version of the library's parser)."""
+    parser = _parser(ruleset)
+    if parser is None or getattr(parser, "TOKEN", None) != mllog.MARKER + " " or not hasattr(parser, "LogLine"):
+        return False
+    samples = [
+        ':::MLLOG {"namespace": "", "time_ms": 1760000000123, "event_type": "POINT_IN_TIME", "key": "tracked_stats", '
+        '"value": {"loss": 2.5, "lr": [1e-05, 0]}, "metadata": {"file": "train.py", "lineno": 7, "step": 3}}',
+        'rank 0: :::MLLOG {"time_ms": 1.5e12, "key": "submission_benchmark", "value": null, "metadata": {}}  ',
+    ]
+    entries, expected = [], []
+    try:
+        for n, text in enumerate(samples, start=1):
+            at = text.find(mllog.MARKER) + len(mllog.MARKER)
+            *_, record, start, end = mllog.parse_record(text[at:])
+            entries.append((n, text, record, at + start, at + end))
+            _read_text(parser, n, text, "x", expected, [])
+        got = loglines_from(entries, ruleset, "x")
+    except Exception:
+        return False
+    return got is not None and not got[1] and repr(got[0]) == repr(expected) and len(expected) == len(samples)
 
 
 def _read_lines(f, limit: int):
@@ -232,13 +311,18 @@ def _read_lines(f, limit: int):
 
 
 def check_file(path, rel_path: str, ruleset: str, benchmark: str, *, max_line_bytes: int = 64 * 1024,
-               cache: bool = True) -> Findings:
+               cache: bool = True, mllog_lines: list | None = None) -> Findings:
     """Run mlperf-logging's compliance rules for `benchmark` on the log at `path`; return Findings.
 
+    mllog_lines: what parse_file(path, max_line_bytes, mllog_lines=[]) gathered (see takes_mllog_lines);
+    its records then stand in for reading the file again, with the same findings.
     cache=False parses every YAML config and compiles every rule again, as the library does (for
     measuring what the per-process caches save)."""
     found = Findings(rel_path)
-    loglines, errors = read_loglines(path, ruleset, benchmark, max_line_bytes)
+    read = None
+    if mllog_lines is not None and takes_mllog_lines(ruleset):
+        read = loglines_from(mllog_lines, ruleset, benchmark)
+    loglines, errors = read if read is not None else read_loglines(path, ruleset, benchmark, max_line_bytes)
     checker = _make_checker(ruleset)
     mlp = library.mlp_compliance
     with contextlib.ExitStack() as stack:

@@ -31,7 +31,9 @@ def check_run(path: Path, rel_path: str, ctx: RunContext) -> RunOutcome:
     found = Findings(rel_path)
     scan = prescan(path, ctx.max_line_bytes)
     _report_prescan(scan, ctx, found)
-    log = parse_file(path, max_line_bytes=ctx.max_line_bytes)
+    # The checker takes its lines from this one read of the file (see compliance.loglines_from).
+    mllog_lines = [] if not v05.handles(ctx.ruleset) and compliance.takes_mllog_lines(ctx.ruleset) else None
+    log = parse_file(path, max_line_bytes=ctx.max_line_bytes, mllog_lines=mllog_lines)
     _report_parser_problems(log, found)
     summary = summarize(log, require_init_stop_before_run_start=ctx.require_init_stop_before_run_start,
                         quality_target=ctx.quality_target, higher_is_better=ctx.higher_is_better)
@@ -59,7 +61,7 @@ def check_run(path: Path, rel_path: str, ctx: RunContext) -> RunOutcome:
         else:
             try:
                 found.extend(compliance.check_file(path, rel_path, ctx.ruleset, ctx.benchmark,
-                                                   max_line_bytes=ctx.max_line_bytes))
+                                                   max_line_bytes=ctx.max_line_bytes, mllog_lines=mllog_lines))
             except Exception as exc:
                 if library.is_stop(exc):
                     raise

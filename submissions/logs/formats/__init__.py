@@ -31,21 +31,30 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedLog:
     return _parse(enumerate(lines, 1), "")
 
 
-def parse_file(path: str | os.PathLike, max_line_bytes: int = 1_000_000) -> ParsedLog:
+def parse_file(path: str | os.PathLike, max_line_bytes: int = 1_000_000, *,
+               mllog_lines: list | None = None) -> ParsedLog:
     """Parse a log file; lines longer than max_line_bytes are skipped as problems.
 
     Lines end at LF only and give what parse_lines gives, but the file is read BLOCK_SIZE bytes at a time and
     searched for markers block-wide, so noise lines cost no Python work and memory stays bounded.
+
+    mllog_lines, when given, is a list that gets one (line, text, record, start, end) per line holding
+    ":::MLLOG" (within max_line_bytes), in file order, so that mlperf-logging's checker need not read and
+    decode the file again: text is the decoded line without its LF; record is the JSON object the line's
+    event came from, decoded from text[start:end] and left whole (its metadata keeps file and lineno), or
+    None when the line gave no MLLOG event. A line with NUL bytes (removed before parsing) is given as
+    (line, None, None, 0, 0). The ParsedLog is the same either way.
     """
     with open(path, "rb", buffering=0) as f:
-        return _FileParser(max_line_bytes).parse(f)
+        return _FileParser(max_line_bytes, mllog_lines).parse(f)
 
 
 class _FileParser:
     """parse_file's state: the log being built, the lines counted so far and _parse's per-line state."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, mllog_lines: list | None = None):
         self.limit = limit
+        self.keep = mllog_lines  # parse_file's mllog_lines
         self.too_long = f"line longer than {limit} bytes skipped"
         self.log = ParsedLog()
         self.hidden = 0  # problems beyond MAX_PROBLEMS
@@ -133,6 +142,8 @@ class _FileParser:
                 self._text(chunk[pos:line_start].decode("utf-8", "replace"))
             line = self.n + 1
             self.problem(line, _NUL_PROBLEM)
+            if self.keep is not None:
+                self.keep.append((line, None, None, 0, 0))
             self._text(chunk[line_start:line_end].replace(b"\x00", b"").decode("utf-8", "replace"))
             self.n = line  # also when nothing but NULs was left of the file's last line
             pos = line_end
@@ -162,13 +173,14 @@ class _FileParser:
             marker, parse, name = (fmt.MARKER, fmt.parse, fmt.NAME) if fmt is not None else ("\x00", None, None)
             skip = len(marker)
             group_time, seen = self.group_time, self.seen
+            keep = self.keep
             while done < size:
                 line_end = find("\n", done) + 1 or size
                 i = find(marker, done, line_end)
                 if i >= 0:  # the common case: a line of the last format
                     n += 1
                     rest = text[i + skip:line_end]
-                    done = line_end
+                    line_start, done = done, line_end
                 else:  # jump to the next line with a marker-like text (this one may be noise)
                     if 0 <= a < done:
                         a = find(":::", done)
@@ -202,7 +214,10 @@ class _FileParser:
                         marker, parse, name = fmt.MARKER, fmt.parse, fmt.NAME
                         skip = len(marker)
                 try:
-                    key, value, time_s, metadata = parse(rest)
+                    if keep is None:
+                        key, value, time_s, metadata = parse(rest)
+                    else:
+                        key, value, time_s, metadata = self._keep(n, text, line_start, line_end, rest, name, parse)
                 except _DECODE_ERRORS as exc:
                     problem(n, f"cannot decode {name} line: {exc}")
                     continue
@@ -224,6 +239,24 @@ class _FileParser:
         if done < size and text[-1] != "\n":
             n += 1  # the file's last line, without "\n"
         self.n = n
+
+    def _keep(self, n: int, text: str, line_start: int, line_end: int, rest: str, name: str, parse):
+        """parse(rest) for line n, text[line_start:line_end] (rest is its end), noted in mllog_lines if it
+        holds ":::MLLOG"."""
+        at = line_end - line_start - len(rest)  # where rest starts in the line
+        if text[line_end - 1:line_end] == "\n":
+            line_end -= 1
+        if name != mllog.NAME:
+            if text.find(mllog.MARKER, line_start, line_end) >= 0:
+                self.keep.append((n, text[line_start:line_end], None, 0, 0))
+            return parse(rest)
+        try:
+            key, value, time_s, metadata, record, start, end = mllog.parse_record(rest)
+        except _DECODE_ERRORS:
+            self.keep.append((n, text[line_start:line_end], None, 0, 0))
+            raise
+        self.keep.append((n, text[line_start:line_end], record, at + start, at + end))
+        return key, value, time_s, metadata
 
 
 def _ident(key, value) -> tuple:

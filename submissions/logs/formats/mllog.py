@@ -31,3 +31,32 @@ def parse(rest: str):
     else:
         metadata = {}
     return key, record.get("value"), time_s, metadata
+
+
+def parse_record(rest: str):
+    """parse() for a caller that also needs the record itself (mlperf-logging's checker reads it whole).
+
+    Returns (key, value, time_s, metadata, record, start, end): record is rest[start:end] decoded and left as
+    it was (its metadata keeps file and lineno); metadata is a copy of the record's without them. The event
+    and the errors are parse()'s.
+    """
+    start = 1 if rest[:2] == " {" else len(rest) - len(rest.lstrip())
+    try:
+        record, end = _scan_once(rest, start)
+    except StopIteration as err:
+        raise json.JSONDecodeError("Expecting value", rest, err.value) from None
+    try:
+        key, time_ms = record["key"], record["time_ms"]
+        time_s = float(time_ms) / 1000.0
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise ValueError("MLLOG record lacks a usable key or time_ms") from None
+    if not isinstance(key, str):
+        raise ValueError("MLLOG key is not a string")
+    metadata = record.get("metadata")
+    if isinstance(metadata, dict):
+        metadata = metadata.copy()
+        metadata.pop("file", None)
+        metadata.pop("lineno", None)
+    else:
+        metadata = {}
+    return key, record.get("value"), time_s, metadata, record, start, end
