@@ -61,7 +61,7 @@ class _FileParser:
         self.last_problem = 0
         self.n = 0  # lines counted so far
         self.fmt = None  # the last format seen; a file almost always sticks to one
-        self.group_time = self.seen = None  # de-duplication within one timestamp, as in _parse
+        self.repeats = _Repeats()
 
     def parse(self, f) -> ParsedLog:
         read, limit = f.read, self.limit
@@ -172,7 +172,7 @@ class _FileParser:
             # Until a format is known every line takes the long way ("\x00" is in no NUL-free text).
             marker, parse, name = (fmt.MARKER, fmt.parse, fmt.NAME) if fmt is not None else ("\x00", None, None)
             skip = len(marker)
-            group_time, seen = self.group_time, self.seen
+            is_repeat = self.repeats.is_repeat
             keep = self.keep
             while done < size:
                 line_end = find("\n", done) + 1 or size
@@ -223,18 +223,10 @@ class _FileParser:
                     continue
                 if name not in formats:
                     formats.add(name)
-                if time_s != group_time:
-                    group_time, seen = time_s, None
-                else:
-                    if seen is None:  # the timestamp's first event is the last one kept
-                        seen = {_ident(events[-1].key, events[-1].value)}
-                    ident = _ident(key, value)
-                    if ident in seen:
-                        continue
-                    seen.add(ident)
+                if is_repeat(events, key, value, time_s):
+                    continue
                 events_append(Event(key, value, time_s, n, metadata))
             self.fmt = fmt
-            self.group_time, self.seen = group_time, seen
         n += count("\n", done)
         if done < size and text[-1] != "\n":
             n += 1  # the file's last line, without "\n"
@@ -259,6 +251,30 @@ class _FileParser:
         return key, value, time_s, metadata
 
 
+class _Repeats:
+    """Repeats of one event (NVIDIA v0.5 prints each line twice, Alibaba once per worker) are kept once.
+
+    The identities of a timestamp's events are worked out only when a second event shares it.
+    """
+
+    __slots__ = ("time", "seen")
+
+    def __init__(self):
+        self.time = self.seen = None
+
+    def is_repeat(self, events, key, value, time_s) -> bool:
+        if time_s != self.time:
+            self.time, self.seen = time_s, None
+            return False
+        if self.seen is None:  # the timestamp's first event is the last one kept
+            self.seen = {_ident(events[-1].key, events[-1].value)}
+        ident = _ident(key, value)
+        if ident in self.seen:
+            return True
+        self.seen.add(ident)
+        return False
+
+
 def _ident(key, value) -> tuple:
     """What makes two events of one timestamp the same: (key, value), or (key, repr) for dict/list values."""
     ident = (key, value)
@@ -276,7 +292,7 @@ def _parse(lines: Iterable[tuple[int, str | bytes | None]], too_long: str) -> Pa
     hidden = 0  # problems beyond MAX_PROBLEMS
     last_problem = 0
     fmt = None  # the last format seen; a file almost always sticks to one
-    group_time, seen = None, None  # de-duplication within one timestamp
+    is_repeat = _Repeats().is_repeat
     n = 0
 
     def problem(line: int, message: str) -> None:
@@ -319,17 +335,8 @@ def _parse(lines: Iterable[tuple[int, str | bytes | None]], too_long: str) -> Pa
             problem(n, f"cannot decode {fmt.NAME} line: {exc}")
             continue
         formats.add(fmt.NAME)
-        # Repeats of one event (NVIDIA v0.5 prints each line twice, Alibaba once per worker) are kept once.
-        # The identities of a timestamp's events are only worked out when a second event shares it.
-        if time_s != group_time:
-            group_time, seen = time_s, None
-        else:
-            if seen is None:  # the timestamp's first event is the last one kept
-                seen = {_ident(events[-1].key, events[-1].value)}
-            ident = _ident(key, value)
-            if ident in seen:
-                continue
-            seen.add(ident)
+        if is_repeat(events, key, value, time_s):
+            continue
         events.append(Event(key, value, time_s, n, metadata))
     if hidden:
         problems.append((last_problem, f"{hidden} more problems not listed"))

@@ -9,13 +9,18 @@ MARKER = ":::MLLOG"
 _scan_once = json.JSONDecoder().scan_once
 
 
-def parse(rest: str):
-    """Return (key, value, time_s, metadata) for the text after the marker; ValueError if malformed."""
+def _decode(rest: str):
+    """(record, start, end): the JSON record at the start of `rest`, and where it sits."""
     start = 1 if rest[:2] == " {" else len(rest) - len(rest.lstrip())
     try:
-        record = _scan_once(rest, start)[0]
+        record, end = _scan_once(rest, start)
     except StopIteration as err:  # what raw_decode makes of it
         raise json.JSONDecodeError("Expecting value", rest, err.value) from None
+    return record, start, end
+
+
+def _event(record, copy_metadata: bool):
+    """(key, value, time_s, metadata) of a decoded record; ValueError if it is not an event."""
     try:
         key, time_ms = record["key"], record["time_ms"]
         time_s = float(time_ms) / 1000.0
@@ -25,12 +30,19 @@ def parse(rest: str):
         raise ValueError("MLLOG key is not a string")
     metadata = record.get("metadata")
     if isinstance(metadata, dict):
+        if copy_metadata:
+            metadata = metadata.copy()
         # file/lineno point into the submitter's code; dropping them keeps events small.
         metadata.pop("file", None)
         metadata.pop("lineno", None)
     else:
         metadata = {}
     return key, record.get("value"), time_s, metadata
+
+
+def parse(rest: str):
+    """Return (key, value, time_s, metadata) for the text after the marker; ValueError if malformed."""
+    return _event(_decode(rest)[0], copy_metadata=False)
 
 
 def parse_record(rest: str):
@@ -40,23 +52,5 @@ def parse_record(rest: str):
     it was (its metadata keeps file and lineno); metadata is a copy of the record's without them. The event
     and the errors are parse()'s.
     """
-    start = 1 if rest[:2] == " {" else len(rest) - len(rest.lstrip())
-    try:
-        record, end = _scan_once(rest, start)
-    except StopIteration as err:
-        raise json.JSONDecodeError("Expecting value", rest, err.value) from None
-    try:
-        key, time_ms = record["key"], record["time_ms"]
-        time_s = float(time_ms) / 1000.0
-    except (KeyError, TypeError, ValueError, OverflowError):
-        raise ValueError("MLLOG record lacks a usable key or time_ms") from None
-    if not isinstance(key, str):
-        raise ValueError("MLLOG key is not a string")
-    metadata = record.get("metadata")
-    if isinstance(metadata, dict):
-        metadata = metadata.copy()
-        metadata.pop("file", None)
-        metadata.pop("lineno", None)
-    else:
-        metadata = {}
-    return key, record.get("value"), time_s, metadata, record, start, end
+    record, start, end = _decode(rest)
+    return (*_event(record, copy_metadata=True), record, start, end)
