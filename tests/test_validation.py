@@ -121,3 +121,14 @@ def test_the_public_result_page_lists_the_findings_of_a_published_result(client,
     call_command("ingest", str(bundle_with_broken_runs(tmp_path, broken=(2,))), "--round", "training-v5.1", "--publish")
     page = client.get("/r/training-v5.1/Acme/alpha/retinanet/").content.decode()
     assert "run.no-run-stop" in page and "result_2.txt" in page
+
+
+def test_a_repeated_check_of_a_run_changes_nothing(broken):
+    from submissions import pipeline
+    from submissions.models import RunCheck
+
+    check = RunCheck.objects.first()
+    before = (Finding.objects.count(), Submission.objects.get().runs_checked)
+    assert pipeline.check_run(check.run_id, check.validation_id) is None  # e.g. a redelivered task
+    assert (Finding.objects.count(), Submission.objects.get().runs_checked) == before
+    assert RunCheck.objects.filter(run_id=check.run_id).count() == 1

@@ -7,7 +7,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
-from leaderboard.models import Benchmark, Run
+from leaderboard.models import Run
 
 from .. import rules
 from ..models import Finding, RunCheck
@@ -16,17 +16,21 @@ from .common import Status, update, work_dir
 RUN_FIELDS = (
     "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
     "result__benchmark__higher_is_better", "result__system__key", "result__system__division",
-    "result__system__submission_id", "result__system__round_id", "result__system__round__ruleset",
+    "result__system__submission_id", "result__system__round__ruleset",
     "result__system__round__require_init_stop_before_run_start", "result__system__round__history",
 )
 
 
-def _benchmark_keys(round_id: int) -> frozenset[str]:
-    """The names a log may give its benchmark: the round's keys and their aliases (v0.6 'mask')."""
+def _run_facts(run_id: int) -> tuple[dict, frozenset[str]]:
+    """The run's fields, and the names a log may give its benchmark: the round's keys and their
+    aliases (v0.6 'mask'). One query: a row per benchmark of the round."""
+    rows = list(Run.objects.filter(pk=run_id).values(
+        *RUN_FIELDS, "result__system__round__benchmarks__key", "result__system__round__benchmarks__aliases",
+    ))
     names = set()
-    for key, aliases in Benchmark.objects.filter(round_id=round_id).values_list("key", "aliases"):
-        names.update([key, *aliases])
-    return frozenset(names)
+    for row in rows:
+        names.update([row["result__system__round__benchmarks__key"], *row["result__system__round__benchmarks__aliases"]])
+    return rows[0], frozenset(names)
 
 
 def _outcome_fields(summary) -> dict:
@@ -46,14 +50,12 @@ def _outcome_fields(summary) -> dict:
 
 def check_run(run_id: int, validation_id: int) -> int | None:
     """Check one run; return the submission id if this check completed the validation."""
-    run = Run.objects.filter(pk=run_id).values(*RUN_FIELDS).get()
+    run, benchmark_names = _run_facts(run_id)
     submission_id = run["result__system__submission_id"]
-    if RunCheck.objects.filter(validation_id=validation_id, run_id=run_id).exists():
-        return _claim_finalize(submission_id)  # a repeat delivery: stored already
     ctx = rules.RunContext(
         ruleset=run["result__system__round__ruleset"],
         benchmark=run["result__benchmark__key"],
-        benchmark_keys=_benchmark_keys(run["result__system__round_id"]),
+        benchmark_keys=benchmark_names,
         division=run["result__system__division"],
         quality_target=run["result__benchmark__quality_target"],
         higher_is_better=run["result__benchmark__higher_is_better"],
@@ -111,5 +113,5 @@ def _store(run_id, validation_id, run, fields, findings) -> int | None:
             ])
             update(submission_id, runs_checked=F("runs_checked") + 1)
             return _claim_finalize(submission_id)
-    except IntegrityError:  # another delivery of this task stored it first
+    except IntegrityError:  # a repeat delivery: another stored this run first
         return _claim_finalize(submission_id)
