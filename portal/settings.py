@@ -88,7 +88,10 @@ STATICFILES_FINDERS = [
 ]
 STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
-LOGIN_URL = "admin:login"
+# Submitters log in here (the admin's login takes staff only).
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/submissions/"
+LOGOUT_REDIRECT_URL = "/"
 
 # Uploads stream to disk past this size instead of being held in memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

@@ -24,7 +24,13 @@ def bundle_bytes(tmp_path, org="Acme", system="alpha"):
 
 def test_upload_needs_a_login(client, rounds):
     response = client.get("/submissions/upload/")
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert response.status_code == 302 and response["Location"] == "/accounts/login/?next=/submissions/upload/"
+
+
+def test_a_submitter_who_is_not_staff_can_log_in(client, users):
+    response = client.post("/accounts/login/?next=/submissions/upload/", {"username": "owner", "password": "pw"})
+    assert response.status_code == 302 and response["Location"] == "/submissions/upload/"
+    assert client.get("/submissions/upload/").status_code == 200
 
 
 def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, users, tmp_path):
