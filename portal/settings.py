@@ -120,6 +120,8 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # A check of one run is bounded: a hostile log must not hold a worker.
 CHECK_SOFT_TIME_LIMIT = env.int("CHECK_SOFT_TIME_LIMIT", default=120)
+# Runs checked per task (each run is still checked, claimed and counted on its own).
+CHECK_BATCH_SIZE = env.int("CHECK_BATCH_SIZE", default=8)
 # The sweeper re-queues work not updated for this long, and gives up after N attempts.
 SWEEP_OLDER_THAN_S = env.int("SWEEP_OLDER_THAN_S", default=CELERY_TASK_TIME_LIMIT + 60)
 SWEEP_MAX_ATTEMPTS = env.int("SWEEP_MAX_ATTEMPTS", default=3)
@@ -128,7 +130,7 @@ CELERY_TASK_ROUTES = {
     "submissions.tasks.revalidate": {"queue": "ingest"},
     "submissions.tasks.sweep": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
-    "submissions.tasks.check_run": {"queue": "checks"},
+    "submissions.tasks.check_runs": {"queue": "checks"},
     "submissions.tasks.finalize": {"queue": "checks"},
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
