@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from submissions.bundles import BundleError, Limits, pack_folder, unpack
+from submissions.bundles import BundleError, Limits, unpack
 from submissions.bundles.unpack import _Writer
 
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf"))
@@ -289,19 +289,6 @@ def test_modes_from_the_archive_are_not_applied(tmp_path):
         tf.addfile(ti, io.BytesIO(b"x"))
     unpack(tmp_path / "b.tar", tmp_path / "out")
     assert not (tmp_path / "out/NVIDIA/setuid").stat().st_mode & (stat.S_ISUID | stat.S_IXOTH)
-
-
-def test_pack_folder_round_trip_under_the_folder_name(tmp_path):
-    folder = tmp_path / "NVIDIA"
-    for name, data in FILES.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_bytes(data)
-    pack_folder(folder, folder / "inside.tgz")  # writing into the folder itself must not pack the archive
-    report = unpack(folder / "inside.tgz", tmp_path / "out")
-    assert report.format == "tar.gz" and report.files == 2
-    for name, data in FILES.items():
-        assert (tmp_path / "out" / name).read_bytes() == data
-    assert not (tmp_path / "out/NVIDIA/inside.tgz").exists()
 
 
 @pytest.mark.shared_rounds

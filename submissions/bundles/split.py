@@ -86,6 +86,13 @@ def split_folder(folder: Path, out_dir: Path) -> dict[str, Path]:
         path = out_dir / f"{name}.tar"
         with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
             # Links are stored as links, so the unpacker rejects them as it would in an upload.
-            tar.add(source, arcname=source.name, recursive=True)
+            tar.add(source, arcname=source.name, recursive=True, filter=_anonymous)
         packed[root or folder.name] = path
     return packed
+
+
+def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """The packer's account names and ids are nobody's business."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info

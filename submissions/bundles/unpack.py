@@ -369,22 +369,3 @@ def unpack(archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits =
         raise
     return UnpackReport(files=w.files, total_bytes=w.total, format=fmt)
 
-
-def pack_folder(folder: str | os.PathLike, archive_path: str | os.PathLike) -> None:
-    """Write folder as a .tar.gz whose paths start with the folder's own name, streaming file by file."""
-    folder, archive_path = os.path.abspath(folder), os.path.abspath(archive_path)
-
-    def keep(info: tarfile.TarInfo):
-        if os.path.join(os.path.dirname(folder), info.name) == archive_path:
-            return None  # the archive being written inside the folder
-        info.uid = info.gid = 0
-        info.uname = info.gname = ""  # the packer's account names are nobody's business
-        return info
-
-    try:
-        with tarfile.open(archive_path, "w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tf:
-            tf.add(folder, arcname=os.path.basename(folder), filter=keep)
-    except BaseException:
-        if os.path.exists(archive_path):
-            os.unlink(archive_path)
-        raise
