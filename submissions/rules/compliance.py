@@ -120,27 +120,23 @@ _pending_stop: list[BaseException] = []
 is_stop = library.is_stop
 
 
-def _cached_eval(source, globals=None, locals=None):
-    """eval() for mlp_compliance: its rules are a few hundred strings evaluated on every log line."""
-    if isinstance(source, str):
-        source = _compiled(source, "eval")
-    try:
-        return builtins.eval(source, globals, locals)
-    except BaseException as exc:
-        if is_stop(exc):
-            _pending_stop.append(exc)
-        raise
+def _cached(mode: str):
+    """eval()/exec() for mlp_compliance: its rules are a few hundred strings run on every log line,
+    so each is compiled once; a time limit raised inside is noted for check_file to raise again."""
+    def run(source, globals=None, locals=None):
+        if isinstance(source, str):
+            source = _compiled(source, mode)
+        try:
+            return getattr(builtins, mode)(source, globals, locals)  # looked up late: tests replace it
+        except BaseException as exc:
+            if is_stop(exc):
+                _pending_stop.append(exc)
+            raise
+    return run
 
 
-def _cached_exec(source, globals=None, locals=None):
-    if isinstance(source, str):
-        source = _compiled(source, "exec")
-    try:
-        return builtins.exec(source, globals, locals)
-    except BaseException as exc:
-        if is_stop(exc):
-            _pending_stop.append(exc)
-        raise
+_cached_eval = _cached("eval")
+_cached_exec = _cached("exec")
 
 
 def _make_checker(ruleset: str):
