@@ -117,3 +117,32 @@ def test_wait_exits_non_zero_when_a_submission_fails(rounds, tmp_path):
     bad.write_bytes(b"this is not an archive")
     with pytest.raises(Exception, match="did not pass"):
         ingest(bad, "--wait")
+
+
+def test_recording_a_bundle_takes_the_same_queries_however_large_it_is(rounds, tmp_path):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from submissions import pipeline
+    from submissions.intake import file_chunks, store_bundle
+
+    def queries_to_record(name, systems):
+        root = write_bundle(tmp_path / name, name, systems, TARGETS)
+        relative, sha, size = store_bundle(file_chunks(_tar(root, tmp_path / f"{name}.tgz")), f"{name}.tgz")
+        submission = Submission.objects.create(
+            round=rounds["training-v5.1"], bundle=relative, original_name=name, sha256=sha, size=size)
+        with CaptureQueriesContext(connection) as captured:
+            _, run_ids = pipeline.ingest(submission.pk)
+        return len(captured), len(run_ids)
+
+    small = queries_to_record("Small", [SystemSpec("a", results={"retinanet": [10.0] * 5})])
+    large = queries_to_record("Large", [SystemSpec(f"s{i}", results={"retinanet": [10.0] * 5, "rgat": [5.0] * 10})
+                                        for i in range(4)])
+    assert (small[1], large[1]) == (5, 60)
+    assert small[0] == large[0]
+
+
+def _tar(root, archive):
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname=root.name)
+    return archive

@@ -114,35 +114,39 @@ def _record(submission: Submission, layout, dest: Path) -> tuple[int, list[int]]
     submitter, _ = Submitter.objects.get_or_create(name=layout.submitter)
     System.objects.filter(submission=submission).delete()  # idempotent on retry
 
+    # Three INSERTs however large the bundle: systems, then results, then runs.
     systems = {}
     for entry in layout.systems:
         fields = fields_of(entry.description, entry.description_format)
         fields["name"] = fields["name"] or entry.name
-        systems[entry.name] = System.objects.create(
+        systems[entry.name] = System(
             submission=submission, round=round_, submitter=submitter, key=system_key(entry.name),
             description=entry.description, description_path=entry.description_path or "", **fields,
         )
     benchmarks = _benchmarks_by_folder(round_)
-    runs = []
+    results = []  # (Result, its layout entry)
     for entry in layout.results:
         bench = benchmarks.get(entry.benchmark.lower())
         if bench is None:
             notes.append(f"{entry.path}: '{entry.benchmark}' is not a benchmark of {round_.name}; ignored.")
             continue
-        system = systems.get(entry.system)
-        if system is None:
+        if entry.system not in systems:
             notes.append(f"{entry.path}: no description for system '{entry.system}'.")
-            system = systems[entry.system] = System.objects.create(
+            systems[entry.system] = System(
                 submission=submission, round=round_, submitter=submitter,
                 key=system_key(entry.system), name=entry.system,
             )
-        result = Result.objects.create(
-            system=system, benchmark=bench, path=entry.path,
+        result = Result(
+            system=systems[entry.system], benchmark=bench, path=entry.path,
             scaling_factor=_scaling_factor(dest, entry, notes),
         )
-        for position, path in enumerate(entry.run_files):
-            runs.append(Run(result=result, index=_run_index(path, position), path=path))
-    Run.objects.bulk_create(runs)
+        results.append((result, entry))
+    System.objects.bulk_create(systems.values())  # results pick up their systems' new keys on insert
+    Result.objects.bulk_create([result for result, _ in results])
+    Run.objects.bulk_create([
+        Run(result=result, index=_run_index(path, position), path=path)
+        for result, entry in results for position, path in enumerate(entry.run_files)
+    ])
     run_ids = list(Run.objects.filter(result__system__submission=submission).values_list("pk", flat=True))
     if not run_ids:
         found = sorted({e.benchmark for e in layout.results})
