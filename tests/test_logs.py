@@ -433,3 +433,19 @@ def test_parse_file_memory_stays_bounded_for_a_giant_line(tmp_path, monkeypatch)
     assert peak < 1 << 20
     assert [(e.key, e.line) for e in log.events] == [("run_start", 1), ("run_stop", 3)]
     assert log.problems == [(2, "line longer than 100000 bytes skipped")] and log.line_count == 3
+
+
+@pytest.mark.parametrize("record", [
+    '{"time_ms": 1000, "key": "k", "value": NaN, "metadata": {}}',  # json reads NaN; msgspec refuses it
+    '{"time_ms": 1000, "key": "k", "value": 1e400, "metadata": {}}',  # inf
+    '{"time_ms": 1000, "key": "k", "value": 123456789012345678901234567890, "metadata": {}}',
+    '{"time_ms": 1000, "key": "k", "value": "\\ud800", "metadata": {}}',  # a lone surrogate
+    '{"time_ms": 1000, "key": "k", "value": 1, "metadata": {}} trailing words',
+    '  {"time_ms": 1000, "key": "k", "value": [1.5, {"a": null}], "metadata": {"lineno": 3}}  ',
+])
+def test_mllog_records_decode_as_the_json_module_decodes_them(record):
+    """The fast decoder gives way to json's wherever the two could disagree."""
+    key, value, time_s, metadata, decoded, start, end = mllog.parse_record(record)
+    expected, end_json = json.JSONDecoder().raw_decode(record, record.index("{"))
+    assert repr(decoded) == repr(expected) and (start, end) == (record.index("{"), end_json)
+    assert (key, time_s, repr(value)) == ("k", 1.0, repr(expected["value"]))

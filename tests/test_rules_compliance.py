@@ -307,3 +307,32 @@ def test_check_file_gives_the_same_findings_from_the_handed_over_lines(tmp_path)
     parse_file(path, max_line_bytes=64 * 1024, mllog_lines=kept)
     found = compliance.check_file(path, REL, "5.1.0", "rgat", mllog_lines=kept)
     assert len(found) >= 2 and found == compliance.check_file(path, REL, "5.1.0", "rgat")
+
+
+def test_lines_no_rule_names_are_left_out_without_changing_the_findings(tmp_path):
+    from submissions.logs import parse_file
+
+    assert not compliance.names_a_rule("tracked_stats") and compliance.names_a_rule("eval_accuracy")
+    lines = generated_rgat_log().splitlines()
+    stats = [mllog("tracked_stats", {"loss": 1.5}, 10, step=i) for i in range(5)]
+    lines[6:6] = stats + [stats[0][:-20]]  # the last one is cut short: the library cannot read it
+    path = write(tmp_path, "\n".join(lines))
+    kept, skipped = [], []
+    parse_file(path, max_line_bytes=64 * 1024, mllog_lines=kept)
+    loglines, errors = compliance.loglines_from(kept, "5.1.0", "rgat", skipped)
+    assert skipped[:5] == [7, 8, 9, 10, 11] and [n for n, *_ in errors] == [12]
+    assert all(ll.key != "tracked_stats" for ll in loglines)
+    found = compliance.check_file(path, REL, "5.1.0", "rgat", mllog_lines=kept)
+    assert found == compliance.check_file(path, REL, "5.1.0", "rgat") and any(f.line == 12 for f in found)
+
+
+def test_a_log_of_only_unruled_lines_still_has_log_lines(tmp_path):
+    from submissions.logs import parse_file
+
+    for text, empty in ((mllog("tracked_stats", {"loss": 1.5}) + "\n", False), ("just noise\n", True)):
+        path = write(tmp_path, text)
+        kept = []
+        parse_file(path, max_line_bytes=64 * 1024, mllog_lines=kept)
+        found = compliance.check_file(path, REL, "5.1.0", "rgat", mllog_lines=kept)
+        assert found == compliance.check_file(path, REL, "5.1.0", "rgat")
+        assert any("No log lines detected" in f.message for f in found) == empty
