@@ -1,23 +1,60 @@
 #!/usr/bin/env python
 """Ingest the whole v5.1 round and compare with the floor: decompress and read every byte.
 
-Prints wall time, MB/s (unpacked bytes), peak RSS of each stage, and the ratio of ingest
-to the floor measured in the same run. Ingest runs in one process with tasks in-process
-(CELERY_TASK_ALWAYS_EAGER=1) on a fresh SQLite database, i.e. the work one worker does.
-Targets: ingest within 3x of the floor; peak RSS under 500 MB.
+Two ways of ingesting, each timed against the floor measured in the same run:
+
+- eager: `manage.py ingest` in one process with tasks in-process (CELERY_TASK_ALWAYS_EAGER=1)
+  on a fresh SQLite database, i.e. the work one worker does, with no queue in between.
+- worker: the way the portal ingests. A real `celery -A portal worker` (prefork, --concurrency
+  = os.cpu_count(), -Q ingest,checks,celery) is started and ready before the clock starts; then
+  `manage.py ingest <tarball> --round training-v5.1 --wait` runs as a child process, timed from
+  its start until it returns, i.e. until every submission is final. On PostgreSQL (a database
+  created and dropped for the run) and Redis (a database flushed first) when they answer, else on
+  SQLite and the file-system Celery transport under the temp folder; the output says which.
+
+Prints wall time, MB/s (unpacked bytes), peak RSS of each stage (for the worker pipeline, the
+command's own and the worker's process tree, read from VmHWM just before the worker is stopped),
+and what the database holds afterwards: every submission final and every run checked, or the
+bench exits non-zero. In v5.1 one submission (University of Florida) is invalid by the rules, so
+`--wait` exits 1 saying "1 of 19 submissions did not pass": that verdict is expected, not a failure.
+Targets: the worker pipeline within 3x of the floor; peak RSS under 500 MB per process.
+
+    bench/ingest.py [--only eager|worker]     (default: both)
 """
 
+import argparse
+import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", ROOT.parent / "shared" / "mlperf"))
 TARBALL = SHARED / "training_v5.1_results.tar.xz"
+ROUND = "training-v5.1"
+PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")  # a server; the database is ours
+REDIS = os.environ.get("BENCH_REDIS_INGEST", "redis://127.0.0.1:6379/12")  # flushed before use
+MANAGE = [sys.executable, "manage.py"]
+EXPECTED = {"submissions": 19, "runs": 1669}  # as tests/test_real_rounds.py counts them
+VERIFY = """
+import json
+from collections import Counter
+from leaderboard.models import Run
+from submissions.models import Submission
+rows = list(Submission.objects.all())
+print(json.dumps({
+    "submissions": len(rows), "final": sum(s.is_final for s in rows),
+    "statuses": dict(Counter(s.status for s in rows)),
+    "runs": Run.objects.count(), "checked": Run.objects.filter(checked=True).count(),
+}))
+"""
 
 
 def floor() -> int:
@@ -32,16 +69,267 @@ def floor() -> int:
     return total
 
 
-def timed_child(args, env) -> tuple[float, float]:
-    """Run a child process; return (wall seconds, that child's own peak RSS in MB)."""
-    start = time.perf_counter()
-    child = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
+def timed_child(args, env, output: Path, watch: subprocess.Popen | None = None) -> tuple[float, float, int]:
+    """Run a child process (stdout and stderr to `output`); return (wall seconds, that child's own
+    peak RSS in MB, exit code). With `watch` (the worker), stop the child and fail if that exits first."""
+    with open(output, "w") as out:
+        start = time.perf_counter()
+        child = subprocess.Popen(args, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            while True:
+                pid, status, usage = os.wait4(child.pid, 0 if watch is None else os.WNOHANG)
+                if pid:
+                    break
+                if watch.poll() is not None:
+                    raise SystemExit(f"the worker exited (code {watch.returncode}) before {args[2]} returned")
+                time.sleep(0.01)
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
+        wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode:
-        raise SystemExit(f"{' '.join(map(str, args))} failed with exit code {child.returncode}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, child.returncode
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    return "\n".join("    " + line for line in path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def run(args, env, log: Path):
+    """Run a set-up step; on failure stop with its output."""
+    with open(log, "a") as out:
+        done = subprocess.run(args, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(map(str, args))} failed with exit code {done.returncode}:\n{tail(log)}")
+
+
+def prepare(env, log: Path):
+    run(MANAGE + ["migrate", "-v0"], env, log)
+    run(MANAGE + ["load_rounds"], env, log)
+
+
+def verify(env, log: Path) -> dict:
+    """What the database holds after the ingest: submissions, their statuses, runs checked."""
+    done = subprocess.run(MANAGE + ["shell", "-c", VERIFY], env=env, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"reading the database failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def judge(name: str, code: int, counts: dict, output: Path) -> list[str]:
+    """Problems with one ingest: the command failed, or the database is not what the round gives."""
+    problems = []
+    if code:
+        last = output.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+        rejected = counts["statuses"].get("invalid", 0)
+        # --wait exits 1 when a submission is invalid; that is the round's verdict, not a failure.
+        if not (code == 1 and last[0].endswith(f"{rejected} of {counts['submissions']} submissions did not pass.")):
+            problems.append(f"{name}: the ingest command exited with code {code}:\n{tail(output)}")
+    if counts["final"] != counts["submissions"]:
+        problems.append(f"{name}: {counts['submissions'] - counts['final']} submissions are not final")
+    if counts["statuses"].get("failed"):
+        problems.append(f"{name}: {counts['statuses']['failed']} submissions failed (an error, not a verdict)")
+    if counts["checked"] != counts["runs"]:
+        problems.append(f"{name}: {counts['runs'] - counts['checked']} runs are not checked")
+    if (counts["submissions"], counts["runs"]) != (EXPECTED["submissions"], EXPECTED["runs"]):
+        problems.append(f"{name}: expected {EXPECTED['submissions']} submissions and {EXPECTED['runs']} runs")
+    return problems
+
+
+def answers(url: str) -> bool:
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def postgres(sql: str):
+    import psycopg
+
+    with psycopg.connect(f"{PG}/postgres", autocommit=True, connect_timeout=5) as conn:
+        conn.execute(sql)
+
+
+def redis_flush() -> None:
+    import redis
+
+    client = redis.Redis.from_url(REDIS, socket_timeout=5)
+    client.flushdb()
+    client.close()
+
+
+def tree(pid: int) -> list[int]:
+    """`pid` and its descendants, from /proc."""
+    pids, todo = [], [pid]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                todo += [int(child) for child in (task / "children").read_text().split()]
+            except OSError:
+                pass
+    return pids
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+class Worker:
+    """`celery -A portal worker`, prefork, in a session of its own so that it can be stopped whole."""
+
+    def __init__(self, env, log: Path, concurrency: int):
+        self.log_path = log
+        self.log = open(log, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,checks,celery",
+             f"--concurrency={concurrency}", "--pool=prefork", "-n", f"bench-ingest-{os.getpid()}@%h",
+             "--loglevel=INFO"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def wait_ready(self, timeout: float = 120):
+        """Until the worker logs `<name> ready.` (its pool is up and it consumes)."""
+        deadline = time.monotonic() + timeout
+        while " ready." not in self.log_path.read_text(errors="replace"):
+            if self.process.poll() is not None:
+                raise SystemExit(f"the worker exited (code {self.process.returncode}) at start-up:\n{tail(self.log_path)}")
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the worker was not ready after {timeout:.0f} s:\n{tail(self.log_path)}")
+            time.sleep(0.1)
+
+    def peak_rss(self) -> tuple[int, float, float]:
+        """(processes, max and sum of their VmHWM in MB) over the worker's process tree, now."""
+        peaks = [p for p in map(peak_rss_mb, tree(self.process.pid)) if p is not None]
+        return len(peaks), max(peaks, default=0.0), sum(peaks)
+
+    def stop(self):
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            except ProcessLookupError:
+                self.process.wait()
+        self.log.close()
+
+    def errors(self) -> list[str]:
+        return [line for line in self.log_path.read_text(errors="replace").splitlines()
+                if any(word in line for word in ("ERROR", "CRITICAL", "Traceback", "WorkerLostError"))]
+
+
+def eager(tmp: Path) -> dict:
+    """The round ingested in one process, tasks in-process, on SQLite."""
+    work = tmp / "eager"
+    work.mkdir()
+    env = {
+        **os.environ, "DATABASE_URL": f"sqlite:///{work}/bench.sqlite3", "MEDIA_ROOT": str(work / "media"),
+        "CELERY_TASK_ALWAYS_EAGER": "1", "DJANGO_SETTINGS_MODULE": "portal.settings",
+    }
+    prepare(env, work / "setup.log")
+    output = work / "ingest.log"
+    wall, rss, code = timed_child(MANAGE + ["ingest", str(TARBALL), "--round", ROUND], env, output)  # final on return
+    counts = verify(env, work / "setup.log")
+    return {"wall": wall, "rss": rss, "counts": counts, "problems": judge("eager", code, counts, output)}
+
+
+def worker(tmp: Path) -> dict:
+    """The round ingested by a real worker, timed by `ingest --wait` from start to return."""
+    work = tmp / "worker"
+    work.mkdir()
+    env = {**os.environ, "MEDIA_ROOT": str(work / "media"), "CELERY_TASK_ALWAYS_EAGER": "0",
+           "DJANGO_SETTINGS_MODULE": "portal.settings"}
+    database = f"bench_ingest_{os.getpid()}"
+    services, notes, created, flushed, proc = [], [], False, False, None
+    try:
+        if answers(PG):
+            try:
+                postgres(f'DROP DATABASE IF EXISTS "{database}"')
+                postgres(f'CREATE DATABASE "{database}"')
+                created = True
+            except Exception as error:  # noqa: BLE001 - say why and fall back
+                notes.append(f"PostgreSQL at {PG} answers but refused ({error}); SQLite used")
+        else:
+            notes.append(f"PostgreSQL at {PG} does not answer; SQLite used")
+        if created:
+            env["DATABASE_URL"] = f"{PG}/{database}"
+            services.append("PostgreSQL")
+        else:
+            env["DATABASE_URL"] = f"sqlite:///{work}/bench.sqlite3"
+            services.append("SQLite")
+        if answers(REDIS):
+            try:
+                redis_flush()
+                flushed = True
+            except Exception as error:  # noqa: BLE001 - say why and fall back
+                notes.append(f"Redis at {REDIS} answers but refused ({error}); file-system transport used")
+        else:
+            notes.append(f"Redis at {REDIS} does not answer; file-system transport used")
+        if flushed:
+            env["CELERY_BROKER_URL"] = REDIS
+            services.append("Redis")
+        else:
+            # portal/settings.py puts the file-system transport's folders under ./var: these settings,
+            # written to the temp folder, move them there too.
+            broker = work / "broker"
+            (work / "bench_settings.py").write_text(
+                "from portal.settings import *  # noqa: F403\n"
+                f"CELERY_BROKER_TRANSPORT_OPTIONS = {{'data_folder_in': {str(broker / 'queue')!r}, "
+                f"'data_folder_out': {str(broker / 'queue')!r}, "
+                f"'processed_folder': {str(broker / 'processed')!r}, 'store_processed': False}}\n"
+            )
+            env.update(CELERY_BROKER_URL="filesystem://", DJANGO_SETTINGS_MODULE="bench_settings",
+                       PYTHONPATH=os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH")])))
+            services.append("file-system broker")
+        prepare(env, work / "setup.log")
+
+        concurrency = os.cpu_count() or 1
+        proc = Worker(env, work / "worker.log", concurrency)
+        proc.wait_ready()
+        output = work / "ingest.log"
+        wall, rss, code = timed_child(
+            MANAGE + ["ingest", str(TARBALL), "--round", ROUND, "--wait", "--timeout", "1800"], env, output,
+            watch=proc.process,
+        )
+        processes, worker_max, worker_sum = proc.peak_rss()
+        proc.stop()
+        counts = verify(env, work / "setup.log")
+        problems = judge("worker", code, counts, output)
+        errors = proc.errors()
+        return {"wall": wall, "rss": rss, "counts": counts, "problems": problems, "notes": notes,
+                "services": "+".join(services), "concurrency": concurrency, "processes": processes,
+                "worker_max": worker_max, "worker_sum": worker_sum, "errors": errors}
+    finally:
+        if proc is not None:
+            proc.stop()
+        if created:
+            try:
+                postgres(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            except Exception as error:  # noqa: BLE001 - the run's figures stand; say what is left
+                print(f"note: could not drop database {database}: {error}", file=sys.stderr)
+        if flushed:
+            try:
+                redis_flush()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def describe(counts: dict) -> str:
+    statuses = ", ".join(f"{n} {status}" for status, n in sorted(counts["statuses"].items()))
+    return (f"{counts['final']}/{counts['submissions']} submissions final ({statuses}), "
+            f"{counts['checked']}/{counts['runs']} runs checked")
 
 
 def main() -> int:
@@ -51,26 +339,53 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--floor":
         print(floor())
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {
-            **os.environ, "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3", "MEDIA_ROOT": f"{tmp}/media",
-            "CELERY_TASK_ALWAYS_EAGER": "1", "DJANGO_SETTINGS_MODULE": "portal.settings",
-        }
-        manage = [sys.executable, "manage.py"]
-        subprocess.run(manage + ["migrate", "-v0"], env=env, cwd=ROOT, check=True)
-        subprocess.run(manage + ["load_rounds"], env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", choices=["eager", "worker"], help="run one of the two ingests (default: both)")
+    only = parser.parse_args().only
+    # A SIGTERM unwinds like an exception, so the worker is stopped and the database dropped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
-        floor_wall, floor_rss = timed_child([sys.executable, __file__, "--floor"], env)
-        total_bytes = floor()
-        ingest_wall, ingest_rss = timed_child(
-            manage + ["ingest", str(TARBALL), "--round", "training-v5.1"], env  # eager: final on return
-        )
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        tmp = Path(tmp)
+        floor_wall, floor_rss, code = timed_child([sys.executable, __file__, "--floor"], os.environ, tmp / "floor.out")
+        if code:
+            raise SystemExit(f"the floor failed with exit code {code}:\n{tail(tmp / 'floor.out')}")
+        total_bytes = int((tmp / "floor.out").read_text().split()[-1])
+        results = {}
+        if only in (None, "eager"):
+            results["eager"] = eager(tmp)
+        if only in (None, "worker"):
+            results["worker"] = worker(tmp)
+
     mb = total_bytes / 1e6
     print(f"v5.1 round: {TARBALL.stat().st_size / 1e6:.1f} MB compressed, {mb:.1f} MB unpacked")
+    print(f"machine: {os.cpu_count()} CPUs (os.cpu_count())")
     print(f"floor (decompress + read every byte): {floor_wall:6.2f} s  {mb / floor_wall:6.1f} MB/s  peak RSS {floor_rss:6.1f} MB")
-    print(f"ingest (split, unpack, parse, score): {ingest_wall:6.2f} s  {mb / ingest_wall:6.1f} MB/s  peak RSS {ingest_rss:6.1f} MB")
-    print(f"ratio ingest / floor: {ingest_wall / floor_wall:.2f}x (target <= 3x); peak RSS target < 500 MB")
-    return 0
+    ratios = []
+    if "worker" in results:
+        r = results["worker"]
+        label = f"ingest, worker x{r['concurrency']} ({r['services']}):"
+        print(f"{label:38s} {r['wall']:6.2f} s  {mb / r['wall']:6.1f} MB/s  ratio {r['wall'] / floor_wall:.2f}x"
+              "  [ingest --wait as a child, start to return]")
+        print(f"  peak RSS: ingest command {r['rss']:.1f} MB; worker tree ({r['processes']} processes, VmHWM "
+              f"read before the stop) max {r['worker_max']:.1f} MB, sum {r['worker_sum']:.1f} MB")
+        print(f"  database after: {describe(r['counts'])}")
+        for note in r["notes"]:
+            print(f"  note: {note}")
+        if r["errors"]:
+            print(f"  worker log: {len(r['errors'])} error lines, the first: {r['errors'][0][:200]}")
+        ratios.append(f"worker pipeline {r['wall'] / floor_wall:.2f}x (target <= 3x: the way the portal ingests)")
+    if "eager" in results:
+        r = results["eager"]
+        print(f"ingest (split, unpack, parse, score): {r['wall']:6.2f} s  {mb / r['wall']:6.1f} MB/s  "
+              f"peak RSS {r['rss']:6.1f} MB  ratio {r['wall'] / floor_wall:.2f}x  [eager: one process, SQLite]")
+        print(f"  database after: {describe(r['counts'])}")
+        ratios.append(f"eager {r['wall'] / floor_wall:.2f}x (one worker's work, no queue: for reference)")
+    print(f"ratio ingest / floor, same run: {'; '.join(ratios)}; peak RSS target < 500 MB per process")
+    problems = [p for r in results.values() for p in r["problems"]]
+    for problem in problems:
+        print(f"FAILED: {problem}")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

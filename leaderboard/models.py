@@ -181,6 +181,9 @@ class Run(models.Model):
     eval_curve = models.JSONField(default=list, blank=True)
     eval_x = models.CharField(max_length=10, blank=True)
     submission_keys = models.JSONField(default=dict, blank=True)
+    convergence = models.JSONField(
+        null=True, blank=True, help_text="What mlperf-logging's RCP reader read from the log, for the result's RCP check."
+    )
     counted = models.BooleanField(default=False, help_text="Among the runs that make the score.")
     dropped = models.BooleanField(default=False, help_text="Dropped as fastest or slowest.")
 

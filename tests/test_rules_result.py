@@ -269,3 +269,45 @@ def test_a_run_that_stops_with_success_but_never_evaluates_fails_the_rcp_check_c
     findings, factor = rcp_check(folder, "5.1.0", "rgat")
     f = only(findings, "result.rcp")
     assert f.severity == "error" and "result_5.txt" in f.message and factor is None
+
+
+RCP_QUIRKS = {
+    "plain": lambda line: line,
+    "prefixed": lambda line: "0: " + line,
+    "two records on one line, split at CR": lambda line: line + "\r" + line.replace("0.725", "0.7"),
+    "noise after a CR": lambda line: line + "\rprogress 50%",
+    "not ASCII (read from the file)": lambda line: line.replace('"rgat"', '"rgät"'),
+    "cut short": lambda line: line[:-10],
+}
+
+
+@pytest.mark.parametrize("quirk", RCP_QUIRKS)
+def test_the_rcp_reading_from_parsed_lines_is_the_librarys_reading_of_the_file(tmp_path, quirk):
+    from submissions.logs import parse_file
+    from submissions.rules import rcp
+
+    folder = rgat_result(tmp_path / "rgat", 0.9)
+    path = folder / "result_0.txt"
+    lines = path.read_text().splitlines()
+    lines = [RCP_QUIRKS[quirk](line) for line in lines]
+    path.write_bytes(("\n".join(lines) + "\nnoise without a token\n").encode())
+    kept = []
+    parse_file(path, max_line_bytes=64 * 1024, mllog_lines=kept)
+    reading = rcp.read_run(path, "5.1.0", mllog_lines=kept)
+    assert reading == rcp.read_run(path, "5.1.0")
+    assert set(reading) in ({"not_converged", "epochs", "batch_size"}, {"error"})
+
+
+def test_the_rcp_check_uses_the_readings_it_is_given_and_reads_the_rest(tmp_path):
+    from submissions.rules import rcp
+
+    folder = rgat_result(tmp_path / "rgat", 0.9)
+    readings = {f"result_{n}.txt": rcp.read_run(folder / f"result_{n}.txt", "5.1.0") for n in range(9)}
+    assert rcp_check(folder, "5.1.0", "rgat", readings=readings) == rcp_check(folder, "5.1.0", "rgat")
+    readings["result_3.txt"] = {"not_converged": 1, "epochs": 1e9, "batch_size": 16384}  # not the file's
+    readings["result_4.txt"] = {"not_converged": 1, "epochs": 1e9, "batch_size": 16384}
+    findings, factor = rcp_check(folder, "5.1.0", "rgat", readings=readings)
+    assert factor is None and "2 of 10 runs did not converge" in only(findings, "result.rcp").message
+    readings["result_5.txt"] = {"unreadable": True}
+    findings, _ = rcp_check(folder, "5.1.0", "rgat", readings=readings)
+    assert "result_5.txt has binary data" in only(findings, "result.rcp").message

@@ -340,3 +340,15 @@ def test_v06_logs_are_read_again_by_the_librarys_parser(tmp_path, monkeypatch):
     monkeypatch.setattr(compliance, "read_loglines", lambda *args: calls.append(args) or real(*args))
     check(tmp_path, v06_lines(), V06)
     assert len(calls) == 1
+
+
+def test_a_run_of_a_round_with_rcps_carries_the_rcp_readers_reading(tmp_path):
+    from submissions.rules import check_run, rcp
+
+    path = write(tmp_path, rgat_lines())
+    reading = check_run(path, "ACME/results/sys/rgat/result_0.txt", RGAT).convergence
+    assert reading == rcp.read_run(path, "5.1.0") and reading["not_converged"] == 0
+    path = write(tmp_path, rgat_lines()[:3] + ["x" * 70_000] + rgat_lines()[3:])
+    assert check_run(path, "r", RGAT).convergence == {"unreadable": True}  # as rcp_check would refuse it
+    v06 = write(tmp_path, v06_lines(), "v06.txt")
+    assert check_run(v06, "r", V06).convergence is None  # v0.6 has no RCPs

@@ -33,7 +33,8 @@ def _run_facts(run_id: int) -> tuple[dict, frozenset[str]]:
     return rows[0], frozenset(names)
 
 
-def _outcome_fields(summary) -> dict:
+def _outcome_fields(outcome) -> dict:
+    summary = outcome.summary
     return {
         "checked": True,
         "success": summary.success,
@@ -45,6 +46,7 @@ def _outcome_fields(summary) -> dict:
         "eval_curve": [list(point) for point in summary.eval_curve],
         "eval_x": summary.eval_x,
         "submission_keys": summary.submission,
+        "convergence": outcome.convergence,
     }
 
 
@@ -64,7 +66,7 @@ def check_run(run_id: int, validation_id: int) -> int | None:
     fields, findings = {"checked": True, "success": False}, []
     try:
         outcome = rules.check_run(work_dir(submission_id) / run["path"], run["path"], ctx)
-        fields, findings = _outcome_fields(outcome.summary), outcome.findings
+        fields, findings = _outcome_fields(outcome), outcome.findings
     except SoftTimeLimitExceeded:
         fields["failure_reason"] = "checking took longer than the time limit"
         findings = [rules.Finding("error", "run.timeout", "Checking this log took longer than the task's time limit.",

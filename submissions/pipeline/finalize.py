@@ -78,8 +78,8 @@ def _result_findings(result: Result, runs: list[Run], dest: Path) -> list[rules.
             result_path=result.path, result_dir=dest / result.path,
             division=system.division, category=system.category,
         ),
-        [rules.RunFacts(rel_path=r.path, success=r.success, seed=r.seed or None,
-                        hyperparameters=r.hyperparameters, submission=r.submission_keys) for r in runs],
+        [rules.RunFacts(rel_path=r.path, success=r.success, seed=r.seed or None, hyperparameters=r.hyperparameters,
+                        submission=r.submission_keys, convergence=r.convergence) for r in runs],
         _system_facts(system),
         include_system=False,  # checked once per system below
     )

@@ -72,6 +72,7 @@ class RunContext:
 class RunOutcome:
     summary: RunSummary
     findings: list[Finding]
+    convergence: dict | None = None  # rcp.read_run's reading, where the round has RCPs
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class RunFacts:
     hyperparameters: dict = field(default_factory=dict)
     submission: dict = field(default_factory=dict)  # benchmark/org/division/status/platform from the log
     first_line: dict = field(default_factory=dict)  # {key: line}, when known
+    convergence: dict | None = None  # rcp.read_run's reading, made when the log was checked
 
 
 @dataclass(frozen=True)

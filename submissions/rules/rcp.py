@@ -4,15 +4,18 @@ The library's `check_directory` is its command-line path; we use its pieces inst
 - the RCP table comes from the round's benchmark key, never from the logs' submission_benchmark
   (which the library turns into a file name, and which crashes it when unknown or missing);
 - the RCP_Checker (its JSON read and statistics, ~0.1 s) is built once per process and benchmark;
-- the files are read by the library's own reader, under the linear stand-in for its quadratic
-  prefix-stripping regular expression, and only when no line is over the limit;
+- each run is read by the library's own reader (read_run), under the linear stand-in for its
+  quadratic prefix-stripping regular expression, and only when no line is over the limit. check_run
+  reads it while it checks the log, from the lines it has already parsed, so finalize reads no file;
 - it never writes or deletes scaling.json (the library's checker does, in the result folder or,
   when told not to, at "/scaling.json"): the factor is returned, and compared with the bundle's.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
+import io
 import json
 import math
 from pathlib import Path
@@ -60,28 +63,50 @@ def _checker(ruleset: str, benchmark: str):
         return Checker(library.USAGE, ruleset, benchmark, verbose=False)
 
 
-def _read_runs(files: list[Path], ruleset: str):
-    """[(file, not_converged, epochs, batch size)] via the library's reader; raises ValueError on bad logs."""
+# read_submission_file acts only on token lines holding one of these words; any other line leaves it as it was.
+_READER_WORDS = ("global_batch_size", "submission_benchmark", "eval_error", "eval_accuracy", "train_samples",
+                 "run_stop")
+
+
+def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_bytes: int = 64 * 1024) -> dict:
+    """One run as the library's RCP reader sees it: {"not_converged", "epochs", "batch_size"}, or {"error"}
+    when it cannot read the file, or {"unreadable": True} for binary data or over-long lines.
+
+    mllog_lines (parse_file's, with the same max_line_bytes) stand in for reading the file again: the reader
+    gets only the token lines holding a word it acts on, split at '\\r' as its text-mode reading splits them.
+    A file with non-ASCII or NUL-bearing token lines (the library's latin-1 text is not our UTF-8 text) is
+    read whole, as are all files when no lines are given.
+    """
+    path = Path(path)
+    text = None
+    if mllog_lines is not None and all(t is not None and t.isascii() for _, t, *_ in mllog_lines):
+        text = "\n".join(t for _, t, *_ in mllog_lines if any(w in t for w in _READER_WORDS))
+    else:
+        scan = prescan(path, max_line_bytes)
+        if scan.binary or scan.long_line_count:
+            return {"unreadable": True}
     rcp_checker = _modules()
-    runs = []
-    with library.patched(rcp_checker, "re", library.LinearRe(rcp_checker.TOKEN)):
-        for path in files:
-            try:
-                not_converged, epochs, bs, _ = rcp_checker.read_submission_file(str(path), ruleset, False)
-            except Exception as exc:  # e.g. a run_stop with success but no eval: UnboundLocalError
-                if library.is_stop(exc):
-                    raise
-                raise ValueError(f"{path.name}: {type(exc).__name__}: {exc}") from None
-            runs.append((path, not_converged, epochs, bs))
-    return runs
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(library.Capture())
+        stack.enter_context(library.patched(rcp_checker, "re", library.LinearRe(rcp_checker.TOKEN)))
+        if text is not None:
+            stack.enter_context(library.patched(rcp_checker, "open", lambda *_, **__: io.StringIO(text, newline=None)))
+        try:
+            not_converged, epochs, bs, _ = rcp_checker.read_submission_file(str(path), ruleset, False)
+        except Exception as exc:  # e.g. a run_stop with success but no eval: UnboundLocalError
+            if library.is_stop(exc):
+                raise
+            return {"error": f"{path.name}: {type(exc).__name__}: {exc}"}
+    return {"not_converged": not_converged, "epochs": epochs, "batch_size": bs}
 
 
 def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = "",
-              max_line_bytes: int = 64 * 1024) -> tuple[list, float | None]:
+              max_line_bytes: int = 64 * 1024, readings: dict | None = None) -> tuple[list, float | None]:
     """Check the result folder's convergence against the RCPs; return (findings, normalisation factor).
 
     The factor is what the score is multiplied by (1.0 when the runs converge no faster than the
-    reference; None when the check could not be made or failed).
+    reference; None when the check could not be made or failed). readings: {file name: read_run(...)}
+    made earlier (by check_run); a result_*.txt without one is read here.
     """
     found = Findings(result_path)
     if not applies(ruleset, benchmark):
@@ -101,21 +126,22 @@ def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = ""
     if not files:
         found.error(RULE, "The result folder has no result_*.txt files to compare with the RCPs.")
         return list(found), None
-    for path in files:
-        scan = prescan(path, max_line_bytes)
-        if scan.binary or scan.long_line_count:
+    readings = readings or {}
+    runs = [(path, readings.get(path.name) or read_run(path, ruleset, max_line_bytes=max_line_bytes))
+            for path in files]
+    for path, reading in runs:
+        if reading.get("unreadable"):
             found.error(RULE, f"{path.name} has binary data or over-long lines; convergence was not compared.",
                         "Fix the run findings of that file first.", file=_join(result_path, path.name))
             return list(found), None
-
-    with library.Capture():
-        try:
-            runs = _read_runs(files, ruleset)
-        except ValueError as exc:
-            found.error(RULE, f"The RCP check could not read the runs: {exc}.",
+    for path, reading in runs:
+        if "error" in reading:
+            found.error(RULE, f"The RCP check could not read the runs: {reading['error']}.",
                         "Every result file must be a complete log with global_batch_size, eval_accuracy and "
                         "run_stop.")
             return list(found), None
+    runs = [(path, r["not_converged"], r["epochs"], r["batch_size"]) for path, r in runs]
+    with library.Capture():
         try:
             checker = _checker(ruleset, benchmark)
         except Exception as exc:  # the library's RCP table or statistics for this benchmark

@@ -32,7 +32,9 @@ def check_result(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts, 
         found.extend(systems.check_system(system, ctx.ruleset))
     division = (system.division or ctx.division or "").lower()
     if ctx.result_dir is not None and division == "closed" and rcp.applies(ctx.ruleset, ctx.benchmark):
-        findings, _ = rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path)
+        readings = {_name(run): run.convergence for run in runs if run.convergence}
+        findings, _ = rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path,
+                                    readings=readings)
         found.extend(findings)
     return list(found)
 

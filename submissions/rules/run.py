@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
-from . import compliance, library, v05
+from . import compliance, library, rcp, v05
 from .findings import Findings, RunContext, RunOutcome
 from .prescan import Prescan, prescan
 
@@ -75,7 +75,11 @@ def check_run(path: Path, rel_path: str, ctx: RunContext) -> RunOutcome:
                    "only the portal's own checks ran.")
 
     _settle_success(summary, found)
-    return RunOutcome(summary, list(found))
+    convergence = None
+    if rcp.applies(ctx.ruleset, ctx.benchmark):  # read now, from the lines parsed above, for finalize's RCP check
+        convergence = {"unreadable": True} if scan.binary or scan.long_line_count else \
+            rcp.read_run(path, ctx.ruleset, mllog_lines=mllog_lines, max_line_bytes=ctx.max_line_bytes)
+    return RunOutcome(summary, list(found), convergence)
 
 
 def _report_prescan(scan: Prescan, ctx: RunContext, found: Findings) -> None:
