@@ -214,15 +214,18 @@ class Worker:
         return len(peaks), max(peaks, default=0.0), sum(peaks)
 
     def stop(self):
+        """SIGTERM to the main process (a warm shutdown stops its pool), then SIGKILL to the whole group."""
         if self.process.poll() is None:
+            self.process.terminate()
             try:
-                os.killpg(self.process.pid, signal.SIGTERM)
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-            except ProcessLookupError:
-                self.process.wait()
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # whatever is left of the group
+        except ProcessLookupError:
+            pass
+        self.process.wait()
         self.log.close()
 
     def errors(self) -> list[str]:

@@ -56,11 +56,9 @@ def revalidate(submission_id: int, reason: str = "re-validation", user_id: int |
     **RETRY, soft_time_limit=settings.CHECK_SOFT_TIME_LIMIT, time_limit=settings.CHECK_SOFT_TIME_LIMIT + 30
 )
 def check_runs(run_ids: list[int], validation_id: int) -> None:
-    """Check each run on its own (each claims itself once); the last check of a validation queues finalize."""
-    for run_id in run_ids:
-        last_of = pipeline.check_run(run_id, validation_id)
-        if last_of is not None:
-            finalize.delay(last_of)
+    """Check a batch of runs (each claims itself once); the batch that completes a validation queues finalize."""
+    for submission_id in pipeline.check_runs(run_ids, validation_id):
+        finalize.delay(submission_id)
 
 
 @shared_task(**RETRY)

@@ -132,3 +132,26 @@ def test_a_repeated_check_of_a_run_changes_nothing(broken):
     assert pipeline.check_run(check.run_id, check.validation_id) is None  # e.g. a redelivered task
     assert (Finding.objects.count(), Submission.objects.get().runs_checked) == before
     assert RunCheck.objects.filter(run_id=check.run_id).count() == 1
+
+
+def test_a_batch_overlapping_runs_stored_before_stores_only_the_others(rounds, tmp_path):
+    """A redelivered batch whose first runs were stored: those are not stored or counted again."""
+    from leaderboard.models import Round
+    from submissions import pipeline
+    from submissions.bundles.split import split_folder
+    from submissions.intake import file_chunks, store_bundle
+    from submissions.models import RunCheck
+
+    [tar] = split_folder(bundle_with_broken_runs(tmp_path, broken=(2,)), tmp_path / "packed").values()
+    relative, sha, size = store_bundle(file_chunks(tar), "acme.tar")
+    submission = Submission.objects.create(round=Round.objects.get(key="training-v5.1"), bundle=relative,
+                                           original_name="acme.tar", sha256=sha, size=size)
+    validation_id, run_ids = pipeline.ingest(submission.pk)
+    assert pipeline.check_runs(run_ids[:3], validation_id) == []
+    findings = Finding.objects.count()
+    assert Submission.objects.get().runs_checked == 3 and Finding.objects.filter(rule="run.no-run-stop").count() == 1
+    assert pipeline.check_runs(run_ids[2:], validation_id) == [submission.pk]  # completes: finalize is due
+    assert Submission.objects.get().runs_checked == 5 and Submission.objects.get().status == "finalizing"
+    assert RunCheck.objects.count() == 5 and Finding.objects.count() == findings
+    assert pipeline.check_runs(run_ids, validation_id) == []  # a third delivery: nothing at all
+    assert Submission.objects.get().runs_checked == 5

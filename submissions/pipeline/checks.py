@@ -1,4 +1,8 @@
-"""Checking one run in one validation: parse its log, apply the round's rules, store the outcome."""
+"""Checking runs in one validation: parse each log, apply the round's rules, store the outcomes.
+
+A batch of runs (a task) is read with one query and stored in one transaction; each run is still
+claimed once, by its unique RunCheck row, and a repeat delivery stores nothing twice.
+"""
 
 import os
 import socket
@@ -14,23 +18,23 @@ from ..models import Finding, RunCheck
 from .common import Status, update, work_dir
 
 RUN_FIELDS = (
-    "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
+    "pk", "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
     "result__benchmark__higher_is_better", "result__system__key", "result__system__division",
     "result__system__submission_id", "result__system__round__ruleset",
     "result__system__round__require_init_stop_before_run_start", "result__system__round__history",
 )
 
 
-def _run_facts(run_id: int) -> tuple[dict, frozenset[str]]:
-    """The run's fields, and the names a log may give its benchmark: the round's keys and their
-    aliases (v0.6 'mask'). One query: a row per benchmark of the round."""
-    rows = list(Run.objects.filter(pk=run_id).values(
+def _run_facts(run_ids: list[int]) -> dict[int, tuple[dict, frozenset[str]]]:
+    """{run id: (its fields, the names a log may give its benchmark)}: the round's keys and their aliases
+    (v0.6 'mask'). One query: a row per run and benchmark of its round."""
+    facts: dict[int, tuple[dict, set]] = {}
+    for row in Run.objects.filter(pk__in=run_ids).values(
         *RUN_FIELDS, "result__system__round__benchmarks__key", "result__system__round__benchmarks__aliases",
-    ))
-    names = set()
-    for row in rows:
+    ):
+        _, names = facts.setdefault(row["pk"], (row, set()))
         names.update([row["result__system__round__benchmarks__key"], *row["result__system__round__benchmarks__aliases"]])
-    return rows[0], frozenset(names)
+    return {pk: (row, frozenset(names)) for pk, (row, names) in facts.items()}
 
 
 def _outcome_fields(outcome) -> dict:
@@ -50,10 +54,8 @@ def _outcome_fields(outcome) -> dict:
     }
 
 
-def check_run(run_id: int, validation_id: int) -> int | None:
-    """Check one run; return the submission id if this check completed the validation."""
-    run, benchmark_names = _run_facts(run_id)
-    submission_id = run["result__system__submission_id"]
+def _check(run: dict, benchmark_names: frozenset[str]) -> tuple[dict, list]:
+    """(Run fields, findings) for one run; a time limit or an unreadable file is a finding, not a crash."""
     ctx = rules.RunContext(
         ruleset=run["result__system__round__ruleset"],
         benchmark=run["result__benchmark__key"],
@@ -63,57 +65,89 @@ def check_run(run_id: int, validation_id: int) -> int | None:
         higher_is_better=run["result__benchmark__higher_is_better"],
         require_init_stop_before_run_start=run["result__system__round__require_init_stop_before_run_start"],
     )
-    fields, findings = {"checked": True, "success": False}, []
+    fields = {"checked": True, "success": False}
     try:
-        outcome = rules.check_run(work_dir(submission_id) / run["path"], run["path"], ctx)
-        fields, findings = _outcome_fields(outcome), outcome.findings
+        outcome = rules.check_run(work_dir(run["result__system__submission_id"]) / run["path"], run["path"], ctx)
+        return _outcome_fields(outcome), outcome.findings
     except SoftTimeLimitExceeded:
         fields["failure_reason"] = "checking took longer than the time limit"
-        findings = [rules.Finding("error", "run.timeout", "Checking this log took longer than the task's time limit.",
-                                  "Look for very long lines or a log far larger than a training run writes.",
-                                  run["path"])]
+        return fields, [rules.Finding(
+            "error", "run.timeout", "Checking this log took longer than the task's time limit.",
+            "Look for very long lines or a log far larger than a training run writes.", run["path"])]
     except OSError as error:
         fields["failure_reason"] = f"the log could not be read: {error.strerror}"
-        findings = [rules.Finding("error", "run.unreadable", f"The log could not be read: {error.strerror}.",
-                                  "Re-upload the bundle.", run["path"])]
-    return _store(run_id, validation_id, run, fields, findings)
+        return fields, [rules.Finding("error", "run.unreadable", f"The log could not be read: {error.strerror}.",
+                                      "Re-upload the bundle.", run["path"])]
 
 
-def _claim_finalize(submission_id: int) -> int | None:
+def check_runs(run_ids: list[int], validation_id: int) -> list[int]:
+    """Check a batch of runs of one validation; return the submission ids whose validation this completed.
+
+    Runs no longer there (their submission was ingested again) are passed over.
+    """
+    facts = _run_facts(run_ids)
+    checked = [(run_id, facts[run_id][0], *_check(*facts[run_id])) for run_id in run_ids if run_id in facts]
+    if not checked:
+        return []
+    try:
+        return _store(checked, validation_id)
+    except IntegrityError:  # a repeat delivery: some runs were stored before; store the others one by one
+        done = []
+        for one in checked:
+            try:
+                done += _store([one], validation_id)
+            except IntegrityError:
+                done += _claim_finalize(one[1]["result__system__submission_id"])
+        return sorted(set(done))
+
+
+def check_run(run_id: int, validation_id: int) -> int | None:
+    """Check one run; return the submission id if this check completed the validation."""
+    done = check_runs([run_id], validation_id)
+    return done[0] if done else None
+
+
+def _claim_finalize(submission_id: int) -> list[int]:
     """Whoever completes the last check claims finalize; the conditional UPDATE lets only one win."""
     claimed = update(
         submission_id, only_if={"status": Status.CHECKING, "runs_checked__gte": F("runs_total")},
         status=Status.FINALIZING,
     )
-    return submission_id if claimed else None
+    return [submission_id] if claimed else []
 
 
-def _store(run_id, validation_id, run, fields, findings) -> int | None:
-    """Store the outcome and count the run, once; claim finalize in the same transaction."""
-    advisory = run["result__system__round__history"]
-    submission_id = run["result__system__submission_id"]
-    try:
-        with transaction.atomic():
-            if connection.vendor == "postgresql":
-                # Don't wait for the disk: a check lost in a database crash has no RunCheck
-                # row, so the sweeper queues it again.
-                with connection.cursor() as cursor:
-                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            # The unique row claims the run once; it records which process checked it.
-            RunCheck.objects.create(
-                validation_id=validation_id, run_id=run_id, worker=f"{socket.gethostname()}:{os.getpid()}"
-            )
+def _store(checked: list[tuple], validation_id: int) -> list[int]:
+    """Store the outcomes and count the runs, each once, in one transaction that also claims finalize.
+    IntegrityError (and nothing stored) when a run was stored before."""
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    per_submission: dict[int, int] = {}
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # Don't wait for the disk: a check lost in a database crash has no RunCheck
+            # row, so the sweeper queues it again.
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        # The unique rows claim the runs once; they record which process checked them.
+        RunCheck.objects.bulk_create(
+            [RunCheck(validation_id=validation_id, run_id=run_id, worker=worker) for run_id, *_ in checked]
+        )
+        findings = []
+        for run_id, run, fields, found in checked:
             Run.objects.filter(pk=run_id).update(**fields)
-            Finding.objects.bulk_create([
+            submission_id = run["result__system__submission_id"]
+            per_submission[submission_id] = per_submission.get(submission_id, 0) + 1
+            findings += [
                 Finding(
                     validation_id=validation_id, result_id=run["result_id"], run_id=run_id,
                     system_key=run["result__system__key"], benchmark=run["result__benchmark__key"],
                     severity=f.severity, rule=f.rule, file=f.file or run["path"], line=f.line,
-                    message=f.message, hint=f.hint, advisory=advisory,
+                    message=f.message, hint=f.hint, advisory=run["result__system__round__history"],
                 )
-                for f in findings
-            ])
-            update(submission_id, runs_checked=F("runs_checked") + 1)
-            return _claim_finalize(submission_id)
-    except IntegrityError:  # a repeat delivery: another stored this run first
-        return _claim_finalize(submission_id)
+                for f in found
+            ]
+        Finding.objects.bulk_create(findings)
+        done = []
+        for submission_id, count in per_submission.items():
+            update(submission_id, runs_checked=F("runs_checked") + count)
+            done += _claim_finalize(submission_id)
+        return done

@@ -78,10 +78,11 @@ def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_by
     read whole, as are all files when no lines are given.
     """
     path = Path(path)
-    text = None
-    if mllog_lines is not None and all(t is not None and t.isascii() for _, t, *_ in mllog_lines):
-        text = "\n".join(t for _, t, *_ in mllog_lines if any(w in t for w in _READER_WORDS))
+    texts = None if mllog_lines is None else [t for _, t, *_ in mllog_lines]
+    if texts is not None and None not in texts and all(map(str.isascii, texts)):
+        text = "\n".join([t for t in texts if any(w in t for w in _READER_WORDS)])
     else:
+        text = None
         scan = prescan(path, max_line_bytes)
         if scan.binary or scan.long_line_count:
             return {"unreadable": True}
