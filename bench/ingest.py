@@ -284,17 +284,8 @@ def worker(tmp: Path) -> dict:
             env["CELERY_BROKER_URL"] = REDIS
             services.append("Redis")
         else:
-            # portal/settings.py puts the file-system transport's folders under ./var: these settings,
-            # written to the temp folder, move them there too.
-            broker = work / "broker"
-            (work / "bench_settings.py").write_text(
-                "from portal.settings import *  # noqa: F403\n"
-                f"CELERY_BROKER_TRANSPORT_OPTIONS = {{'data_folder_in': {str(broker / 'queue')!r}, "
-                f"'data_folder_out': {str(broker / 'queue')!r}, "
-                f"'processed_folder': {str(broker / 'processed')!r}, 'store_processed': False}}\n"
-            )
-            env.update(CELERY_BROKER_URL="filesystem://", DJANGO_SETTINGS_MODULE="bench_settings",
-                       PYTHONPATH=os.pathsep.join(filter(None, [str(work), os.environ.get("PYTHONPATH")])))
+            # The file-system transport's folders (./var/broker by default) go in the temp folder.
+            env.update(CELERY_BROKER_URL="filesystem://", BROKER_DIR=str(work / "broker"))
             services.append("file-system broker")
         prepare(env, work / "setup.log")
 

@@ -134,12 +134,14 @@ CELERY_TASK_ROUTES = {
     "submissions.tasks.finalize": {"queue": "checks"},
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    _broker_dir = VAR_DIR / "broker"
+    _broker_dir = Path(env.str("BROKER_DIR", default=str(VAR_DIR / "broker")))
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),  # kombu's default is ./control, wherever it runs
         "store_processed": False,
+        "polling_interval": 0.1,  # seconds between looks at the folder; kombu's 1 s made each hand-off wait
     }
 else:
     # Redis: a task not acknowledged within this time is delivered again (acks_late).
