@@ -1,5 +1,6 @@
 """The pipeline end to end on generated bundles, with tasks run in-process."""
 
+import re
 import tarfile
 
 import pytest
@@ -146,3 +147,20 @@ def _tar(root, archive):
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(root, arcname=root.name)
     return archive
+
+
+def test_nan_and_infinity_in_logs_and_descriptions_are_stored_not_crashed_on(rounds, tmp_path):
+    """json reads NaN and Infinity; PostgreSQL's JSON refuses them, so they are stored as strings."""
+    root = write_bundle(tmp_path / "src", "Acme", [SystemSpec("alpha", results={"rgat": [10.0] * 10})], TARGETS)
+    desc = root / "systems" / "alpha.json"
+    desc.write_text(desc.read_text().replace("{", '{"odd_number": NaN, "odd": [Infinity, -Infinity],', 1))
+    log = root / "results" / "alpha" / "rgat" / "result_0.txt"
+    text = re.sub(r'("key": "global_batch_size", "value": )\d+', r"\1NaN", log.read_text())
+    log.write_text(re.sub(r'("key": "opt_name", "value": )"\w+"', r"\1Infinity", text))
+    submission = ingest(root)
+    assert submission.is_final and submission.status != Submission.Status.FAILED, submission.message
+    run = Run.objects.get(path__endswith="rgat/result_0.txt")
+    assert run.hyperparameters["global_batch_size"] == "NaN" and run.hyperparameters["opt_name"] == "Infinity"
+    assert "not a finite number" in run.convergence["error"]
+    system = System.objects.get()
+    assert system.description["odd_number"] == "NaN" and system.description["odd"] == ["Infinity", "-Infinity"]

@@ -98,6 +98,9 @@ def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_by
             if library.is_stop(exc):
                 raise
             return {"error": f"{path.name}: {type(exc).__name__}: {exc}"}
+    for name, value in (("global_batch_size", bs), ("the epochs to converge", epochs)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return {"error": f"{path.name}: {name} is {value}, not a finite number"}
     return {"not_converged": not_converged, "epochs": epochs, "batch_size": bs}
 
 
