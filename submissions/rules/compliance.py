@@ -48,8 +48,11 @@ _CONFIG_NAME = re.compile(r"^[a-z]+_\d+\.\d+\.\d+/[A-Za-z0-9_]+\.yaml$")
 
 def supports(ruleset: str) -> bool:
     """True when mlperf-logging has compliance rules and a log parser for this training ruleset."""
-    if not library.available():
-        return False
+    return library.available() and _has_rules(ruleset)
+
+
+@functools.lru_cache(maxsize=64)
+def _has_rules(ruleset: str) -> bool:
     if not (library.compliance_dir() / f"{library.USAGE}_{ruleset}" / "common.yaml").is_file():
         return False
     return _parser(ruleset) is not None

@@ -40,6 +40,7 @@ def version() -> str:
         return "?"
 
 
+@functools.lru_cache(maxsize=1)
 def compliance_dir() -> Path:
     return Path(mlp_compliance.__file__).resolve().parent
 

@@ -68,6 +68,21 @@ _READER_WORDS = ("global_batch_size", "submission_benchmark", "eval_error", "eva
                  "run_stop")
 
 
+def _lines_with_words(text: str) -> str:
+    """The lines of text (joined by LF) that hold a word of _READER_WORDS, in order: str.find jumps from
+    one word to the next, where testing each line for six words would visit every line six times."""
+    spans = set()
+    for word in _READER_WORDS:
+        i = text.find(word)
+        while i >= 0:
+            start = text.rfind("\n", 0, i) + 1
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            spans.add((start, end))
+            i = text.find(word, end)
+    return "\n".join([text[start:end] for start, end in sorted(spans)])
+
+
 def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_bytes: int = 64 * 1024) -> dict:
     """One run as the library's RCP reader sees it: {"not_converged", "epochs", "batch_size"}, or {"error"}
     when it cannot read the file, or {"unreadable": True} for binary data or over-long lines.
@@ -80,7 +95,7 @@ def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_by
     path = Path(path)
     texts = None if mllog_lines is None else [t for _, t, *_ in mllog_lines]
     if texts is not None and None not in texts and all(map(str.isascii, texts)):
-        text = "\n".join([t for t in texts if any(w in t for w in _READER_WORDS)])
+        text = _lines_with_words("\n".join(texts))
     else:
         text = None
         scan = prescan(path, max_line_bytes)
