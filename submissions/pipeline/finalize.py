@@ -1,7 +1,7 @@
 """Finalizing a validation: score each result, apply result-level rules, set the verdict, publish."""
 
 import shutil
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from django.db import transaction
@@ -141,11 +141,18 @@ def finalize(submission_id: int) -> None:
             counts = per_result.get(result.pk, {})
             result.error_count, result.warning_count = counts.get("errors", 0), counts.get("warnings", 0)
             result.advisory = advisory
-        Run.objects.bulk_update(all_runs, ["counted", "dropped"], batch_size=500)
-        Result.objects.bulk_update(
-            results, ["score_s", "speedup", "runs_counted", "score_message", "error_count", "warning_count", "advisory"],
-            batch_size=500,
-        )
+        # bulk_update writes a CASE per row and field (seconds for a whole round); counted and dropped
+        # take at most four pairs of values, so one UPDATE per pair, and one per result.
+        runs_by_flags = defaultdict(list)
+        for run in all_runs:
+            runs_by_flags[run.counted, run.dropped].append(run.pk)
+        for (counted, dropped), pks in runs_by_flags.items():
+            Run.objects.filter(pk__in=pks).update(counted=counted, dropped=dropped)
+        for r in results:
+            Result.objects.filter(pk=r.pk).update(
+                score_s=r.score_s, speedup=r.speedup, runs_counted=r.runs_counted, score_message=r.score_message,
+                error_count=r.error_count, warning_count=r.warning_count, advisory=r.advisory,
+            )
         severities = Counter(validation.findings.values_list("severity", flat=True))
         verdict = Status.INVALID if severities["error"] else Status.VALID
         scored = sum(r.score_s is not None for r in results)
