@@ -449,3 +449,28 @@ def test_mllog_records_decode_as_the_json_module_decodes_them(record):
     expected, end_json = json.JSONDecoder().raw_decode(record, record.index("{"))
     assert repr(decoded) == repr(expected) and (start, end) == (record.index("{"), end_json)
     assert (key, time_s, repr(value)) == ("k", 1.0, repr(expected["value"]))
+
+
+def test_repeats_are_judged_alike_when_unread_events_are_left_out():
+    from submissions.logs.formats import _Repeats
+
+    # (kept?, key, value, time): an unread event between two equal events of one timestamp, or starting another
+    cases = [
+        [(1, "a", 1, 1.0), (0, "t", {}, 1.0), (1, "a", 1, 1.0)],
+        [(1, "a", 1, 1.0), (0, "t", {}, 2.0), (1, "a", 1, 1.0)],
+        [(0, "t", {}, 1.0), (1, "a", 1, 1.0), (1, "a", 1, 1.0), (1, "b", [1], 1.0), (1, "b", [1], 1.0)],
+    ]
+    for events in cases:
+        every, lean = _Repeats(), _Repeats()
+        want = []
+        for kept, k, v, t in events:
+            repeat = every.is_repeat(k, v, t)
+            if kept:
+                want.append(repeat)
+        got = []
+        for kept, k, v, t in events:
+            if kept:
+                got.append(lean.is_repeat(k, v, t))
+            else:
+                lean.skip(t)
+        assert got == want, events

@@ -336,3 +336,65 @@ def test_a_log_of_only_unruled_lines_still_has_log_lines(tmp_path):
         found = compliance.check_file(path, REL, "5.1.0", "rgat", mllog_lines=kept)
         assert found == compliance.check_file(path, REL, "5.1.0", "rgat")
         assert any("No log lines detected" in f.message for f in found) == empty
+
+
+# --- lines no one reads (tracked_stats) are left out of the parse, and nothing a check says changes ---------------
+
+LEAN_QUIRKS = QUIRKS + [
+    mllog("tracked_stats", {"eval_accuracy": 0.5}, 5),  # a word the RCP reader acts on
+    mllog("tracked_stats", {"x": 1}, 5, benchmark="rgat"),  # summarize's benchmark hint
+    mllog("tracked_stats", {"x": "é"}, 5), mllog("tracked_stats", {"x": 1e400}, 5).replace("Infinity", "1e400"),
+    RECORD.replace('"time_ms": ', '"time_ms": "').replace(', "event_type"', '", "event_type"'),  # a string time
+    RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats", "key": "eval_accuracy"'),
+    mllog("run_stop", None, 6, status="success"), mllog("run_start", None, 1), mllog("eval_accuracy", 0.73, 5),
+]
+
+
+def outcome_with_and_without_leaving_out(path, monkeypatch):
+    from submissions.rules import RunContext, check_run
+    from submissions.rules import run as run_rules
+
+    ctx = RunContext("5.1.0", "rgat", frozenset({"rgat", "retinanet"}), quality_target=0.72)
+    lean = check_run(path, REL, ctx)
+    with monkeypatch.context() as m:
+        m.setattr(run_rules, "_unread", lambda key: False)
+        full = check_run(path, REL, ctx)
+    return lean, full
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(tmp_path, monkeypatch, seed):
+    import random
+
+    from submissions.logs import formats
+
+    rnd = random.Random(seed)
+    monkeypatch.setattr(formats, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
+    lines = generated_rgat_log(seed).splitlines()
+    for _ in range(rnd.randint(0, 40)):
+        lines.insert(rnd.randint(0, len(lines)), rnd.choice(LEAN_QUIRKS + [RECORD] * 20 + OTHER_FORMATS))
+    path = write(tmp_path, rnd.choice(["\n", "\r\n"]).join(lines) + rnd.choice(["", "\n"]))
+    lean, full = outcome_with_and_without_leaving_out(path, monkeypatch)
+    assert lean.findings == full.findings and lean.convergence == full.convergence
+    assert repr(lean.summary) == repr(full.summary)
+
+
+def test_unread_lines_are_counted_not_kept(tmp_path):
+    from submissions.logs import parse_file
+    from submissions.rules.run import _unread
+
+    lines = [mllog("run_start", None, 1), RECORD, RECORD, "0: " + RECORD, RECORD + "\r", mllog("run_stop", None, 9)]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    kept = []
+    log = parse_file(path, 64 * 1024, mllog_lines=kept, leave_out=_unread, keep_words=("run_stop",))
+    assert log.left_out == 3  # the line with a CR is read as usual
+    assert [(ev.key, ev.line) for ev in log.events] == [("run_start", 1), ("tracked_stats", 5), ("run_stop", 6)]
+    assert [n for n, *_ in kept] == [1, 5, 6] and log.line_count == 6
+    assert parse_file(path, 64 * 1024).problems == log.problems == []
+
+
+def test_a_log_of_only_unread_lines_still_has_log_lines(tmp_path, monkeypatch):
+    path = write(tmp_path, RECORD + "\n" + RECORD + "\n")
+    lean, full = outcome_with_and_without_leaving_out(path, monkeypatch)
+    assert lean.findings == full.findings
+    assert not any("No log lines detected" in f.message for f in lean.findings)

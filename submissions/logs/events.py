@@ -21,3 +21,4 @@ class ParsedLog:
     formats: set[str] = field(default_factory=set)  # subset of {"mlperf-0.5", "mll", "mllog", "alibaba"}
     line_count: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, message)
+    left_out: int = 0  # ":::MLLOG" lines read but not kept (parse_file's leave_out)

@@ -19,6 +19,13 @@ SUBMISSION_FIELDS = ("benchmark", "org", "division", "status", "platform")
 _KEY_EVENTS = ("init_start", "init_stop", "run_start", "run_stop")
 
 
+def reads(key: str) -> bool:
+    """True when summarize looks at events of this key (it also looks for "benchmark" in every event's metadata)."""
+    return (key in _KEY_EVENTS or key == "eval_accuracy" or key.startswith("submission_") or key in TARGET_KEYS
+            or key in ("seed", "run_set_random_seed") or key in HYPERPARAMETER_KEYS
+            or key.startswith(HYPERPARAMETER_PREFIXES))
+
+
 @dataclass
 class RunSummary:
     run_start: float | None = None

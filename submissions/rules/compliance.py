@@ -331,11 +331,12 @@ def _read_lines(f, limit: int):
 
 
 def check_file(path, rel_path: str, ruleset: str, benchmark: str, *, max_line_bytes: int = 64 * 1024,
-               cache: bool = True, mllog_lines: list | None = None) -> Findings:
+               cache: bool = True, mllog_lines: list | None = None, left_out: int = 0) -> Findings:
     """Run mlperf-logging's compliance rules for `benchmark` on the log at `path`; return Findings.
 
     mllog_lines: what parse_file(path, max_line_bytes, mllog_lines=[]) gathered (see takes_mllog_lines);
-    its records then stand in for reading the file again, with the same findings.
+    its records then stand in for reading the file again, with the same findings; left_out: how many lines
+    parse_file left out of them (parse_file's leave_out: lines whose key no rule names).
     cache=False parses every YAML config and compiles every rule again, as the library does (for
     measuring what the per-process caches save)."""
     found = Findings(rel_path)
@@ -353,7 +354,7 @@ def check_file(path, rel_path: str, ruleset: str, benchmark: str, *, max_line_by
             stack.enter_context(library.patched(mlp, "eval", _cached_eval))
             stack.enter_context(library.patched(mlp, "exec", _cached_exec))
         _pending_stop.clear()
-        checker.check_loglines(loglines, entry_config(ruleset, benchmark), skipped)
+        checker.check_loglines(loglines, entry_config(ruleset, benchmark), skipped or (read is not None and left_out))
     if _pending_stop:
         raise _pending_stop.pop()
     _report(found, checker, loglines, errors, ruleset, capture)

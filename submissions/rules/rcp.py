@@ -64,15 +64,15 @@ def _checker(ruleset: str, benchmark: str):
 
 
 # read_submission_file acts only on token lines holding one of these words; any other line leaves it as it was.
-_READER_WORDS = ("global_batch_size", "submission_benchmark", "eval_error", "eval_accuracy", "train_samples",
+READER_WORDS = ("global_batch_size", "submission_benchmark", "eval_error", "eval_accuracy", "train_samples",
                  "run_stop")
 
 
 def _lines_with_words(text: str) -> str:
-    """The lines of text (joined by LF) that hold a word of _READER_WORDS, in order: str.find jumps from
+    """The lines of text (joined by LF) that hold a word of READER_WORDS, in order: str.find jumps from
     one word to the next, where testing each line for six words would visit every line six times."""
     spans = set()
-    for word in _READER_WORDS:
+    for word in READER_WORDS:
         i = text.find(word)
         while i >= 0:
             start = text.rfind("\n", 0, i) + 1

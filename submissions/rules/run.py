@@ -12,11 +12,13 @@ Steps, cheapest first, each turning what it sees into findings rather than raisi
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import math
 from pathlib import Path
 
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
+from ..logs.summary import reads
 from . import compliance, library, rcp, v05
 from .findings import Findings, RunContext, RunOutcome
 from .prescan import Prescan, prescan
@@ -54,7 +56,8 @@ def _check_run(path: Path, rel_path: str, ctx: RunContext) -> RunOutcome:
     _report_prescan(scan, ctx, found)
     # The checker takes its lines from this one read of the file (see compliance.loglines_from).
     mllog_lines = [] if not v05.handles(ctx.ruleset) and compliance.takes_mllog_lines(ctx.ruleset) else None
-    log = parse_file(path, max_line_bytes=ctx.max_line_bytes, mllog_lines=mllog_lines)
+    log = parse_file(path, max_line_bytes=ctx.max_line_bytes, mllog_lines=mllog_lines, leave_out=_unread,
+                     keep_words=rcp.READER_WORDS)
     _report_parser_problems(log, found)
     summary = summarize(log, require_init_stop_before_run_start=ctx.require_init_stop_before_run_start,
                         quality_target=ctx.quality_target, higher_is_better=ctx.higher_is_better)
@@ -82,7 +85,8 @@ def _check_run(path: Path, rel_path: str, ctx: RunContext) -> RunOutcome:
         else:
             try:
                 found.extend(compliance.check_file(path, rel_path, ctx.ruleset, ctx.benchmark,
-                                                   max_line_bytes=ctx.max_line_bytes, mllog_lines=mllog_lines))
+                                                   max_line_bytes=ctx.max_line_bytes, mllog_lines=mllog_lines,
+                                                   left_out=log.left_out))
             except Exception as exc:
                 if library.is_stop(exc):
                     raise
@@ -101,6 +105,12 @@ def _check_run(path: Path, rel_path: str, ctx: RunContext) -> RunOutcome:
         convergence = {"unreadable": True} if scan.binary or scan.long_line_count else \
             rcp.read_run(path, ctx.ruleset, mllog_lines=mllog_lines, max_line_bytes=ctx.max_line_bytes)
     return RunOutcome(summary, list(found), convergence)
+
+
+@functools.lru_cache(maxsize=4096)
+def _unread(key: str) -> bool:
+    """Keys whose events neither the rules here, summarize nor any mlperf-logging rule reads."""
+    return not reads(key) and not compliance.names_a_rule(key)
 
 
 def _report_prescan(scan: Prescan, ctx: RunContext, found: Findings) -> None:

@@ -32,7 +32,7 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedLog:
 
 
 def parse_file(path: str | os.PathLike, max_line_bytes: int = 1_000_000, *,
-               mllog_lines: list | None = None) -> ParsedLog:
+               mllog_lines: list | None = None, leave_out=None, keep_words: tuple[str, ...] = ()) -> ParsedLog:
     """Parse a log file; lines longer than max_line_bytes are skipped as problems.
 
     Lines end at LF only and give what parse_lines gives, but the file is read BLOCK_SIZE bytes at a time and
@@ -44,9 +44,18 @@ def parse_file(path: str | os.PathLike, max_line_bytes: int = 1_000_000, *,
     event came from, decoded from text[start:end] and left whole (its metadata keeps file and lineno), or
     None when the line gave no MLLOG event. A line with NUL bytes (removed before parsing) is given as
     (line, None, None, 0, 0). The ParsedLog is the same either way.
+
+    leave_out (with mllog_lines): a predicate on keys whose events the caller never reads (v5.1's
+    tracked_stats: 3 lines in 4). A line of such a key that mlperf-logging's parser would read as it is
+    (see _left_out), and that holds none of keep_words, becomes no event and no mllog_lines entry: it is
+    decoded (to know it is sound) and counted in log.left_out. Any other line is parsed as usual; such a
+    line of a left-out key is not compared with the left-out ones for repeats (no one reads its event).
     """
     with open(path, "rb", buffering=0) as f:
-        return _FileParser(max_line_bytes, mllog_lines).parse(f)
+        parser = _FileParser(max_line_bytes, mllog_lines)
+        if mllog_lines is not None and leave_out is not None:
+            parser.leave_out, parser.keep_words = leave_out, keep_words
+        return parser.parse(f)
 
 
 class _FileParser:
@@ -62,6 +71,9 @@ class _FileParser:
         self.n = 0  # lines counted so far
         self.fmt = None  # the last format seen; a file almost always sticks to one
         self.repeats = _Repeats()
+        self.leave_out = None  # parse_file's
+        self.keep_words: tuple[str, ...] = ()
+        self.word_lines: tuple[str | None, set[int]] = (None, set())  # (text, its lines holding a keep word)
 
     def parse(self, f) -> ParsedLog:
         read, limit = f.read, self.limit
@@ -174,6 +186,7 @@ class _FileParser:
             skip = len(marker)
             is_repeat = self.repeats.is_repeat
             keep = self.keep
+            leave_out = self.leave_out
             while done < size:
                 line_end = find("\n", done) + 1 or size
                 i = find(marker, done, line_end)
@@ -213,6 +226,8 @@ class _FileParser:
                         fmt, rest = found
                         marker, parse, name = fmt.MARKER, fmt.parse, fmt.NAME
                         skip = len(marker)
+                if leave_out is not None and name == "mllog" and self._left_out(text, line_start, line_end, i, rest):
+                    continue
                 try:
                     if keep is None:
                         key, value, time_s, metadata = parse(rest)
@@ -223,7 +238,7 @@ class _FileParser:
                     continue
                 if name not in formats:
                     formats.add(name)
-                if is_repeat(events, key, value, time_s):
+                if is_repeat(key, value, time_s):
                     continue
                 events_append(Event(key, value, time_s, n, metadata))
             self.fmt = fmt
@@ -231,6 +246,50 @@ class _FileParser:
         if done < size and text[-1] != "\n":
             n += 1  # the file's last line, without "\n"
         self.n = n
+
+    def _left_out(self, text: str, line_start: int, line_end: int, i: int, rest: str) -> bool:
+        """True when the ":::MLLOG" line text[line_start:line_end] (its marker at i, rest after it) is left out:
+        its key is one to leave out, and the checker's loglines_from would pass over it (mlperf-logging reads
+        it whole: the record right after the line's only ":::MLLOG " and nothing but blanks after it, ASCII,
+        no CR, the fields its parser takes) and read_run would not hand it over (no keep word).
+        The word "benchmark" keeps a line too: summarize looks for it in any event's metadata."""
+        at = rest.find('"key": "')
+        if rest[:2] != " {" or at < 0:
+            return False
+        key = rest[at + 8:rest.find('"', at + 8)]
+        if not self.leave_out(key):
+            return False
+        line = text[line_start:line_end]
+        if not line.isascii() or "\r" in line or "benchmark" in line or line.find(mllog.MARKER, i - line_start + 1) >= 0:
+            return False
+        words_of, lines = self.word_lines
+        if words_of is not text:
+            lines = self._lines_with_words(text)
+            self.word_lines = (text, lines)
+        if line_start in lines:
+            return False
+        try:
+            record = mllog.decode_head(rest)
+        except mllog.HEAD_ERRORS:
+            return False  # the usual parse says what is wrong, or reads what this decoder refuses
+        if record.key != key:
+            return False
+        self.log.formats.add(mllog.NAME)
+        self.repeats.skip(record.time_ms / 1000.0)
+        self.log.left_out += 1
+        return True
+
+    def _lines_with_words(self, text: str) -> set[int]:
+        starts = set()
+        for word in self.keep_words:
+            j = text.find(word)
+            while j >= 0:
+                starts.add(text.rfind("\n", 0, j) + 1)
+                end = text.find("\n", j)
+                if end < 0:
+                    break
+                j = text.find(word, end)
+        return starts
 
     def _keep(self, n: int, text: str, line_start: int, line_end: int, rest: str, name: str, parse):
         """parse(rest) for line n, text[line_start:line_end] (rest is its end), noted in mllog_lines if it
@@ -257,22 +316,28 @@ class _Repeats:
     The identities of a timestamp's events are worked out only when a second event shares it.
     """
 
-    __slots__ = ("time", "seen")
+    __slots__ = ("time", "seen", "first")
 
     def __init__(self):
-        self.time = self.seen = None
+        self.time = self.seen = self.first = None
 
-    def is_repeat(self, events, key, value, time_s) -> bool:
+    def is_repeat(self, key, value, time_s) -> bool:
         if time_s != self.time:
-            self.time, self.seen = time_s, None
+            self.time, self.seen, self.first = time_s, None, (key, value)
             return False
-        if self.seen is None:  # the timestamp's first event is the last one kept
-            self.seen = {_ident(events[-1].key, events[-1].value)}
+        if self.seen is None:
+            self.seen = {_ident(*self.first)}
         ident = _ident(key, value)
         if ident in self.seen:
             return True
         self.seen.add(ident)
         return False
+
+    def skip(self, time_s) -> None:
+        """An event left out (parse_file's leave_out). It may start a timestamp, so a kept event after it is
+        compared with the events kept at that time only; no kept event of a key someone reads can repeat it."""
+        if time_s != self.time:
+            self.time, self.seen, self.first = time_s, set(), None
 
 
 def _ident(key, value) -> tuple:
@@ -335,7 +400,7 @@ def _parse(lines: Iterable[tuple[int, str | bytes | None]], too_long: str) -> Pa
             problem(n, f"cannot decode {fmt.NAME} line: {exc}")
             continue
         formats.add(fmt.NAME)
-        if is_repeat(events, key, value, time_s):
+        if is_repeat(key, value, time_s):
             continue
         events.append(Event(key, value, time_s, n, metadata))
     if hidden:
