@@ -8,7 +8,7 @@ sweeper re-queues whatever is still stuck after that.
 import logging
 from datetime import timedelta
 
-from celery import shared_task
+from celery import shared_task, signals
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
@@ -28,6 +28,18 @@ def _queue_checks(run_ids, validation_id):
         soft = settings.CHECK_SOFT_TIME_LIMIT * len(batch)
         check_runs.apply_async((batch, validation_id), soft_time_limit=soft, time_limit=soft + 30)
 
+
+
+@signals.worker_init.connect
+def _import_before_forking(**_):
+    """The RCP checker brings scipy (a second to import): imported in the worker's main process, before
+    the pool forks, it is shared by all pool processes instead of imported by each."""
+    from .rules import rcp
+
+    try:
+        rcp._modules()
+    except ImportError:
+        pass  # the RCP check says so on the first result it cannot check
 
 
 @shared_task(**RETRY)

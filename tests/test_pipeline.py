@@ -164,3 +164,24 @@ def test_nan_and_infinity_in_logs_and_descriptions_are_stored_not_crashed_on(rou
     assert "not a finite number" in run.convergence["error"]
     system = System.objects.get()
     assert system.description["odd_number"] == "NaN" and system.description["odd"] == ["Infinity", "-Infinity"]
+
+
+def test_a_submitter_whose_files_are_not_together_in_the_archive_is_submitted_whole(rounds, tmp_path):
+    """The part handed over before the rest of its files turned up is withdrawn for the whole one."""
+    specs = {"Acme": [SystemSpec("alpha", results={"retinanet": [10.0, 11.0, 12.0, 13.0, 14.0]})],
+             "Bolt": [SystemSpec("beta", results={"retinanet": [20.0, 21.0, 22.0, 23.0, 24.0]})]}
+    roots = {name: write_bundle(tmp_path / name, name, systems, TARGETS) for name, systems in specs.items()}
+    files = {name: sorted(p for p in root.rglob("*") if p.is_file()) for name, root in roots.items()}
+    archive = tmp_path / "round.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:  # Acme's logs, Bolt, then Acme's system description
+        for path in [*files["Acme"][:-1], *files["Bolt"], files["Acme"][-1]]:
+            name = next(n for n, r in roots.items() if path.is_relative_to(r))
+            tar.add(path, arcname=f"{name}/{path.relative_to(roots[name])}")
+    call_command("ingest", str(archive), "--round", "training-v5.1", "--publish")
+    by_status = {s.original_name: s.status for s in Submission.objects.order_by("pk")}
+    acme = Submission.objects.filter(original_name__endswith="Acme").order_by("pk")
+    assert [s.status for s in acme] == ["withdrawn", "published"], by_status
+    assert "Superseded by" in acme[0].message
+    assert System.objects.get(submission=acme[1]).description  # the whole part has the description
+    assert not Result.objects.filter(system__submission=acme[0], published=True).exists()
+    assert Submission.objects.get(original_name__endswith="Bolt").status == "published"

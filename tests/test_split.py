@@ -65,3 +65,24 @@ def test_a_folder_with_one_submitter_packs_whole(tmp_path):
     assert list(parts) == ["Org"]
     with tarfile.open(parts["Org"]) as tar:
         assert "Org/results/s/resnet/result_0.txt" in tar.getnames()
+
+
+def test_parts_are_handed_over_as_the_archive_moves_on(tmp_path):
+    from submissions.bundles.split import RoundSplit
+
+    _tar(tmp_path / "round.tgz", {
+        "./A/results/s/resnet/result_0.txt": b"a", "./B/results/t/ssd/result_0.txt": b"b",
+        "./A/systems/s.json": b"{}", "./C/systems/c.json": b"{}",
+    })
+    split = RoundSplit(tmp_path / "round.tgz", tmp_path / "out")
+    seen = []
+    for part in split:
+        with tarfile.open(part.path) as tar:  # complete when handed over
+            seen.append((part.root, part.again, sorted(tar.getnames())))
+    assert not split.whole
+    assert seen == [
+        ("A", False, ["A/results/s/resnet/result_0.txt"]),
+        ("B", False, ["B/results/t/ssd/result_0.txt"]),
+        ("A", True, ["A/results/s/resnet/result_0.txt", "A/systems/s.json"]),  # came back: all of it, again
+        ("C", False, ["C/systems/c.json"]),
+    ]

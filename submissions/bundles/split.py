@@ -2,8 +2,10 @@
 
 A published round is one tree with a folder per submitter (`NVIDIA/`, or `v0.5.0/nvidia/`
 in v0.5). Each submitter's part becomes a plain tar of its own, written in a single
-streaming pass, so it can go through the same pipeline as an uploaded bundle. Nothing is
-checked here: the unpacker applies every limit to each part.
+streaming pass, so it can go through the same pipeline as an uploaded bundle. A part is
+handed over as soon as the archive moves on to the next submitter (a published round lists
+each one's files together), so its checks start while the rest is still being read. Nothing
+is checked here: the unpacker applies every limit to each part.
 """
 
 import lzma
@@ -12,8 +14,10 @@ import re
 import tarfile
 import zlib
 from pathlib import Path, PurePosixPath
+from typing import Iterator, NamedTuple
 
 _VERSION_FOLDER = re.compile(r"^v\d+(\.\d+)*$")
+_COPY_BUFFER = 1 << 20  # tarfile copies members 16 KiB at a time by default
 
 
 def submitter_root(member: str) -> str | None:
@@ -31,43 +35,80 @@ def submitter_root(member: str) -> str | None:
     return parts[0]
 
 
+class Part(NamedTuple):
+    root: str  # the submitter folder, e.g. "NVIDIA" or "v0.5.0/google"
+    path: Path  # the plain tar holding it
+    again: bool  # the root came back after it was handed over: this part holds all of it, the earlier one not
+
+
+class RoundSplit:
+    """Iterate to split a round archive into parts, one per submitter root, each handed over complete.
+
+    A root's part is handed over when the next root starts. Should a root come back later (an archive
+    not made by `tar` from a folder), its part is written on and handed over again with `again` set, to
+    replace the earlier one. After iterating, `whole` is True when the archive is to be submitted as it
+    is: it is not a tar, holds fewer than two roots, or is broken (the unpacker then says what is wrong).
+    """
+
+    def __init__(self, archive: Path, out_dir: Path):
+        self.archive, self.out_dir = archive, out_dir
+        self.whole = False
+
+    def __iter__(self) -> Iterator[Part]:
+        if not tarfile.is_tarfile(self.archive):
+            self.whole = True
+            return
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        paths: dict[str, Path] = {}
+        handed: set[str] = set()
+        root = writer = None
+        try:
+            with tarfile.open(self.archive, "r|*", copybufsize=_COPY_BUFFER) as source:
+                for member in source:
+                    member_root = submitter_root(member.name)
+                    if member_root is None:
+                        continue
+                    if member_root != root:
+                        if writer is not None:
+                            writer.close()
+                            yield Part(root, paths[root], root in handed)
+                            handed.add(root)
+                        root = member_root
+                        writer = self._open(root, paths)
+                    # Paths inside each part keep the submitter folder, as an upload would.
+                    member.pax_headers.pop("path", None)  # else the old name wins on write
+                    member.name = str(PurePosixPath(member.name)).removeprefix("./")
+                    if root.count("/"):
+                        member.name = member.name[len(root) - len(root.rpartition("/")[2]):]
+                    writer.addfile(member, source.extractfile(member) if member.isfile() else None)
+        except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error):
+            self.whole = True  # submit it whole: the unpacker will say what is wrong with it
+        finally:
+            if writer is not None:
+                writer.close()
+        if self.whole or (len(paths) < 2 and not handed):
+            self.whole = True
+            for path in paths.values():
+                path.unlink(missing_ok=True)
+            return
+        yield Part(root, paths[root], root in handed)
+
+    def _open(self, root: str, paths: dict[str, Path]) -> tarfile.TarFile:
+        if root in paths:  # it came back: write on at the end of its part
+            return tarfile.open(paths[root], "a", format=tarfile.PAX_FORMAT, copybufsize=_COPY_BUFFER)
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", root)
+        paths[root] = self.out_dir / f"{name}.tar"
+        return tarfile.open(paths[root], "w", format=tarfile.PAX_FORMAT, copybufsize=_COPY_BUFFER)
+
+
 def split_archive(archive: Path, out_dir: Path) -> dict[str, Path]:
     """Write one plain tar per submitter root found in `archive`; return {root: tar path}.
 
     Returns {} when the archive is not a tar or holds fewer than two roots (it is a bundle).
     """
-    if not tarfile.is_tarfile(archive):
-        return {}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    writers: dict[str, tarfile.TarFile] = {}
-    broken = False
-    try:
-        with tarfile.open(archive, "r|*") as source:
-            for member in source:
-                root = submitter_root(member.name)
-                if root is None:
-                    continue
-                writer = writers.get(root)
-                if writer is None:
-                    name = re.sub(r"[^A-Za-z0-9._-]+", "_", root)
-                    writer = writers[root] = tarfile.open(out_dir / f"{name}.tar", "w", format=tarfile.PAX_FORMAT)
-                # Paths inside each part keep the submitter folder, as an upload would.
-                member.pax_headers.pop("path", None)  # else the old name wins on write
-                member.name = str(PurePosixPath(member.name)).removeprefix("./")
-                if root.count("/"):
-                    member.name = member.name[len(root) - len(root.rpartition("/")[2]):]
-                writer.addfile(member, source.extractfile(member) if member.isfile() else None)
-    except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error):
-        broken = True  # submit it whole: the unpacker will say what is wrong with it
-    finally:
-        for writer in writers.values():
-            writer.close()
-    paths = {root: Path(w.name) for root, w in writers.items()}
-    if broken or len(paths) < 2:
-        for path in paths.values():
-            path.unlink(missing_ok=True)
-        return {}
-    return paths
+    split = RoundSplit(archive, out_dir)
+    parts = {part.root: part.path for part in split}
+    return {} if split.whole else parts
 
 
 def split_folder(folder: Path, out_dir: Path) -> dict[str, Path]:

@@ -176,15 +176,27 @@ def finalize(submission_id: int) -> None:
 
 
 @transaction.atomic
+def withdraw(submission_id: int, message: str) -> None:
+    """Take a submission's results off the tables and stop any work still to do on it."""
+    submission = Submission.objects.select_related("round").get(pk=submission_id)
+    was_public = Result.objects.filter(system__submission=submission, published=True).update(published=False)
+    System.objects.filter(submission=submission).update(published=False)
+    update(submission_id, status=Status.WITHDRAWN, message=message, finished_at=timezone.now())
+    if was_public:
+        round_key = submission.round.key
+        transaction.on_commit(lambda: invalidate_round(round_key))
+    transaction.on_commit(lambda: shutil.rmtree(work_dir(submission_id), ignore_errors=True))
+
+
+@transaction.atomic
 def publish(submission_id: int) -> None:
     """Make a submission's scored results public, withdrawing the submitter's earlier ones."""
     submission = Submission.objects.get(pk=submission_id)
     earlier = Submission.objects.filter(
         round=submission.round, submitter=submission.submitter, status=Status.PUBLISHED
     ).exclude(pk=submission_id)
-    Result.objects.filter(system__submission__in=earlier).update(published=False)
-    System.objects.filter(submission__in=earlier).update(published=False)
-    earlier.update(status=Status.WITHDRAWN)
+    for pk in earlier.values_list("pk", flat=True):
+        withdraw(pk, f"Withdrawn: #{submission_id} was published in its place.")
     visible = Result.objects.filter(system__submission=submission, score_s__isnull=False)
     if not submission.round.history:
         visible = visible.filter(error_count=0)  # errors block publication; history is advisory

@@ -10,8 +10,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Round
-from submissions.bundles.split import split_archive, split_folder
+from submissions.bundles.split import RoundSplit, split_folder
 from submissions.intake import file_chunks, submit
+from submissions.pipeline import withdraw
 from submissions.models import Finding, Submission
 from submissions.reports import latest_done
 
@@ -39,21 +40,37 @@ class Command(BaseCommand):
             raise CommandError(f"{path} does not exist.")
 
         scratch = Path(tempfile.mkdtemp(prefix="split-", dir=_scratch_root()))
+        submissions = {}  # label -> Submission
         try:
-            parts = split_folder(path, scratch) if path.is_dir() else split_archive(path, scratch)
-            sources = parts.items() if parts else [(path.name, path)]
-            submissions = []
-            for name, source in sources:
-                label = source.name if source == path else f"{path.name}:{name}"
-                submission, created = submit(round_, file_chunks(source), label, publish=options["publish"])
-                submissions.append(submission)
-                verb = "submitted" if created else "already submitted as"
-                self.stdout.write(f"{label}: {verb} #{submission.pk}")
+            if path.is_dir():
+                parts = split_folder(path, scratch)
+                for name, source in (parts.items() if parts else [(path.name, path)]):
+                    self._submit(round_, source, f"{path.name}:{name}" if parts else path.name, options, submissions)
+            else:
+                # Each submitter's part is submitted as soon as the archive moves past it, so that
+                # workers check it while the rest of the archive is still being read.
+                split = RoundSplit(path, scratch)
+                for part in split:
+                    self._submit(round_, part.path, f"{path.name}:{part.root}", options, submissions, part.again)
+                if split.whole:
+                    self._submit(round_, path, path.name, options, submissions)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        submissions = list(submissions.values())
 
         if options["wait"]:
             self._wait(submissions, options["timeout"])
+
+    def _submit(self, round_, source: Path, label: str, options, submissions: dict, again: bool = False):
+        earlier = submissions.get(label)
+        submission, created = submit(round_, file_chunks(source), label, publish=options["publish"])
+        if again and earlier is not None and earlier.pk != submission.pk:
+            withdraw(earlier.pk, f"Superseded by #{submission.pk}: the archive lists more of {label}'s files "
+                                 "after another submitter's, so this part was incomplete.")
+            self.stdout.write(f"{label}: #{earlier.pk} superseded (its files were not together in the archive)")
+        submissions[label] = submission
+        verb = "submitted" if created else "already submitted as"
+        self.stdout.write(f"{label}: {verb} #{submission.pk}")
 
     def _wait(self, submissions, timeout):
         ids = [s.pk for s in submissions]
