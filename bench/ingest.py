@@ -239,7 +239,7 @@ def eager(tmp: Path) -> dict:
     work.mkdir()
     env = {
         **os.environ, "DATABASE_URL": f"sqlite:///{work}/bench.sqlite3", "MEDIA_ROOT": str(work / "media"),
-        "CELERY_TASK_ALWAYS_EAGER": "1", "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "CELERY_TASK_ALWAYS_EAGER": "1", "DJANGO_SETTINGS_MODULE": "portal.settings", "DEBUG": "0",
     }
     prepare(env, work / "setup.log")
     output = work / "ingest.log"
@@ -253,7 +253,7 @@ def worker(tmp: Path) -> dict:
     work = tmp / "worker"
     work.mkdir()
     env = {**os.environ, "MEDIA_ROOT": str(work / "media"), "CELERY_TASK_ALWAYS_EAGER": "0",
-           "DJANGO_SETTINGS_MODULE": "portal.settings"}
+           "DJANGO_SETTINGS_MODULE": "portal.settings", "DEBUG": "0"}  # as deployed: no query log
     database = f"bench_ingest_{os.getpid()}"
     services, notes, created, flushed, proc = [], [], False, False, None
     try:

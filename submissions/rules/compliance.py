@@ -143,6 +143,11 @@ _cached_exec = _cached("exec")
 
 
 def _make_checker(ruleset: str):
+    return _checker_class(ruleset)()
+
+
+@functools.lru_cache(maxsize=64)
+def _checker_class(ruleset: str):
     base = library.mlp_compliance.ComplianceChecker
 
     class Checker(base):
@@ -181,7 +186,7 @@ def _make_checker(ruleset: str):
         def all_messages(self):
             return [*self.warnings.values(), *self.overwritable.values(), *self.not_overwritable]
 
-    return Checker()
+    return Checker
 
 
 def read_loglines(path, ruleset: str, benchmark: str | None, max_line_bytes: int):
