@@ -371,7 +371,7 @@ def main() -> int:
         ratios.append(f"worker pipeline {r['wall'] / floor_wall:.2f}x (target <= 3x: the way the portal ingests)")
     if "eager" in results:
         r = results["eager"]
-        print(f"ingest (split, unpack, parse, score): {r['wall']:6.2f} s  {mb / r['wall']:6.1f} MB/s  "
+        print(f"ingest, eager (SQLite, one process):  {r['wall']:6.2f} s  {mb / r['wall']:6.1f} MB/s  "
               f"peak RSS {r['rss']:6.1f} MB  ratio {r['wall'] / floor_wall:.2f}x  [eager: one process, SQLite]")
         print(f"  database after: {describe(r['counts'])}")
         ratios.append(f"eager {r['wall'] / floor_wall:.2f}x (one worker's work, no queue: for reference)")
