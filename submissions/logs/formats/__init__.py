@@ -73,7 +73,6 @@ class _FileParser:
         self.repeats = _Repeats()
         self.leave_out = None  # parse_file's
         self.keep_words: tuple[str, ...] = ()
-        self.word_lines: tuple[str | None, set[int]] = (None, set())  # (text, its lines holding a keep word)
 
     def parse(self, f) -> ParsedLog:
         read, limit = f.read, self.limit
@@ -262,11 +261,7 @@ class _FileParser:
         line = text[line_start:line_end]
         if not line.isascii() or "\r" in line or "benchmark" in line or line.find(mllog.MARKER, i - line_start + 1) >= 0:
             return False
-        words_of, lines = self.word_lines
-        if words_of is not text:
-            lines = self._lines_with_words(text)
-            self.word_lines = (text, lines)
-        if line_start in lines:
+        if any(map(line.__contains__, self.keep_words)):
             return False
         try:
             record = mllog.decode_head(rest)
@@ -278,18 +273,6 @@ class _FileParser:
         self.repeats.skip(record.time_ms / 1000.0)
         self.log.left_out += 1
         return True
-
-    def _lines_with_words(self, text: str) -> set[int]:
-        starts = set()
-        for word in self.keep_words:
-            j = text.find(word)
-            while j >= 0:
-                starts.add(text.rfind("\n", 0, j) + 1)
-                end = text.find("\n", j)
-                if end < 0:
-                    break
-                j = text.find(word, end)
-        return starts
 
     def _keep(self, n: int, text: str, line_start: int, line_end: int, rest: str, name: str, parse):
         """parse(rest) for line n, text[line_start:line_end] (rest is its end), noted in mllog_lines if it
