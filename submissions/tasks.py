@@ -21,11 +21,12 @@ RETRY = dict(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_re
 
 def _queue_checks(run_ids, validation_id):
     """Queue the runs' checks in batches of CHECK_BATCH_SIZE: per-run tasks spent as much CPU on
-    the broker round trips as on the checks. The time limits grow with the batch."""
+    the broker round trips as on the checks. The time limits grow with the batch, up to the task
+    limit (beyond it Redis would hand a running batch to another worker)."""
     size = settings.CHECK_BATCH_SIZE
     for start in range(0, len(run_ids), size):
         batch = run_ids[start:start + size]
-        soft = settings.CHECK_SOFT_TIME_LIMIT * len(batch)
+        soft = min(settings.CHECK_SOFT_TIME_LIMIT * len(batch), settings.CELERY_TASK_SOFT_TIME_LIMIT)
         check_runs.apply_async((batch, validation_id), soft_time_limit=soft, time_limit=soft + 30)
 
 
