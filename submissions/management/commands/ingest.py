@@ -85,7 +85,7 @@ class Command(BaseCommand):
                     + ", ".join(f"#{s.pk} {s.status}" for s in rows if not s.is_final)
                     + ". Is a worker running (celery -A portal worker -Q ingest,checks)?"
                 )
-            time.sleep(0.5)
+            time.sleep(0.2)
         failed = []
         for s in rows:
             counts = Counter(Finding.objects.filter(validation=latest_done(s)).values_list("severity", flat=True))
