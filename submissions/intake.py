@@ -7,6 +7,7 @@ upload: the bundle is on disk and the submission says `received`.
 import hashlib
 import os
 import re
+import shutil
 import uuid
 from pathlib import Path
 
@@ -48,18 +49,39 @@ def store_bundle(chunks, original_name: str) -> tuple[str, str, int]:
     return relative.as_posix(), sha, size
 
 
+def store_file(path: Path, original_name: str, sha: str) -> tuple[str, str, int]:
+    """store_bundle for a file already under MEDIA_ROOT whose sha256 is known: linked into place, not copied."""
+    relative = Path("bundles") / sha[:2] / f"{sha}-{_safe_name(original_name)}"
+    final = Path(settings.MEDIA_ROOT) / relative
+    final.parent.mkdir(parents=True, exist_ok=True)
+    incoming = Path(settings.MEDIA_ROOT) / "bundles" / "incoming"
+    incoming.mkdir(parents=True, exist_ok=True)
+    tmp = incoming / f"{uuid.uuid4().hex}.part"
+    try:
+        os.link(path, tmp)
+    except OSError:  # another file system
+        shutil.copyfile(path, tmp)
+    try:
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return relative.as_posix(), sha, final.stat().st_size
+
+
 def file_chunks(path) -> "iter[bytes]":
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):
             yield chunk
 
 
-def submit(round_: Round, chunks, original_name: str, *, user=None, publish=False) -> tuple[Submission, bool]:
-    """Store a bundle and create its Submission; returns (submission, created).
+def submit(round_: Round, chunks, original_name: str, *, user=None, publish=False,
+           stored: tuple[str, str, int] | None = None) -> tuple[Submission, bool]:
+    """Store a bundle and create its Submission; returns (submission, created). `stored`: what
+    store_file returned for a bundle already stored (chunks are then not read).
 
     The same bytes uploaded twice to one round give back the first submission.
     """
-    relative, sha, size = store_bundle(chunks, original_name)
+    relative, sha, size = stored or store_bundle(chunks, original_name)
     existing = Submission.objects.filter(round=round_, sha256=sha).first()
     if existing:
         return existing, False

@@ -1,7 +1,9 @@
 """The pipeline end to end on generated bundles, with tasks run in-process."""
 
+import hashlib
 import re
 import tarfile
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -185,3 +187,5 @@ def test_a_submitter_whose_files_are_not_together_in_the_archive_is_submitted_wh
     assert System.objects.get(submission=acme[1]).description  # the whole part has the description
     assert not Result.objects.filter(system__submission=acme[0], published=True).exists()
     assert Submission.objects.get(original_name__endswith="Bolt").status == "published"
+    for submission in Submission.objects.all():  # stored as hashed while split, or copied
+        assert hashlib.sha256(Path(submission.bundle.path).read_bytes()).hexdigest() == submission.sha256

@@ -1,5 +1,6 @@
 """Splitting a whole round's archive or folder into one bundle per submitter."""
 
+import hashlib
 import io
 import tarfile
 
@@ -75,11 +76,16 @@ def test_parts_are_handed_over_as_the_archive_moves_on(tmp_path):
         "./A/systems/s.json": b"{}", "./C/systems/c.json": b"{}",
     })
     split = RoundSplit(tmp_path / "round.tgz", tmp_path / "out")
-    seen = []
+    seen, first_a = [], None
     for part in split:
         with tarfile.open(part.path) as tar:  # complete when handed over
             seen.append((part.root, part.again, sorted(tar.getnames())))
+        data = part.path.read_bytes()
+        assert part.sha256 in (None, hashlib.sha256(data).hexdigest()) and (part.sha256 is None) == part.again
+        if part.root == "A" and first_a is None:
+            first_a = (part.path, data)
     assert not split.whole
+    assert first_a[0].read_bytes() == first_a[1]  # written on in a copy: the part handed over (stored) is as it was
     assert seen == [
         ("A", False, ["A/results/s/resnet/result_0.txt"]),
         ("B", False, ["B/results/t/ssd/result_0.txt"]),

@@ -8,9 +8,11 @@ each one's files together), so its checks start while the rest is still being re
 is checked here: the unpacker applies every limit to each part.
 """
 
+import hashlib
 import lzma
 import os
 import re
+import shutil
 import tarfile
 import zlib
 from pathlib import Path, PurePosixPath
@@ -39,6 +41,25 @@ class Part(NamedTuple):
     root: str  # the submitter folder, e.g. "NVIDIA" or "v0.5.0/google"
     path: Path  # the plain tar holding it
     again: bool  # the root came back after it was handed over: this part holds all of it, the earlier one not
+    sha256: str | None = None  # of the file, hashed as it was written (None for a part written on again)
+
+
+class _Hashing:
+    """A file written through: hashed on the way, so that storing the part need not read it again."""
+
+    def __init__(self, path: Path):
+        self.file = open(path, "wb")
+        self.digest = hashlib.sha256()
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        return self.file.write(data)
+
+    def tell(self) -> int:
+        return self.file.tell()
+
+    def close(self) -> None:
+        self.file.close()
 
 
 class RoundSplit:
@@ -70,8 +91,7 @@ class RoundSplit:
                         continue
                     if member_root != root:
                         if writer is not None:
-                            writer.close()
-                            yield Part(root, paths[root], root in handed)
+                            yield self._close(writer, root, paths, root in handed)
                             handed.add(root)
                         root = member_root
                         writer = self._open(root, paths)
@@ -84,21 +104,33 @@ class RoundSplit:
         except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error):
             self.whole = True  # submit it whole: the unpacker will say what is wrong with it
         finally:
-            if writer is not None:
-                writer.close()
+            last = self._close(writer, root, paths, root in handed) if writer is not None else None
         if self.whole or (len(paths) < 2 and not handed):
             self.whole = True
             for path in paths.values():
                 path.unlink(missing_ok=True)
             return
-        yield Part(root, paths[root], root in handed)
+        yield last
 
     def _open(self, root: str, paths: dict[str, Path]) -> tarfile.TarFile:
-        if root in paths:  # it came back: write on at the end of its part
-            return tarfile.open(paths[root], "a", format=tarfile.PAX_FORMAT, copybufsize=_COPY_BUFFER)
+        if root in paths:  # it came back: write on at the end of a copy of its part (the part may be stored)
+            again = paths[root].with_name(f"{paths[root].stem}+.tar")
+            shutil.copyfile(paths[root], again)
+            paths[root] = again
+            return tarfile.open(again, "a", format=tarfile.PAX_FORMAT, copybufsize=_COPY_BUFFER)
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", root)
         paths[root] = self.out_dir / f"{name}.tar"
-        return tarfile.open(paths[root], "w", format=tarfile.PAX_FORMAT, copybufsize=_COPY_BUFFER)
+        out = _Hashing(paths[root])
+        return tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT, copybufsize=_COPY_BUFFER)
+
+    @staticmethod
+    def _close(writer: tarfile.TarFile, root: str, paths: dict[str, Path], again: bool) -> Part:
+        writer.close()
+        out = writer.fileobj
+        if isinstance(out, _Hashing):
+            out.close()
+            return Part(root, paths[root], again, out.digest.hexdigest())
+        return Part(root, paths[root], again)
 
 
 def split_archive(archive: Path, out_dir: Path) -> dict[str, Path]:

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Round
 from submissions.bundles.split import RoundSplit, split_folder
-from submissions.intake import file_chunks, submit
+from submissions.intake import file_chunks, store_file, submit
 from submissions.pipeline import withdraw
 from submissions.models import Finding, Submission
 from submissions.reports import latest_done
@@ -51,7 +51,9 @@ class Command(BaseCommand):
                 # workers check it while the rest of the archive is still being read.
                 split = RoundSplit(path, scratch)
                 for part in split:
-                    self._submit(round_, part.path, f"{path.name}:{part.root}", options, submissions, part.again)
+                    label = f"{path.name}:{part.root}"
+                    stored = store_file(part.path, label, part.sha256) if part.sha256 else None
+                    self._submit(round_, part.path, label, options, submissions, part.again, stored)
                 if split.whole:
                     self._submit(round_, path, path.name, options, submissions)
         finally:
@@ -61,9 +63,10 @@ class Command(BaseCommand):
         if options["wait"]:
             self._wait(submissions, options["timeout"])
 
-    def _submit(self, round_, source: Path, label: str, options, submissions: dict, again: bool = False):
+    def _submit(self, round_, source: Path, label: str, options, submissions: dict, again: bool = False,
+                stored=None):
         earlier = submissions.get(label)
-        submission, created = submit(round_, file_chunks(source), label, publish=options["publish"])
+        submission, created = submit(round_, file_chunks(source), label, publish=options["publish"], stored=stored)
         if again and earlier is not None and earlier.pk != submission.pk:
             withdraw(earlier.pk, f"Superseded by #{submission.pk}: the archive lists more of {label}'s files "
                                  "after another submitter's, so this part was incomplete.")
