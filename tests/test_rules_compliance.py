@@ -398,24 +398,3 @@ def test_a_log_of_only_unread_lines_still_has_log_lines(tmp_path, monkeypatch):
     lean, full = outcome_with_and_without_leaving_out(path, monkeypatch)
     assert lean.findings == full.findings
     assert not any("No log lines detected" in f.message for f in lean.findings)
-
-
-def test_each_config_gets_only_its_keys_and_says_what_the_plain_library_says(tmp_path):
-    """configured_checks is given the lines of the keys a config names; its messages are the library's."""
-    lines = generated_rgat_log().splitlines()
-    lines = [line.replace('"adam"', '"sgd"') for line in lines if '"block_stop"' not in line]
-    lines += [mllog("eval_accuracy", 0.1, 99), mllog("tracked_stats", {"x": 1}, 99),
-              ':::MLLOG {"time_ms": 1, "key": [1], "value": 1, "metadata": {}}']
-    path = write(tmp_path, "\n".join(lines))
-    plain = mlp.make_checker("training", "5.1.0", False, False)
-    with library.Capture():
-        plain.check_file(str(path), "training_5.1.0/common.yaml")
-    ours = compliance._make_checker("5.1.0")
-    loglines, _ = compliance.read_loglines(path, "5.1.0", None, 64 * 1024)
-    with library.Capture(), library.patched(mlp, "enqueue_config", ours.enqueue):
-        ours.check_loglines(loglines, "training_5.1.0/common.yaml")
-    assert len(ours.all_messages()) >= 2
-    strip = lambda messages: sorted(re.sub(r"line \d+", "line N", m) for m in messages)  # noqa: E731
-    assert strip(ours.all_messages()) == strip([*plain.warnings.values(), *plain.overwritable.values(),
-                                                *plain.not_overwritable])
-    assert compliance._keys_named(str(compliance.config_path("training_5.1.0/common.yaml"))) >= {"run_start"}

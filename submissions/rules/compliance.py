@@ -173,9 +173,7 @@ def _checker_class(ruleset: str):
             while self.queue:
                 current = self.queue.pop(0)
                 try:
-                    path = str(config_path(current))
-                    named = _keys_named(path)
-                    self.configured_checks([ll for ll in loglines if type(ll.key) is str and ll.key in named], path)
+                    self.configured_checks(loglines, str(config_path(current)))
                 except Exception as exc:  # e.g. an ATLEAST_ONE_CHECK on a value of the wrong type
                     if is_stop(exc):
                         raise
@@ -189,17 +187,6 @@ def _checker_class(ruleset: str):
             return [*self.warnings.values(), *self.overwritable.values(), *self.not_overwritable]
 
     return Checker
-
-
-@functools.lru_cache(maxsize=256)
-def _keys_named(path: str) -> frozenset[str]:
-    """The keys a config has rules for. configured_checks passes over the lines of other keys (its lookup
-    of them fails first), so they are left out of the lines it is given: no exception per line."""
-    import yaml  # mlperf-logging's own dependency, read the way it reads its configs
-
-    with open(path) as f:
-        checks = yaml.load(f, Loader=yaml.BaseLoader) or []
-    return frozenset(k["KEY"]["NAME"] for k in checks if list(k)[0] == "KEY")
 
 
 def read_loglines(path, ruleset: str, benchmark: str | None, max_line_bytes: int):
