@@ -4,6 +4,7 @@ Records are written by the `submissions` app; this app only reads them. A result
 to the public only once `published` is set.
 """
 
+import math
 import secrets
 
 from django.db import models
@@ -12,6 +13,24 @@ from django.urls import reverse
 
 def new_cache_token() -> str:
     return secrets.token_hex(8)
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+class UploadedJSONField(models.JSONField):
+    """JSON read from uploaded files. NaN and infinities, which Python's json reads and writes as bare
+    words that PostgreSQL refuses, are stored as the strings "NaN", "Infinity" and "-Infinity"."""
+
+    def get_prep_value(self, value):
+        return super().get_prep_value(_finite(value))
 
 
 class Round(models.Model):
@@ -110,7 +129,7 @@ class System(models.Model):
     nodes = models.PositiveIntegerField(null=True, blank=True)
     framework = models.CharField(max_length=300, blank=True)
     interconnect = models.CharField(max_length=300, blank=True)
-    description = models.JSONField(default=dict, blank=True)
+    description = UploadedJSONField(default=dict, blank=True)
     description_path = models.CharField(max_length=500, blank=True)
     published = models.BooleanField(default=False, db_index=True)
 
@@ -177,11 +196,11 @@ class Run(models.Model):
     time_to_train_s = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=50, blank=True, help_text="run_stop status as logged")
     seed = models.CharField(max_length=100, blank=True)
-    hyperparameters = models.JSONField(default=dict, blank=True)
-    eval_curve = models.JSONField(default=list, blank=True)
+    hyperparameters = UploadedJSONField(default=dict, blank=True)
+    eval_curve = UploadedJSONField(default=list, blank=True)
     eval_x = models.CharField(max_length=10, blank=True)
-    submission_keys = models.JSONField(default=dict, blank=True)
-    convergence = models.JSONField(
+    submission_keys = UploadedJSONField(default=dict, blank=True)
+    convergence = UploadedJSONField(
         null=True, blank=True, help_text="What mlperf-logging's RCP reader read from the log, for the result's RCP check."
     )
     counted = models.BooleanField(default=False, help_text="Among the runs that make the score.")

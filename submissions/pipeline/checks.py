@@ -15,7 +15,7 @@ from leaderboard.models import Run
 
 from .. import rules
 from ..models import Finding, RunCheck
-from .common import Status, json_safe, update, work_dir
+from .common import Status, update, work_dir
 
 RUN_FIELDS = (
     "pk", "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
@@ -46,11 +46,11 @@ def _outcome_fields(outcome) -> dict:
         "time_to_train_s": summary.time_to_train_s,
         "status": str(summary.status or "")[:50],
         "seed": "" if summary.seed is None else str(summary.seed)[:100],
-        "hyperparameters": json_safe(summary.hyperparameters),
+        "hyperparameters": summary.hyperparameters,
         "eval_curve": [list(point) for point in summary.eval_curve],
         "eval_x": summary.eval_x,
-        "submission_keys": json_safe(summary.submission),
-        "convergence": json_safe(outcome.convergence),
+        "submission_keys": summary.submission,
+        "convergence": outcome.convergence,
     }
 
 

@@ -1,6 +1,5 @@
 """What the pipeline's steps share: the private work folder, progress updates, failing."""
 
-import math
 import shutil
 from pathlib import Path
 
@@ -15,18 +14,6 @@ Status = Submission.Status
 def work_dir(submission_id: int) -> Path:
     """The submission's private folder for its unpacked bundle."""
     return Path(settings.MEDIA_ROOT) / "work" / str(submission_id)
-
-
-def json_safe(value):
-    """value with NaN and infinities as the strings "NaN", "Infinity", "-Infinity": Python's json writes
-    them as bare words that PostgreSQL refuses, and a log or system description may hold them."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def update(submission_id: int, *, only_if: dict | None = None, **fields) -> int:

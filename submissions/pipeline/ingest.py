@@ -13,7 +13,7 @@ from leaderboard.models import Benchmark, Result, Run, Submitter, System
 from ..bundles import BundleError, LayoutError, Limits, detect, unpack
 from ..models import Submission, Validation
 from ..systems import fields_of
-from .common import Status, fail, json_safe, update, work_dir
+from .common import Status, fail, update, work_dir
 
 
 def bundle_limits() -> Limits:
@@ -121,7 +121,7 @@ def _record(submission: Submission, layout, dest: Path) -> tuple[int, list[int]]
         fields["name"] = fields["name"] or entry.name
         systems[entry.name] = System(
             submission=submission, round=round_, submitter=submitter, key=system_key(entry.name),
-            description=json_safe(entry.description), description_path=entry.description_path or "", **fields,
+            description=entry.description, description_path=entry.description_path or "", **fields,
         )
     benchmarks = _benchmarks_by_folder(round_)
     results = []  # (Result, its layout entry)
