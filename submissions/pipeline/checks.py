@@ -15,7 +15,7 @@ from leaderboard.models import Run
 
 from .. import rules
 from ..models import Finding, RunCheck
-from .common import Status, update, work_dir
+from .common import Status, update, update_rows, work_dir
 
 RUN_FIELDS = (
     "pk", "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
@@ -116,23 +116,6 @@ def _claim_finalize(submission_id: int) -> list[int]:
     return [submission_id] if claimed else []
 
 
-def _update_runs(rows: list[tuple[int, dict]]) -> None:
-    """UPDATE each run with its fields: one statement, executed for every run of the batch with the same
-    fields; the ORM would compile an UPDATE per run, which cost more than the UPDATE itself."""
-    groups: dict[tuple, list] = {}
-    for run_id, fields in rows:
-        groups.setdefault(tuple(fields), []).append((run_id, fields))
-    ops, table = connection.ops, Run._meta.db_table
-    with connection.cursor() as cursor:
-        for names, group in groups.items():
-            columns = [Run._meta.get_field(name) for name in names]
-            sets = ", ".join(f"{ops.quote_name(c.column)} = %s" for c in columns)
-            cursor.executemany(
-                f"UPDATE {ops.quote_name(table)} SET {sets} WHERE {ops.quote_name(Run._meta.pk.column)} = %s",
-                [[c.get_db_prep_save(fields[c.name], connection) for c in columns] + [run_id] for run_id, fields in group],
-            )
-
-
 def _store(checked: list[tuple], validation_id: int) -> list[int]:
     """Store the outcomes and count the runs, each once, in one transaction that also claims finalize.
     IntegrityError (and nothing stored) when a run was stored before."""
@@ -148,7 +131,7 @@ def _store(checked: list[tuple], validation_id: int) -> list[int]:
         RunCheck.objects.bulk_create(
             [RunCheck(validation_id=validation_id, run_id=run_id, worker=worker) for run_id, *_ in checked]
         )
-        _update_runs([(run_id, fields) for run_id, _, fields, _ in checked])
+        update_rows(Run, [(run_id, fields) for run_id, _, fields, _ in checked])
         findings = []
         for run_id, run, fields, found in checked:
             submission_id = run["result__system__submission_id"]

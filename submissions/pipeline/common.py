@@ -4,6 +4,7 @@ import shutil
 from pathlib import Path
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from ..models import Submission
@@ -14,6 +15,24 @@ Status = Submission.Status
 def work_dir(submission_id: int) -> Path:
     """The submission's private folder for its unpacked bundle."""
     return Path(settings.MEDIA_ROOT) / "work" / str(submission_id)
+
+
+def update_rows(model, rows: list[tuple[int, dict]]) -> None:
+    """UPDATE each row (pk, {field: value}) with its own values: one statement per set of field names,
+    executed for every row that has it. The ORM would compile an UPDATE per row (costlier than running
+    it), and bulk_update writes a CASE per row and field (seconds for a whole round)."""
+    groups: dict[tuple, list] = {}
+    for pk, fields in rows:
+        groups.setdefault(tuple(fields), []).append((pk, fields))
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        for names, group in groups.items():
+            columns = [model._meta.get_field(name) for name in names]
+            sets = ", ".join(f"{quote(c.column)} = %s" for c in columns)
+            cursor.executemany(
+                f"UPDATE {quote(model._meta.db_table)} SET {sets} WHERE {quote(model._meta.pk.column)} = %s",
+                [[c.get_db_prep_save(fields[c.name], connection) for c in columns] + [pk] for pk, fields in group],
+            )
 
 
 def update(submission_id: int, *, only_if: dict | None = None, **fields) -> int:

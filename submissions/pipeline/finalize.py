@@ -1,7 +1,7 @@
 """Finalizing a validation: score each result, apply result-level rules, set the verdict, publish."""
 
 import shutil
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 from django.db import transaction
@@ -14,7 +14,7 @@ from leaderboard.models import Benchmark, Result, Run, System
 
 from .. import rules, scoring
 from ..models import Finding, Submission, Validation
-from .common import Status, update, work_dir
+from .common import Status, update, update_rows, work_dir
 
 
 def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset()) -> None:
@@ -141,18 +141,11 @@ def finalize(submission_id: int) -> None:
             counts = per_result.get(result.pk, {})
             result.error_count, result.warning_count = counts.get("errors", 0), counts.get("warnings", 0)
             result.advisory = advisory
-        # bulk_update writes a CASE per row and field (seconds for a whole round); counted and dropped
-        # take at most four pairs of values, so one UPDATE per pair, and one per result.
-        runs_by_flags = defaultdict(list)
-        for run in all_runs:
-            runs_by_flags[run.counted, run.dropped].append(run.pk)
-        for (counted, dropped), pks in runs_by_flags.items():
-            Run.objects.filter(pk__in=pks).update(counted=counted, dropped=dropped)
-        for r in results:
-            Result.objects.filter(pk=r.pk).update(
-                score_s=r.score_s, speedup=r.speedup, runs_counted=r.runs_counted, score_message=r.score_message,
-                error_count=r.error_count, warning_count=r.warning_count, advisory=r.advisory,
-            )
+        update_rows(Run, [(run.pk, {"counted": run.counted, "dropped": run.dropped}) for run in all_runs])
+        update_rows(Result, [(r.pk, {
+            "score_s": r.score_s, "speedup": r.speedup, "runs_counted": r.runs_counted, "score_message": r.score_message,
+            "error_count": r.error_count, "warning_count": r.warning_count, "advisory": r.advisory,
+        }) for r in results])
         severities = Counter(validation.findings.values_list("severity", flat=True))
         verdict = Status.INVALID if severities["error"] else Status.VALID
         scored = sum(r.score_s is not None for r in results)
