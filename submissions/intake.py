@@ -27,11 +27,25 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:200]
 
 
-def store_bundle(chunks, original_name: str) -> tuple[str, str, int]:
-    """Write an iterable of byte chunks under MEDIA_ROOT/bundles/; return (relative path, sha256, size)."""
+def _incoming() -> Path:
+    """A fresh temporary name under MEDIA_ROOT/bundles/incoming (the same file system as the bundles)."""
     incoming = Path(settings.MEDIA_ROOT) / "bundles" / "incoming"
     incoming.mkdir(parents=True, exist_ok=True)
-    tmp = incoming / f"{uuid.uuid4().hex}.part"
+    return incoming / f"{uuid.uuid4().hex}.part"
+
+
+def _place(tmp: Path, sha: str, original_name: str) -> str:
+    """Move tmp to its content-addressed place under MEDIA_ROOT; return the relative path."""
+    relative = Path("bundles") / sha[:2] / f"{sha}-{_safe_name(original_name)}"
+    final = Path(settings.MEDIA_ROOT) / relative
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tmp, final)
+    return relative.as_posix()
+
+
+def store_bundle(chunks, original_name: str) -> tuple[str, str, int]:
+    """Write an iterable of byte chunks under MEDIA_ROOT/bundles/; return (relative path, sha256, size)."""
+    tmp = _incoming()
     digest, size = hashlib.sha256(), 0
     try:
         with open(tmp, "wb") as out:
@@ -40,32 +54,22 @@ def store_bundle(chunks, original_name: str) -> tuple[str, str, int]:
                 size += len(chunk)
                 out.write(chunk)
         sha = digest.hexdigest()
-        relative = Path("bundles") / sha[:2] / f"{sha}-{_safe_name(original_name)}"
-        final = Path(settings.MEDIA_ROOT) / relative
-        final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, final)
+        return _place(tmp, sha, original_name), sha, size
     finally:
         tmp.unlink(missing_ok=True)
-    return relative.as_posix(), sha, size
 
 
 def store_file(path: Path, original_name: str, sha: str) -> tuple[str, str, int]:
     """store_bundle for a file already under MEDIA_ROOT whose sha256 is known: linked into place, not copied."""
-    relative = Path("bundles") / sha[:2] / f"{sha}-{_safe_name(original_name)}"
-    final = Path(settings.MEDIA_ROOT) / relative
-    final.parent.mkdir(parents=True, exist_ok=True)
-    incoming = Path(settings.MEDIA_ROOT) / "bundles" / "incoming"
-    incoming.mkdir(parents=True, exist_ok=True)
-    tmp = incoming / f"{uuid.uuid4().hex}.part"
+    tmp = _incoming()
     try:
         os.link(path, tmp)
     except OSError:  # another file system
         shutil.copyfile(path, tmp)
     try:
-        os.replace(tmp, final)
+        return _place(tmp, sha, original_name), sha, os.path.getsize(path)
     finally:
         tmp.unlink(missing_ok=True)
-    return relative.as_posix(), sha, final.stat().st_size
 
 
 def file_chunks(path) -> "iter[bytes]":
