@@ -26,16 +26,16 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bin"))
+from services import answers  # noqa: E402 (bin/services.py)
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", ROOT.parent / "shared" / "mlperf"))
 TARBALL = SHARED / "training_v5.1_results.tar.xz"
 ROUND = "training-v5.1"
@@ -137,12 +137,16 @@ def judge(name: str, code: int, counts: dict, output: Path) -> list[str]:
     return problems
 
 
-def answers(url: str) -> bool:
-    parsed = urlparse(url)
+def _use(name: str, url: str, setup, fallback: str, notes: list) -> bool:
+    """True when the service answers and setup() succeeds; otherwise a note says why `fallback` is used."""
+    if not answers(url):
+        notes.append(f"{name} at {url} does not answer; {fallback} used")
+        return False
     try:
-        with socket.create_connection((parsed.hostname, parsed.port), timeout=2):
-            return True
-    except OSError:
+        setup()
+        return True
+    except Exception as error:  # noqa: BLE001 - say why and fall back
+        notes.append(f"{name} at {url} answers but refused ({error}); {fallback} used")
         return False
 
 
@@ -257,29 +261,15 @@ def worker(tmp: Path) -> dict:
     database = f"bench_ingest_{os.getpid()}"
     services, notes, created, flushed, proc = [], [], False, False, None
     try:
-        if answers(PG):
-            try:
-                postgres(f'DROP DATABASE IF EXISTS "{database}"')
-                postgres(f'CREATE DATABASE "{database}"')
-                created = True
-            except Exception as error:  # noqa: BLE001 - say why and fall back
-                notes.append(f"PostgreSQL at {PG} answers but refused ({error}); SQLite used")
-        else:
-            notes.append(f"PostgreSQL at {PG} does not answer; SQLite used")
+        created = _use("PostgreSQL", PG, lambda: (postgres(f'DROP DATABASE IF EXISTS "{database}"'),
+                                                  postgres(f'CREATE DATABASE "{database}"')), "SQLite", notes)
         if created:
             env["DATABASE_URL"] = f"{PG}/{database}"
             services.append("PostgreSQL")
         else:
             env["DATABASE_URL"] = f"sqlite:///{work}/bench.sqlite3"
             services.append("SQLite")
-        if answers(REDIS):
-            try:
-                redis_flush()
-                flushed = True
-            except Exception as error:  # noqa: BLE001 - say why and fall back
-                notes.append(f"Redis at {REDIS} answers but refused ({error}); file-system transport used")
-        else:
-            notes.append(f"Redis at {REDIS} does not answer; file-system transport used")
+        flushed = _use("Redis", REDIS, redis_flush, "file-system transport", notes)
         if flushed:
             env["CELERY_BROKER_URL"] = REDIS
             services.append("Redis")

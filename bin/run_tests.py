@@ -6,22 +6,13 @@ passing silently; the tests that need them skip with that reason.
 """
 
 import os
-import socket
 import subprocess
 import sys
-from urllib.parse import urlparse
+
+from services import answers  # bin/services.py, beside this script
 
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal")
 REDIS_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
-
-
-def answers(url: str) -> bool:
-    parsed = urlparse(url)
-    try:
-        with socket.create_connection((parsed.hostname, parsed.port), timeout=2):
-            return True
-    except OSError:
-        return False
 
 
 def main() -> int:
