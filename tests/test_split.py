@@ -4,7 +4,7 @@ import hashlib
 import io
 import tarfile
 
-from submissions.bundles.split import split_archive, split_folder, submitter_root
+from submissions.bundles.split import RoundSplit, split_folder, submitter_root
 
 
 def _tar(path, files):
@@ -13,6 +13,13 @@ def _tar(path, files):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
+
+
+def split_archive(archive, out_dir):
+    """{root: part} of the archive's last parts, or {} when it is to be submitted whole."""
+    split = RoundSplit(archive, out_dir)
+    parts = {part.root: part.path for part in split}
+    return {} if split.whole else parts
 
 
 def test_submitter_roots():
@@ -69,8 +76,6 @@ def test_a_folder_with_one_submitter_packs_whole(tmp_path):
 
 
 def test_parts_are_handed_over_as_the_archive_moves_on(tmp_path):
-    from submissions.bundles.split import RoundSplit
-
     _tar(tmp_path / "round.tgz", {
         "./A/results/s/resnet/result_0.txt": b"a", "./B/results/t/ssd/result_0.txt": b"b",
         "./A/systems/s.json": b"{}", "./C/systems/c.json": b"{}",

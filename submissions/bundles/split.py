@@ -133,16 +133,6 @@ class RoundSplit:
         return Part(root, paths[root], again)
 
 
-def split_archive(archive: Path, out_dir: Path) -> dict[str, Path]:
-    """Write one plain tar per submitter root found in `archive`; return {root: tar path}.
-
-    Returns {} when the archive is not a tar or holds fewer than two roots (it is a bundle).
-    """
-    split = RoundSplit(archive, out_dir)
-    parts = {part.root: part.path for part in split}
-    return {} if split.whole else parts
-
-
 def split_folder(folder: Path, out_dir: Path) -> dict[str, Path]:
     """Pack a folder on disk as one plain tar per submitter root (or one for the whole folder)."""
     out_dir.mkdir(parents=True, exist_ok=True)
