@@ -81,19 +81,5 @@ def parse_record(rest: str):
     it was (its metadata keeps file and lineno); metadata is a copy of the record's without them. The event
     and the errors are parse()'s.
     """
-    body = rest.strip()
-    if body[:1] == "{":  # the usual record, decoded and read in one go; anything unusual takes the long way
-        try:
-            record = _fast_decode(body)
-            key, time_s, metadata = record["key"], float(record["time_ms"]) / 1000.0, record["metadata"]
-        except (*_FAST_ERRORS, KeyError, TypeError, ValueError, OverflowError):
-            pass
-        else:
-            if type(key) is str and type(metadata) is dict and type(record["time_ms"]) is not bool:
-                metadata = metadata.copy()
-                metadata.pop("file", None)
-                metadata.pop("lineno", None)
-                start = rest.find("{")
-                return key, record.get("value"), time_s, metadata, record, start, start + len(body)
     record, start, end = _decode(rest)
     return (*_event(record, copy_metadata=True), record, start, end)
