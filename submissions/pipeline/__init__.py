@@ -5,10 +5,10 @@ retried or duplicated task does nothing twice, and leaves the database in a stat
 step, a page or the sweeper can read. Tasks in tasks.py only call these and queue the next.
 """
 
-from .checks import check_run, check_runs
+from .checks import check_runs
 from .common import fail, work_dir
 from .finalize import finalize, publish, score_result, withdraw
 from .ingest import ingest, revalidate
 from .sweeper import sweep
 
-__all__ = ["check_run", "check_runs", "fail", "finalize", "ingest", "publish", "revalidate", "score_result", "sweep", "withdraw", "work_dir"]
+__all__ = ["check_runs", "fail", "finalize", "ingest", "publish", "revalidate", "score_result", "sweep", "withdraw", "work_dir"]

@@ -101,12 +101,6 @@ def check_runs(run_ids: list[int], validation_id: int) -> list[int]:
         return sorted(set(done))
 
 
-def check_run(run_id: int, validation_id: int) -> int | None:
-    """Check one run; return the submission id if this check completed the validation."""
-    done = check_runs([run_id], validation_id)
-    return done[0] if done else None
-
-
 def _claim_finalize(submission_id: int) -> list[int]:
     """Whoever completes the last check claims finalize; the conditional UPDATE lets only one win."""
     claimed = update(
