@@ -37,10 +37,7 @@ def _import_before_forking(**_):
     the pool forks, it is shared by all pool processes instead of imported by each."""
     from .rules import rcp
 
-    try:
-        rcp._modules()
-    except ImportError:
-        pass  # the RCP check says so on the first result it cannot check
+    rcp.preload()
 
 
 @shared_task(**RETRY)

@@ -166,8 +166,8 @@ def _checker_class(ruleset: str):
             else:
                 self.queue.append(config)
 
-        def check_loglines(self, loglines, config, skipped=()):
-            if not loglines and not skipped:
+        def check_loglines(self, loglines, config, unruled: int = 0):
+            if not loglines and not unruled:  # lines no rule names were left out, but the log has lines
                 self.put_message("No log lines detected")
             self.enqueue(config)
             while self.queue:
@@ -359,7 +359,8 @@ def check_file(path, rel_path: str, ruleset: str, benchmark: str, *, max_line_by
             stack.enter_context(library.patched(mlp, "eval", _cached_eval))
             stack.enter_context(library.patched(mlp, "exec", _cached_exec))
         _pending_stop.clear()
-        checker.check_loglines(loglines, entry_config(ruleset, benchmark), skipped or (read is not None and left_out))
+        unruled = len(skipped) + left_out if read is not None else 0
+        checker.check_loglines(loglines, entry_config(ruleset, benchmark), unruled)
     if _pending_stop:
         raise _pending_stop.pop()
     _report(found, checker, loglines, errors, ruleset, capture)

@@ -35,6 +35,15 @@ def _modules():
     return rcp_checker
 
 
+def preload() -> None:
+    """Import the RCP checker now (it brings scipy, a second to import). A missing one is reported by the
+    first RCP check that needs it."""
+    try:
+        _modules()
+    except ImportError:
+        pass
+
+
 def applies(ruleset: str, benchmark: str) -> bool:
     """True when mlperf-logging does RCP checks for this ruleset (1.0.0 on; not MiniGo)."""
     return library.available() and library.ruleset_tuple(ruleset) >= FIRST_RULESET and benchmark != "minigo"
