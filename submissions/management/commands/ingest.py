@@ -22,6 +22,9 @@ class Command(BaseCommand):
         "Submit a bundle (.tar, .tar.gz, .tgz, .tar.xz, .zip) or a folder to a round. An archive "
         "or folder holding several submitters (a whole published round) becomes one submission each."
     )
+    # Django's system checks (URLs, admin, templates) say nothing about a bundle and cost about a
+    # second before the first part can reach a worker; `manage.py check` and runserver run them.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
