@@ -11,7 +11,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
-from leaderboard.models import Run
+from leaderboard.models import Benchmark, Run
 
 from .. import rules
 from ..models import Finding, RunCheck
@@ -20,21 +20,22 @@ from .common import Status, update, update_rows, work_dir
 RUN_FIELDS = (
     "pk", "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
     "result__benchmark__higher_is_better", "result__system__key", "result__system__division",
-    "result__system__submission_id", "result__system__round__ruleset",
+    "result__system__submission_id", "result__system__round_id", "result__system__round__ruleset",
     "result__system__round__require_init_stop_before_run_start", "result__system__round__history",
 )
 
 
 def _run_facts(run_ids: list[int]) -> dict[int, tuple[dict, frozenset[str]]]:
     """{run id: (its fields, the names a log may give its benchmark)}: the round's keys and their aliases
-    (v0.6 'mask'). One query: a row per run and benchmark of its round."""
-    facts: dict[int, tuple[dict, set]] = {}
-    for row in Run.objects.filter(pk__in=run_ids).values(
-        *RUN_FIELDS, "result__system__round__benchmarks__key", "result__system__round__benchmarks__aliases",
-    ):
-        _, names = facts.setdefault(row["pk"], (row, set()))
-        names.update([row["result__system__round__benchmarks__key"], *row["result__system__round__benchmarks__aliases"]])
-    return {pk: (row, frozenset(names)) for pk, (row, names) in facts.items()}
+    (v0.6 'mask'). Two queries: the runs, then their rounds' benchmarks."""
+    runs = list(Run.objects.filter(pk__in=run_ids).values(*RUN_FIELDS))
+    names: dict[int, set[str]] = {}
+    rounds = {run["result__system__round_id"] for run in runs}
+    benchmarks = Benchmark.objects.filter(round_id__in=rounds).order_by()
+    for round_id, key, aliases in benchmarks.values_list("round_id", "key", "aliases"):
+        names.setdefault(round_id, set()).update([key, *aliases])
+    by_round = {round_id: frozenset(keys) for round_id, keys in names.items()}
+    return {run["pk"]: (run, by_round.get(run["result__system__round_id"], frozenset())) for run in runs}
 
 
 def _outcome_fields(outcome) -> dict:

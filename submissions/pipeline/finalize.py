@@ -5,7 +5,7 @@ from collections import Counter
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Count, Q, Value
+from django.db.models import Count, Prefetch, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
@@ -105,7 +105,8 @@ def finalize(submission_id: int) -> None:
     dest = work_dir(submission_id)
     results = list(
         Result.objects.filter(system__submission=submission)
-        .select_related("benchmark", "system__round").prefetch_related("runs")
+        .select_related("benchmark", "system__round")
+        .prefetch_related(Prefetch("runs", Run.objects.defer("eval_curve")))  # the largest field; unused here
     )
     all_runs, new_findings = [], []
     # Advisory findings (imported history) do not change scores; blocking ones reject their run.
