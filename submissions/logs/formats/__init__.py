@@ -186,6 +186,8 @@ class _FileParser:
             is_repeat = self.repeats.is_repeat
             keep = self.keep
             leave_out = self.leave_out
+            kept = None if leave_out is None else self._kept_lines(text)
+            ascii_text = text.isascii()
             while done < size:
                 line_end = find("\n", done) + 1 or size
                 i = find(marker, done, line_end)
@@ -225,7 +227,8 @@ class _FileParser:
                         fmt, rest = found
                         marker, parse, name = fmt.MARKER, fmt.parse, fmt.NAME
                         skip = len(marker)
-                if leave_out is not None and name == "mllog" and self._left_out(text, line_start, line_end, i, rest):
+                if (leave_out is not None and name == "mllog"
+                        and self._left_out(text, line_start, line_end, i, rest, kept, ascii_text)):
                     continue
                 try:
                     if keep is None:
@@ -246,22 +249,33 @@ class _FileParser:
             n += 1  # the file's last line, without "\n"
         self.n = n
 
-    def _left_out(self, text: str, line_start: int, line_end: int, i: int, rest: str) -> bool:
+    def _kept_lines(self, text: str) -> set[int]:
+        """Where the lines of text start that _left_out keeps whatever their key: lines holding a keep word,
+        "benchmark" (summarize looks for it in any event's metadata) or a CR. The words are rare, so finding
+        each in the whole text costs less than looking for all of them in every line."""
+        kept = set()
+        find, rfind = text.find, text.rfind
+        for word in (*self.keep_words, "benchmark", "\r"):
+            i = find(word)
+            while i >= 0:
+                kept.add(rfind("\n", 0, i) + 1)
+                i = find(word, i + 1)
+        return kept
+
+    def _left_out(self, text: str, line_start: int, line_end: int, i: int, rest: str, kept: set[int],
+                  ascii_text: bool) -> bool:
         """True when the ":::MLLOG" line text[line_start:line_end] (its marker at i, rest after it) is left out:
         its key is one to leave out, and the checker's loglines_from would pass over it (mlperf-logging reads
         it whole: the record right after the line's only ":::MLLOG " and nothing but blanks after it, ASCII,
-        no CR, the fields its parser takes) and read_run would not hand it over (no keep word).
-        The word "benchmark" keeps a line too: summarize looks for it in any event's metadata."""
+        no CR, the fields its parser takes) and read_run would not hand it over (no keep word): see
+        _kept_lines."""
         at = rest.find('"key": "')
-        if rest[:2] != " {" or at < 0:
+        if rest[:2] != " {" or at < 0 or line_start in kept:
             return False
         key = rest[at + 8:rest.find('"', at + 8)]
-        if not self.leave_out(key):
+        if not self.leave_out(key) or text.find(mllog.MARKER, i + 1, line_end) >= 0:
             return False
-        line = text[line_start:line_end]
-        if not line.isascii() or "\r" in line or "benchmark" in line or line.find(mllog.MARKER, i - line_start + 1) >= 0:
-            return False
-        if any(map(line.__contains__, self.keep_words)):
+        if not ascii_text and not text[line_start:line_end].isascii():
             return False
         try:
             record = mllog.decode_head(rest)
