@@ -87,6 +87,7 @@ class _Writer:
         self.dest, self.limits = dest, limits
         self.max_ratio_bytes = max(limits.max_ratio * archive_bytes, _RATIO_FLOOR)
         self.files = self.dirs = self.total = 0
+        self.made: set[str] = set()  # folders known to exist: creating files costs enough without makedirs
 
     def parts(self, name: str) -> list[str]:
         """Validated path components of a member name ([] for the archive's own root)."""
@@ -111,7 +112,9 @@ class _Writer:
                 "bundle.too-many-files",
                 f"The bundle has more than {self.limits.max_files} folders (stopped at '{member}'). "
                 "Leave out everything but results/ and systems/.", member)
-        self._os(member, os.makedirs, os.path.join(self.dest, *parts), exist_ok=True)
+        path = os.path.join(self.dest, *parts)
+        self._os(member, os.makedirs, path, exist_ok=True)
+        self.made.add(path)
 
     def write(self, parts: list[str], src, declared: int, member: str) -> None:
         lim = self.limits
@@ -123,8 +126,10 @@ class _Writer:
                 "Leave out everything but results/ and systems/.", member)
         self._check(member, declared, self.total + declared)  # trust a header only to refuse early
         path = os.path.join(self.dest, *parts)
-        if len(parts) > 1:
-            self._os(member, os.makedirs, os.path.dirname(path), exist_ok=True)
+        folder = os.path.dirname(path)
+        if len(parts) > 1 and folder not in self.made:
+            self._os(member, os.makedirs, folder, exist_ok=True)
+            self.made.add(folder)
         fd = self._os(member, os.open, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         written = 0
         with open(fd, "wb") as out:
