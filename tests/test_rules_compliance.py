@@ -383,13 +383,18 @@ def test_unread_lines_are_counted_not_kept(tmp_path):
     from submissions.logs import parse_file
     from submissions.rules.run import _unread
 
-    lines = [mllog("run_start", None, 1), RECORD, RECORD, "0: " + RECORD, RECORD + "\r", mllog("run_stop", None, 9)]
+    lines = [mllog("run_start", None, 1), RECORD, RECORD, "0: " + RECORD, RECORD + "\r",
+             mllog("tracked_stats", {"run_stop": 1}, 7), mllog("tracked_stats", {"x": 1}, 8, benchmark="rgat"),
+             RECORD.replace("\"lr\"", "\"l\u00e9\""), mllog("run_stop", None, 9)]
     path = write(tmp_path, "\n".join(lines) + "\n")
     kept = []
     log = parse_file(path, 64 * 1024, mllog_lines=kept, leave_out=_unread, keep_words=("run_stop",))
-    assert log.left_out == 3  # the line with a CR is read as usual
-    assert [(ev.key, ev.line) for ev in log.events] == [("run_start", 1), ("tracked_stats", 5), ("run_stop", 6)]
-    assert [n for n, *_ in kept] == [1, 5, 6] and log.line_count == 6
+    # Read as usual: the line with a CR, with a keep word, with "benchmark", with a non-ASCII character.
+    assert log.left_out == 3
+    assert [(ev.key, ev.line) for ev in log.events] == [
+        ("run_start", 1), ("tracked_stats", 5), ("tracked_stats", 6), ("tracked_stats", 7), ("tracked_stats", 8),
+        ("run_stop", 9)]
+    assert [n for n, *_ in kept] == [1, 5, 6, 7, 8, 9] and log.line_count == 9
     assert parse_file(path, 64 * 1024).problems == log.problems == []
 
 
