@@ -87,7 +87,7 @@ class _Writer:
         self.dest, self.limits = dest, limits
         self.max_ratio_bytes = max(limits.max_ratio * archive_bytes, _RATIO_FLOOR)
         self.files = self.dirs = self.total = 0
-        self.made: set[str] = set()  # folders known to exist: creating files costs enough without makedirs
+        self.made: set[str] = set()  # folders made so far: no makedirs call per file
 
     def parts(self, name: str) -> list[str]:
         """Validated path components of a member name ([] for the archive's own root)."""

@@ -250,8 +250,8 @@ class _FileParser:
         self.n = n
 
     def _kept_lines(self, text: str) -> set[int]:
-        """Where the lines of text start that _left_out keeps whatever their key: lines holding a keep word,
-        "benchmark" (summarize looks for it in any event's metadata) or a CR. The words are rare, so finding
+        """The offsets in text of the lines _left_out must keep whatever their key: lines holding a keep word,
+        "benchmark" (summarize looks for it in any event's metadata) or a CR. These words are rare, so finding
         each in the whole text costs less than looking for all of them in every line."""
         kept = set()
         find, rfind = text.find, text.rfind
