@@ -225,6 +225,32 @@ def test_a_long_line_without_log_events_is_a_warning_and_the_checker_still_runs(
     assert {x.rule for x in outcome.findings} == {"run.line-too-long"}  # checked, and compliant
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch, seed):
+    """Against a plain reading of the lines: lengths around the limit, markers across chunk ends, any chunk size."""
+    import random
+
+    from submissions.rules import prescan as scan_module
+
+    rnd = random.Random(seed)
+    limit = rnd.choice([8, 20, 64])
+    monkeypatch.setattr(scan_module, "CHUNK", rnd.choice([5, 16, 50, 64, 1 << 20]))
+    lines = [(rnd.choice(["", "x" * rnd.randint(0, 8), "0: :::MLLOG"]) + "y" * rnd.randint(0, 3 * limit)).encode()
+             for _ in range(rnd.randint(0, 60))]
+    data = b"\n".join(lines) + rnd.choice([b"", b"\n"])
+    path = tmp_path / "log.txt"
+    path.write_bytes(data)
+    scan = scan_module.prescan(path, limit)
+
+    pieces = data.split(b"\n")
+    if pieces[-1] == b"":
+        pieces.pop()  # a final newline ends the last line; it does not start one
+    long = [(n, len(p), b":::" in p) for n, p in enumerate(pieces, 1) if len(p) > limit]
+    assert scan.line_count == len(pieces)
+    assert (scan.long_line_count, scan.long_marker_line_count) == (len(long), sum(m for *_, m in long))
+    assert [(x.line, x.length, x.has_marker) for x in scan.long_lines] == long[:scan_module.MAX_LISTED]
+
+
 def test_binary_garbage_is_reported_quickly(tmp_path):
     import random
 

@@ -85,6 +85,13 @@ def prescan(path, max_line_bytes: int) -> Prescan:
                     stop = chunk.find(b"\n", at)
                     out.non_utf8_on_marker_line = _has_marker(chunk[start:stop if stop >= 0 else len(chunk)])
                     decoder = None
+            if not _may_hold_long_line(chunk, limit - cur_len, limit):
+                last = chunk.rfind(b"\n") + 1
+                if last:  # the usual chunk: short lines, the last one maybe unfinished
+                    line += chunk.count(b"\n")
+                    rest = chunk[last:]
+                    cur_len, cur_marker, tail = len(rest), _has_marker(rest), rest[-8:]
+                    continue
             pieces = chunk.split(b"\n")
             # pieces[0] continues the current line, pieces[-1] starts the next (possibly empty) one.
             if cur_len + len(pieces[0]) > limit or max(map(len, pieces)) > limit:
@@ -109,6 +116,17 @@ def prescan(path, max_line_bytes: int) -> Prescan:
     else:
         out.line_count = line - 1
     return out
+
+
+def _may_hold_long_line(chunk: bytes, first_room: int, limit: int) -> bool:
+    """False when no line of chunk is longer than limit and its first line (which continues the current
+    one) is at most first_room long. A line longer than limit holds a whole block of limit // 2 + 1 bytes
+    (blocks counted from the chunk's start), so finding a newline in each block is enough, and costs a
+    few dozen finds per chunk where splitting it into lines makes an object per line."""
+    if first_room < 0 or (len(chunk) > first_room and chunk.find(b"\n", 0, first_room + 1) < 0):
+        return True
+    half = limit // 2 + 1
+    return any(chunk.find(b"\n", start, start + half) < 0 for start in range(0, len(chunk) - half + 1, half))
 
 
 def _lines_with(chunk: bytes, needle: bytes) -> int:
