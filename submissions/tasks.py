@@ -30,7 +30,6 @@ def _queue_checks(run_ids, validation_id):
         check_runs.apply_async((batch, validation_id), soft_time_limit=soft, time_limit=soft + 30)
 
 
-
 @signals.worker_init.connect
 def _import_before_forking(**_):
     """The RCP checker brings scipy (a second to import): imported in the worker's main process, before
