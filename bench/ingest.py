@@ -14,6 +14,7 @@ Two ways of ingesting, each timed against the floor measured in the same run:
 
 Prints wall time, MB/s (unpacked bytes), peak RSS of each stage (for the worker pipeline, the
 command's own and the worker's process tree, read from VmHWM just before the worker is stopped),
+the worker pipeline's CPU time (less noisy than wall time on a shared machine),
 and what the database holds afterwards: every submission final and every run checked, or the
 bench exits non-zero. In v5.1 one submission (University of Florida) is invalid by the rules, so
 `--wait` exits 1 saying "1 of 19 submissions did not pass": that verdict is expected, not a failure.
@@ -69,9 +70,10 @@ def floor() -> int:
     return total
 
 
-def timed_child(args, env, output: Path, watch: subprocess.Popen | None = None) -> tuple[float, float, int]:
+def timed_child(args, env, output: Path, watch: subprocess.Popen | None = None) -> tuple[float, float, int, tuple]:
     """Run a child process (stdout and stderr to `output`); return (wall seconds, that child's own
-    peak RSS in MB, exit code). With `watch` (the worker), stop the child and fail if that exits first."""
+    peak RSS in MB, exit code, its (user, system) CPU seconds). With `watch` (the worker), stop the
+    child and fail if that exits first."""
     with open(output, "w") as out:
         start = time.perf_counter()
         child = subprocess.Popen(args, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
@@ -89,7 +91,7 @@ def timed_child(args, env, output: Path, watch: subprocess.Popen | None = None) 
             raise
         wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, child.returncode
+    return wall, usage.ru_maxrss / 1024, child.returncode, (usage.ru_utime, usage.ru_stime)
 
 
 def tail(path: Path, lines: int = 15) -> str:
@@ -179,6 +181,16 @@ def tree(pid: int) -> list[int]:
     return pids
 
 
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds a live process has used so far, from /proc/<pid>/stat."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick  # utime, stime: fields 14 and 15 of stat
+
+
 def peak_rss_mb(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -217,6 +229,11 @@ class Worker:
         peaks = [p for p in map(peak_rss_mb, tree(self.process.pid)) if p is not None]
         return len(peaks), max(peaks, default=0.0), sum(peaks)
 
+    def cpu(self) -> tuple[float, float]:
+        """(user, system) CPU seconds of the worker's process tree so far."""
+        used = [cpu_seconds(pid) for pid in tree(self.process.pid)]
+        return sum(u for u, _ in used), sum(s for _, s in used)
+
     def stop(self):
         """SIGTERM to the main process (a warm shutdown stops its pool), then SIGKILL to the whole group."""
         if self.process.poll() is None:
@@ -247,7 +264,7 @@ def eager(tmp: Path) -> dict:
     }
     prepare(env, work / "setup.log")
     output = work / "ingest.log"
-    wall, rss, code = timed_child(MANAGE + ["ingest", str(TARBALL), "--round", ROUND], env, output)  # final on return
+    wall, rss, code, _ = timed_child(MANAGE + ["ingest", str(TARBALL), "--round", ROUND], env, output)  # final on return
     counts = verify(env, work / "setup.log")
     return {"wall": wall, "rss": rss, "counts": counts, "problems": judge("eager", code, counts, output)}
 
@@ -282,11 +299,13 @@ def worker(tmp: Path) -> dict:
         concurrency = os.cpu_count() or 1
         proc = Worker(env, work / "worker.log", concurrency)
         proc.wait_ready()
+        ready_cpu = proc.cpu()
         output = work / "ingest.log"
-        wall, rss, code = timed_child(
+        wall, rss, code, cpu = timed_child(
             MANAGE + ["ingest", str(TARBALL), "--round", ROUND, "--wait", "--timeout", "1800"], env, output,
             watch=proc.process,
         )
+        worker_cpu = tuple(after - before for after, before in zip(proc.cpu(), ready_cpu))
         processes, worker_max, worker_sum = proc.peak_rss()
         proc.stop()
         counts = verify(env, work / "setup.log")
@@ -294,7 +313,8 @@ def worker(tmp: Path) -> dict:
         errors = proc.errors()
         return {"wall": wall, "rss": rss, "counts": counts, "problems": problems, "notes": notes,
                 "services": "+".join(services), "concurrency": concurrency, "processes": processes,
-                "worker_max": worker_max, "worker_sum": worker_sum, "errors": errors}
+                "worker_max": worker_max, "worker_sum": worker_sum, "errors": errors, "cpu": cpu,
+                "worker_cpu": worker_cpu}
     finally:
         if proc is not None:
             proc.stop()
@@ -331,7 +351,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         tmp = Path(tmp)
-        floor_wall, floor_rss, code = timed_child([sys.executable, __file__, "--floor"], os.environ, tmp / "floor.out")
+        floor_wall, floor_rss, code, _ = timed_child([sys.executable, __file__, "--floor"], os.environ, tmp / "floor.out")
         if code:
             raise SystemExit(f"the floor failed with exit code {code}:\n{tail(tmp / 'floor.out')}")
         total_bytes = int((tmp / "floor.out").read_text().split()[-1])
@@ -353,6 +373,8 @@ def main() -> int:
               "  [ingest --wait as a child, start to return]")
         print(f"  peak RSS: ingest command {r['rss']:.1f} MB; worker tree ({r['processes']} processes, VmHWM "
               f"read before the stop) max {r['worker_max']:.1f} MB, sum {r['worker_sum']:.1f} MB")
+        print(f"  CPU (user + system): ingest command {sum(r['cpu']):.2f} s ({r['cpu'][1]:.2f} system); worker tree "
+              f"{sum(r['worker_cpu']):.2f} s ({r['worker_cpu'][1]:.2f} system), counted from when it was ready")
         print(f"  database after: {describe(r['counts'])}")
         for note in r["notes"]:
             print(f"  note: {note}")
