@@ -122,6 +122,7 @@ def test_gzip_of_something_other_than_tar_is_not_an_archive(tmp_path):
 
 
 def test_empty_archives(tmp_path):
+    refused(make_tar(tmp_path / "p.tar", []), tmp_path / "o0", "bundle.empty")  # only zero blocks
     refused(make_tar(tmp_path / "d.tgz", [info("NVIDIA", tarfile.DIRTYPE)], "w:gz"), tmp_path / "o1", "bundle.empty")
     empty_zip = tmp_path / "e.zip"
     zipfile.ZipFile(empty_zip, "w").close()

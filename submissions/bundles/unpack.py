@@ -66,8 +66,8 @@ def sniff(path) -> str | None:
         return "tar.xz"
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return "zip"
-    if head[257:262] == b"ustar" or _is_tar_header(head):
-        return "tar"
+    if head[257:262] == b"ustar" or _is_tar_header(head) or (len(head) == 512 and not head.strip(b"\0")):
+        return "tar"  # the last: a tar of no members is only its end blocks of zeros
     return None
 
 
