@@ -47,7 +47,7 @@ def ingest(submission_id: int) -> None:
         raise
     except Exception as error:  # never leave a bundle half-way: say what broke
         log.exception("ingest of submission %s failed", submission_id)
-        pipeline.fail(submission_id, f"Internal error while unpacking: {error!r}. The bundle is kept.", "internal")
+        pipeline.fail(submission_id, f"Internal error while opening the bundle: {error!r}. The bundle is kept.", "internal")
         return
     _queue_checks(run_ids, validation_id)
 

@@ -6,6 +6,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .files import FolderFiles, TarFiles
+
 RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
 JUNK = {".DS_Store", ".gitkeep", ".gitignore", "Thumbs.db", "desktop.ini"}
 JUNK_DIRS = {"__MACOSX", ".git"}
@@ -62,19 +64,19 @@ def _parent(rel: str) -> str:
 
 @dataclass
 class _Tree:
-    """One walk of the unpacked folder: bundle-relative POSIX dir -> (sorted subdirs, sorted files)."""
+    """The bundle's listing, read once: bundle-relative POSIX dir -> (sorted subdirs, sorted files)."""
 
-    base: str
+    bundle: FolderFiles | TarFiles
     dirs: dict = field(default_factory=dict)
 
     @classmethod
-    def scan(cls, base: str) -> "_Tree":
-        tree = cls(base)
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if d not in JUNK_DIRS)
-            rel = os.path.relpath(dirpath, base).replace(os.sep, "/")
-            tree.dirs["" if rel == "." else rel] = (list(dirnames), sorted(filenames))
-        return tree
+    def scan(cls, bundle: FolderFiles | TarFiles) -> "_Tree":
+        listing = bundle.walk()
+        dirs = {}
+        for rel, (subdirs, names) in listing.items():
+            if not JUNK_DIRS.intersection(rel.split("/")):
+                dirs[rel] = ([d for d in subdirs if d not in JUNK_DIRS], names)
+        return cls(bundle, dirs)
 
     def subdirs(self, rel: str) -> list[str]:
         return self.dirs.get(rel, ([], []))[0]
@@ -89,8 +91,7 @@ class _Tree:
 def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
     """The parsed object (or {}) and a signature to compare descriptions by."""
     try:
-        with open(os.path.join(tree.base, rel), "rb") as f:
-            raw = f.read()
+        raw = tree.bundle.read_bytes(rel)
         text = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         notes.append(f"{rel}: not readable ({e}); its contents are ignored.")
@@ -195,9 +196,9 @@ def _find_anchors(tree: _Tree, notes: list[str]) -> list[str]:
     return sorted(anchors)
 
 
-def detect(root: str | os.PathLike) -> Layout:
-    """Work out the layout of an unpacked bundle under root."""
-    tree = _Tree.scan(os.fspath(root))
+def detect(root: str | os.PathLike | FolderFiles | TarFiles) -> Layout:
+    """Work out the layout of a bundle: a folder, or the files open_bundle gave."""
+    tree = _Tree.scan(root if isinstance(root, (FolderFiles, TarFiles)) else FolderFiles(root))
     notes: list[str] = []
     anchors = _find_anchors(tree, notes)
     with_systems = [a for a in anchors if "systems" in tree.subdirs(a)]
@@ -252,7 +253,7 @@ def _v06(tree: _Tree, top: str, notes: list[str]) -> Layout:
     submitter = top.rpartition("/")[2]
     if not submitter:  # the folder's contents were packed: ask the descriptions
         named = Counter(s.description.get("submitter") for s in systems if isinstance(s.description.get("submitter"), str))
-        submitter = named.most_common(1)[0][0] if named else os.path.basename(os.path.abspath(tree.base))
+        submitter = named.most_common(1)[0][0] if named else tree.bundle.name
         notes.append(f"The bundle has no submitter folder at its top; the submitter is taken to be '{submitter}'.")
     return Layout("v0.6+", submitter, systems, results, notes, top)
 
@@ -358,7 +359,7 @@ def _v05(tree: _Tree, entries: list[str], notes: list[str]) -> Layout:
             listed = ", ".join(f"'{o}' ({n})" for o, n in counted.most_common())
             notes.append(f"submission.json files name different organisations: {listed}; using '{submitter}'.")
     else:
-        submitter = top.rpartition("/")[2] or os.path.basename(os.path.abspath(tree.base))
+        submitter = top.rpartition("/")[2] or tree.bundle.name
     systems.sort(key=lambda s: s.name)
     results.sort(key=lambda r: (r.system, r.benchmark, r.path))
     return Layout("v0.5", submitter, systems, results, notes, top)

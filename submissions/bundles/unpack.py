@@ -13,6 +13,8 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 
+from .files import FolderFiles, TarFiles
+
 CHUNK = 1024 * 1024
 # tarfile re-slices its read-ahead buffer on every read: a small read-ahead keeps that cheap
 # for the many small members, while 1 MiB reads of big members still gather several blocks.
@@ -105,26 +107,36 @@ class _Writer:
                 f"'{name}' contains '..' and would land outside the bundle. {_PACK_HINT}", name)
         return parts
 
-    def mkdir(self, parts: list[str], member: str) -> None:
+    def count_dir(self, member: str) -> None:
         self.dirs += 1
         if self.dirs > self.limits.max_files:
             raise BundleError(
                 "bundle.too-many-files",
                 f"The bundle has more than {self.limits.max_files} folders (stopped at '{member}'). "
                 "Leave out everything but results/ and systems/.", member)
+
+    def count_file(self, member: str, declared: int) -> None:
+        self.files += 1
+        if self.files > self.limits.max_files:
+            raise BundleError(
+                "bundle.too-many-files",
+                f"The bundle has more than {self.limits.max_files} files (stopped at '{member}'). "
+                "Leave out everything but results/ and systems/.", member)
+        self._check(member, declared, self.total + declared)  # trust a header only to refuse early
+
+    def mkdir(self, parts: list[str], member: str) -> None:
+        self.count_dir(member)
         path = os.path.join(self.dest, *parts)
         self._os(member, os.makedirs, path, exist_ok=True)
         self.made.add(path)
 
+    def take(self, parts: list[str], tf: tarfile.TarFile, info: tarfile.TarInfo) -> None:
+        """A regular file of a tar: written out."""
+        self.write(parts, tf.extractfile(info), info.size, info.name)
+
     def write(self, parts: list[str], src, declared: int, member: str) -> None:
         lim = self.limits
-        self.files += 1
-        if self.files > lim.max_files:
-            raise BundleError(
-                "bundle.too-many-files",
-                f"The bundle has more than {lim.max_files} files (stopped at '{member}'). "
-                "Leave out everything but results/ and systems/.", member)
-        self._check(member, declared, self.total + declared)  # trust a header only to refuse early
+        self.count_file(member, declared)
         path = os.path.join(self.dest, *parts)
         folder = os.path.dirname(path)
         if len(parts) > 1 and folder not in self.made:
@@ -167,6 +179,54 @@ class _Writer:
                     f"'{member}' cannot be written ({e.strerror}): a file and a folder share that name, "
                     "or the name is too long. Rename it.", member) from None
             raise
+
+
+class _NotInPlace(Exception):
+    """A member whose bytes are not one range of the archive (a sparse file): unpack instead."""
+
+
+class _Indexer(_Writer):
+    """Checks each member of a plain tar as _Writer does, but writes nothing: it records where the
+    bytes of each file lie. A file and a folder of the same name are refused, as writing them would be."""
+
+    def __init__(self, limits: Limits, archive_bytes: int):
+        super().__init__("", limits, archive_bytes)
+        self.archive_bytes = archive_bytes
+        self.ranges: dict[str, tuple[int, int]] = {}
+        self.folders: set[str] = {""}
+
+    def mkdir(self, parts: list[str], member: str) -> None:
+        self.count_dir(member)
+        self._add_folders(parts, member)
+
+    def take(self, parts: list[str], tf: tarfile.TarFile, info: tarfile.TarInfo) -> None:
+        member = info.name
+        if info.issparse():
+            raise _NotInPlace(member)
+        self.count_file(member, info.size)
+        if info.offset_data + info.size > self.archive_bytes:
+            raise _corrupt(member, EOFError(f"the file's bytes end past the archive's {self.archive_bytes}"))
+        self.total += info.size
+        self._add_folders(parts[:-1], member)
+        path = "/".join(parts)
+        if path in self.folders:
+            raise self._clash(member)
+        self.ranges[path] = (info.offset_data, info.size)  # a later member of the same name wins, as on disk
+
+    def _add_folders(self, parts: list[str], member: str) -> None:
+        path = "/".join(parts)
+        if path in self.folders:
+            return
+        for end in range(1, len(parts) + 1):
+            folder = "/".join(parts[:end])
+            if folder in self.ranges:
+                raise self._clash(member)
+            self.folders.add(folder)
+
+    @staticmethod
+    def _clash(member: str) -> BundleError:
+        return BundleError(
+            "bundle.bad-path", f"'{member}' cannot be written: a file and a folder share that name. Rename it.", member)
 
 
 def _corrupt(member: str | None, error: BaseException, done: bool = False) -> BundleError:
@@ -250,8 +310,9 @@ def _untar(archive: str, fmt: str, w: _Writer) -> None:
     with open(archive, "rb") as raw:
         # Our own decompressor wrappers bound each read's output, unlike tarfile's 'r|xz'.
         stream = raw if fmt == "tar" else _Inflater(gzip.GzipFile(fileobj=raw) if fmt == "tar.gz" else lzma.LZMAFile(raw))
+        mode = "r:" if isinstance(w, _Indexer) else "r|"  # the indexer seeks past the files' bytes
         try:
-            with tarfile.open(fileobj=stream, mode="r|", bufsize=_TAR_READAHEAD, tarinfo=_StrictInfo) as tf:
+            with tarfile.open(fileobj=stream, mode=mode, bufsize=_TAR_READAHEAD, tarinfo=_StrictInfo) as tf:
                 for info in tf:
                     member, done = info.name, False
                     parts = w.parts(info.name)
@@ -264,7 +325,7 @@ def _untar(archive: str, fmt: str, w: _Writer) -> None:
                         if parts:
                             w.mkdir(parts, member)
                     elif info.isreg() and parts:
-                        w.write(parts, tf.extractfile(info), info.size, member)
+                        w.take(parts, tf, info)
                     else:
                         raise BundleError(
                             "bundle.special-file",
@@ -367,10 +428,32 @@ def unpack(archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits =
         else:
             _untar(archive, fmt, w)
         if w.files == 0:
-            raise BundleError(
-                "bundle.empty", f"The archive holds no files. {_PACK_HINT}")
+            raise _empty()
     except BaseException:
         _clear(dest, created)
         raise
     return UnpackReport(files=w.files, total_bytes=w.total, format=fmt)
+
+
+def _empty() -> BundleError:
+    return BundleError("bundle.empty", f"The archive holds no files. {_PACK_HINT}")
+
+
+def open_bundle(archive: str | os.PathLike, dest: str | os.PathLike,
+                limits: Limits = Limits()) -> TarFiles | FolderFiles:
+    """The bundle's files, checked under limits as unpack checks them: read in place when archive is a
+    plain tar (nothing is written), else unpacked into dest. A BundleError leaves dest absent (or empty)."""
+    archive, dest = os.fspath(archive), os.fspath(dest)
+    if sniff(archive) == "tar":
+        w = _Indexer(limits, os.path.getsize(archive))
+        try:
+            _untar(archive, "tar", w)
+        except _NotInPlace:
+            pass  # a sparse file: its bytes are not one range of the archive
+        else:
+            if w.files == 0:
+                raise _empty()
+            return TarFiles(archive, w.ranges, w.folders, os.path.basename(os.path.abspath(dest)))
+    unpack(archive, dest, limits)
+    return FolderFiles(dest)
 

@@ -15,7 +15,7 @@ from leaderboard.models import Benchmark, Run
 
 from .. import rules
 from ..models import Finding, RunCheck
-from .common import Status, update, update_rows, work_dir
+from .common import Status, submission_files, update, update_rows
 
 RUN_FIELDS = (
     "pk", "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
@@ -55,7 +55,7 @@ def _outcome_fields(outcome) -> dict:
     }
 
 
-def _check(run: dict, benchmark_names: frozenset[str]) -> tuple[dict, list]:
+def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, list]:
     """(Run fields, findings) for one run; a time limit or an unreadable file is a finding, not a crash."""
     ctx = rules.RunContext(
         ruleset=run["result__system__round__ruleset"],
@@ -68,7 +68,7 @@ def _check(run: dict, benchmark_names: frozenset[str]) -> tuple[dict, list]:
     )
     fields = {"checked": True, "success": False}
     try:
-        outcome = rules.check_run(work_dir(run["result__system__submission_id"]) / run["path"], run["path"], ctx)
+        outcome = rules.check_run(files.file(run["path"]), run["path"], ctx)
         return _outcome_fields(outcome), outcome.findings
     except SoftTimeLimitExceeded:
         fields["failure_reason"] = "checking took longer than the time limit"
@@ -87,7 +87,15 @@ def check_runs(run_ids: list[int], validation_id: int) -> list[int]:
     Runs no longer there (their submission was ingested again) are passed over.
     """
     facts = _run_facts(run_ids)
-    checked = [(run_id, facts[run_id][0], *_check(*facts[run_id])) for run_id in run_ids if run_id in facts]
+    files = {}  # submission id -> its bundle's files
+    checked = []
+    for run_id in run_ids:
+        if run_id in facts:
+            run, names = facts[run_id]
+            submission_id = run["result__system__submission_id"]
+            if submission_id not in files:
+                files[submission_id] = submission_files(submission_id)
+            checked.append((run_id, run, *_check(run, names, files[submission_id])))
     if not checked:
         return []
     try:

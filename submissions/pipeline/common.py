@@ -1,4 +1,4 @@
-"""What the pipeline's steps share: the private work folder, progress updates, failing."""
+"""What the pipeline's steps share: the bundle's files (in place or in a work folder), progress updates, failing."""
 
 import shutil
 from pathlib import Path
@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from ..bundles import FolderFiles, Limits, TarFiles, open_bundle
 from ..models import Submission
 
 Status = Submission.Status
@@ -15,6 +16,45 @@ Status = Submission.Status
 def work_dir(submission_id: int) -> Path:
     """The submission's private folder for its unpacked bundle."""
     return Path(settings.MEDIA_ROOT) / "work" / str(submission_id)
+
+
+def _index_path(submission_id: int) -> Path:
+    """Where ingest leaves the index of a bundle read in place (beside the work folder, so that no
+    file of an unpacked bundle can have its name)."""
+    return Path(settings.MEDIA_ROOT) / "work" / f"{submission_id}.index.json"
+
+
+def open_submission(submission) -> FolderFiles | TarFiles:
+    """Check the submission's bundle under the limits and make its files readable by the later steps:
+    indexed in place when it is a plain tar, else unpacked into its work folder. Raises BundleError."""
+    clear_work(submission.pk)  # a retried step starts clean
+    files = open_bundle(submission.bundle.path, work_dir(submission.pk), bundle_limits())
+    if isinstance(files, TarFiles):
+        files.save(_index_path(submission.pk))
+    return files
+
+
+def submission_files(submission_id: int) -> FolderFiles | TarFiles:
+    """The bundle's files as open_submission left them."""
+    try:
+        return TarFiles.load(_index_path(submission_id))
+    except FileNotFoundError:
+        return FolderFiles(work_dir(submission_id))
+
+
+def clear_work(submission_id: int) -> None:
+    """Remove what open_submission made (the bundle itself is kept)."""
+    shutil.rmtree(work_dir(submission_id), ignore_errors=True)
+    _index_path(submission_id).unlink(missing_ok=True)
+
+
+def bundle_limits() -> Limits:
+    return Limits(
+        max_total_bytes=settings.BUNDLE_MAX_TOTAL_BYTES,
+        max_files=settings.BUNDLE_MAX_FILES,
+        max_file_bytes=settings.BUNDLE_MAX_FILE_BYTES,
+        max_ratio=settings.BUNDLE_MAX_RATIO,
+    )
 
 
 def update_rows(model, rows: list[tuple[int, dict]]) -> None:
@@ -44,4 +84,4 @@ def update(submission_id: int, *, only_if: dict | None = None, **fields) -> int:
 
 def fail(submission_id: int, message: str, rule: str = "") -> None:
     update(submission_id, status=Status.FAILED, message=message, rule=rule, finished_at=timezone.now())
-    shutil.rmtree(work_dir(submission_id), ignore_errors=True)
+    clear_work(submission_id)

@@ -1,8 +1,6 @@
 """Finalizing a validation: score each result, apply result-level rules, set the verdict, publish."""
 
-import shutil
 from collections import Counter
-from pathlib import Path
 
 from django.db import transaction
 from django.db.models import Count, Prefetch, Q, Value
@@ -14,7 +12,7 @@ from leaderboard.models import Benchmark, Result, Run, System
 
 from .. import rules, scoring
 from ..models import Finding, Submission, Validation
-from .common import Status, update, update_rows, work_dir
+from .common import Status, clear_work, submission_files, update, update_rows
 
 
 def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset()) -> None:
@@ -70,12 +68,12 @@ def _system_facts(system: System) -> rules.SystemFacts:
     )
 
 
-def _result_findings(result: Result, runs: list[Run], dest: Path) -> list[rules.Finding]:
+def _result_findings(result: Result, runs: list[Run], files) -> list[rules.Finding]:
     system, bench = result.system, result.benchmark
     findings = rules.check_result(
         rules.ResultContext(
             ruleset=system.round.ruleset, benchmark=bench.key, required_runs=bench.required_runs,
-            result_path=result.path, result_dir=dest / result.path,
+            result_path=result.path, result_dir=files.folder(result.path),
             division=system.division, category=system.category,
         ),
         [rules.RunFacts(rel_path=r.path, success=r.success, seed=r.seed or None, hyperparameters=r.hyperparameters,
@@ -102,7 +100,7 @@ def finalize(submission_id: int) -> None:
     if submission.status != Status.FINALIZING or validation is None:
         return
     advisory = submission.round.history
-    dest = work_dir(submission_id)
+    files = submission_files(submission_id)
     results = list(
         Result.objects.filter(system__submission=submission)
         .select_related("benchmark", "system__round")
@@ -124,7 +122,7 @@ def finalize(submission_id: int) -> None:
         runs = list(result.runs.all())
         score_result(result, runs, rejected)
         all_runs.extend(runs)
-        for f in _result_findings(result, runs, dest):
+        for f in _result_findings(result, runs, files):
             new_findings.append(Finding(
                 validation=validation, result=result, system_key=result.system.key,
                 benchmark=result.benchmark.key, severity=f.severity, rule=f.rule,
@@ -166,7 +164,7 @@ def finalize(submission_id: int) -> None:
             return
         if submission.publish_when_valid and (verdict == Status.VALID or advisory):
             publish(submission_id)
-    shutil.rmtree(dest, ignore_errors=True)
+    clear_work(submission_id)
 
 
 @transaction.atomic
@@ -179,7 +177,7 @@ def withdraw(submission_id: int, message: str) -> None:
     if was_public:
         round_key = submission.round.key
         transaction.on_commit(lambda: invalidate_round(round_key))
-    transaction.on_commit(lambda: shutil.rmtree(work_dir(submission_id), ignore_errors=True))
+    transaction.on_commit(lambda: clear_work(submission_id))
 
 
 @transaction.atomic

@@ -1,39 +1,21 @@
-"""Unpack a bundle, record its systems, results and runs, and start a validation."""
+"""Open a bundle (in place, or unpacked), record its systems, results and runs, and start a validation."""
 
 import json
-import shutil
 from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max
 
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
 
-from ..bundles import BundleError, LayoutError, Limits, detect, unpack
+from ..bundles import BundleError, LayoutError, detect
 from ..models import Submission, Validation
 from ..systems import fields_of
-from .common import Status, fail, update, work_dir
-
-
-def bundle_limits() -> Limits:
-    return Limits(
-        max_total_bytes=settings.BUNDLE_MAX_TOTAL_BYTES,
-        max_files=settings.BUNDLE_MAX_FILES,
-        max_file_bytes=settings.BUNDLE_MAX_FILE_BYTES,
-        max_ratio=settings.BUNDLE_MAX_RATIO,
-    )
-
-
-def _unpack(submission: Submission) -> Path:
-    dest = work_dir(submission.pk)
-    shutil.rmtree(dest, ignore_errors=True)  # a retried step starts clean
-    unpack(submission.bundle.path, dest, bundle_limits())
-    return dest
+from .common import Status, fail, open_submission, update
 
 
 def ingest(submission_id: int) -> tuple[int | None, list[int]]:
-    """Unpack and record the bundle; return (validation id, run ids to check)."""
+    """Open and record the bundle; return (validation id, run ids to check)."""
     claimed = update(
         submission_id, only_if={"status__in": [Status.RECEIVED, Status.INGESTING]},
         status=Status.INGESTING, attempts=F("attempts") + 1,
@@ -42,8 +24,8 @@ def ingest(submission_id: int) -> tuple[int | None, list[int]]:
         return None, []
     submission = Submission.objects.select_related("round").get(pk=submission_id)
     try:
-        dest = _unpack(submission)
-        return _record(submission, detect(dest), dest)
+        files = open_submission(submission)
+        return _record(submission, detect(files), files)
     except (BundleError, LayoutError) as error:
         fail(submission_id, str(error), error.rule)
         return None, []
@@ -57,9 +39,9 @@ def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, 
     if not update(submission_id, only_if={"status__in": final}, status=Status.INGESTING, attempts=0):
         return None, []
     try:
-        _unpack(submission)
+        open_submission(submission)
     except (BundleError, LayoutError, OSError) as error:
-        fail(submission_id, f"Re-validation could not unpack the bundle: {error}", getattr(error, "rule", ""))
+        fail(submission_id, f"Re-validation could not open the bundle: {error}", getattr(error, "rule", ""))
         return None, []
     with transaction.atomic():
         run_ids = list(Run.objects.filter(result__system__submission_id=submission_id).values_list("pk", flat=True))
@@ -86,12 +68,12 @@ def _benchmarks_by_folder(round_) -> dict[str, Benchmark]:
     return by_name
 
 
-def _scaling_factor(dest: Path, entry, notes: list[str]) -> float:
+def _scaling_factor(files, entry, notes: list[str]) -> float:
     name = next((f for f in entry.extra_files if f.endswith("/scaling.json")), None)
     if not name:
         return 1.0
     try:
-        return float(json.loads((dest / name).read_text())["scaling_factor"])
+        return float(json.loads(files.read_bytes(name))["scaling_factor"])
     except (ValueError, KeyError, TypeError, OSError) as error:
         notes.append(f"{name}: not read ({error}); the score is not scaled.")
         return 1.0
@@ -108,7 +90,7 @@ def _run_index(path: str, fallback: int) -> int:
 
 
 @transaction.atomic
-def _record(submission: Submission, layout, dest: Path) -> tuple[int, list[int]]:
+def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
     round_ = submission.round
     notes = list(layout.notes)
     submitter, _ = Submitter.objects.get_or_create(name=layout.submitter)
@@ -138,7 +120,7 @@ def _record(submission: Submission, layout, dest: Path) -> tuple[int, list[int]]
             )
         result = Result(
             system=systems[entry.system], benchmark=bench, path=entry.path,
-            scaling_factor=_scaling_factor(dest, entry, notes),
+            scaling_factor=_scaling_factor(files, entry, notes),
         )
         results.append((result, entry))
     System.objects.bulk_create(systems.values())  # results pick up their systems' new keys on insert

@@ -34,7 +34,7 @@ import importlib
 import re
 from pathlib import Path
 
-from ..logs.formats import mllog
+from ..logs.formats import mllog, open_binary
 from . import library
 from .findings import Findings
 
@@ -199,7 +199,7 @@ def read_loglines(path, ruleset: str, benchmark: str | None, max_line_bytes: int
     parser = _parser(ruleset)
     token_bytes = parser.TOKEN.encode("latin-1")
     loglines, errors = [], []
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         for n, raw in enumerate(_read_lines(f, max_line_bytes), start=1):
             if raw is None or token_bytes not in raw:
                 continue

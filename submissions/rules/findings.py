@@ -83,7 +83,7 @@ class ResultContext:
     benchmark: str  # the round's benchmark key
     required_runs: int
     result_path: str = ""  # bundle-relative folder, e.g. "NVIDIA/results/dgx_h100/llama31_8b"
-    result_dir: Path | None = None  # the folder on disk (the RCP check reads its result_*.txt)
+    result_dir: Path | dict | None = None  # the folder, or {name: file} of it read in place (for the RCP check)
     division: str = "closed"  # from the system description
     category: str = ""  # category key from the system description ("cloud", "onprem", ...)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass, field
 
+from ..logs import open_binary
+
 CHUNK = 1 << 20
 MARKERS = (b":::", b"MLPerf: ")  # every log line format has one of these
 MAX_LISTED = 20  # long lines listed one by one; the rest are counted
@@ -45,7 +47,7 @@ def _has_marker(data: bytes) -> bool:
 
 
 def prescan(path, max_line_bytes: int) -> Prescan:
-    """Scan the file at `path`; lines longer than max_line_bytes (without the newline) are long."""
+    """Scan the file at `path` (or see open_binary); lines longer than max_line_bytes (without the newline) are long."""
     out = Prescan()
     limit = max_line_bytes
     decoder = codecs.getincrementaldecoder("utf-8")()
@@ -62,7 +64,7 @@ def prescan(path, max_line_bytes: int) -> Prescan:
             if len(out.long_lines) < MAX_LISTED:
                 out.long_lines.append(LongLine(n, length, marker))
 
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         while chunk := f.read(CHUNK):
             if first:
                 sample = chunk[:BINARY_SAMPLE]

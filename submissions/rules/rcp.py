@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import fnmatch
 import functools
 import io
 import json
 import math
+import os
 from pathlib import Path
 
+from ..logs import open_binary
 from . import library
 from .findings import Findings
 from .prescan import prescan
@@ -101,7 +104,7 @@ def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_by
     A file with non-ASCII or NUL-bearing token lines (the library's latin-1 text is not our UTF-8 text) is
     read whole, as are all files when no lines are given.
     """
-    path = Path(path)
+    name = os.path.basename(path) if isinstance(path, (str, os.PathLike)) else path.name
     texts = None if mllog_lines is None else [t for _, t, *_ in mllog_lines]
     if texts is not None and None not in texts and all(map(str.isascii, texts)):
         text = _lines_with_words("\n".join(texts))
@@ -116,21 +119,25 @@ def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_by
         stack.enter_context(library.patched(rcp_checker, "re", library.LinearRe(rcp_checker.TOKEN)))
         if text is not None:
             stack.enter_context(library.patched(rcp_checker, "open", lambda *_, **__: io.StringIO(text, newline=None)))
+        else:  # as the library opens it (text, latin-1), from a path or a file read in place
+            stack.enter_context(library.patched(
+                rcp_checker, "open", lambda *_, **__: io.TextIOWrapper(open_binary(path), encoding="latin-1")))
         try:
-            not_converged, epochs, bs, _ = rcp_checker.read_submission_file(str(path), ruleset, False)
+            not_converged, epochs, bs, _ = rcp_checker.read_submission_file(name, ruleset, False)
         except Exception as exc:  # e.g. a run_stop with success but no eval: UnboundLocalError
             if library.is_stop(exc):
                 raise
-            return {"error": f"{path.name}: {type(exc).__name__}: {exc}"}
-    for name, value in (("global_batch_size", bs), ("the epochs to converge", epochs)):
+            return {"error": f"{name}: {type(exc).__name__}: {exc}"}
+    for what, value in (("global_batch_size", bs), ("the epochs to converge", epochs)):
         if isinstance(value, float) and not math.isfinite(value):
-            return {"error": f"{path.name}: {name} is {value}, not a finite number"}
+            return {"error": f"{name}: {what} is {value}, not a finite number"}
     return {"not_converged": not_converged, "epochs": epochs, "batch_size": bs}
 
 
 def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = "",
               max_line_bytes: int = 64 * 1024, readings: dict | None = None) -> tuple[list, float | None]:
     """Check the result folder's convergence against the RCPs; return (findings, normalisation factor).
+    result_dir: a folder, or {file name: file} of one read in place (TarFiles.folder).
 
     The factor is what the score is multiplied by (1.0 when the runs converge no faster than the
     reference; None when the check could not be made or failed). readings: {file name: read_run(...)}
@@ -149,20 +156,20 @@ def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = ""
                             f"{benchmark!r} in training {ruleset}; convergence was not compared.",
                       "Nothing to do unless the round expects RCPs for this benchmark.")
         return list(found), None
-    result_dir = Path(result_dir)
-    files = sorted(result_dir.glob("result_*.txt"))
-    if not files:
+    folder = _files_of(result_dir)
+    names = sorted(name for name in folder if fnmatch.fnmatchcase(name, "result_*.txt"))  # as the library globs
+    if not names:
         found.error(RULE, "The result folder has no result_*.txt files to compare with the RCPs.")
         return list(found), None
     readings = readings or {}
-    runs = [(path, readings.get(path.name) or read_run(path, ruleset, max_line_bytes=max_line_bytes))
-            for path in files]
-    for path, reading in runs:
+    runs = [(name, readings.get(name) or read_run(folder[name], ruleset, max_line_bytes=max_line_bytes))
+            for name in names]
+    for name, reading in runs:
         if reading.get("unreadable"):
-            found.error(RULE, f"{path.name} has binary data or over-long lines; convergence was not compared.",
-                        "Fix the run findings of that file first.", file=_join(result_path, path.name))
+            found.error(RULE, f"{name} has binary data or over-long lines; convergence was not compared.",
+                        "Fix the run findings of that file first.", file=_join(result_path, name))
             return list(found), None
-    for path, reading in runs:
+    for _, reading in runs:
         if "error" in reading:
             found.error(RULE, f"The RCP check could not read the runs: {reading['error']}.",
                         "Every result file must be a complete log with global_batch_size, eval_accuracy and "
@@ -186,7 +193,7 @@ def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = ""
             text += f"; the runs converge faster than the reference, so the score is normalised by {factor:.6g}"
         found.info(RULE, text + ".", "" if factor in (None, 1.0) else "scaling.json in the result folder must "
                                                                         "hold this factor.")
-        _compare_scaling(found, result_dir, factor, result_path)
+        _compare_scaling(found, folder.get("scaling.json"), factor, result_path)
         return list(found), factor
     found.error(RULE, f"RCP check failed: {message}.",
                 "The runs must converge no faster than the reference convergence points allow; check the "
@@ -230,12 +237,19 @@ def _evaluate(checker, runs, benchmark: str) -> tuple[bool, str, float | None]:
     return False, "mlperf-logging has no RCPs for this benchmark", None
 
 
-def _compare_scaling(found: Findings, result_dir: Path, factor: float | None, result_path: str) -> None:
-    path = result_dir / "scaling.json"
+def _files_of(result_dir) -> dict:
+    """{name: file} of the result folder: a folder's regular files, or the mapping TarFiles.folder gives."""
+    if isinstance(result_dir, (str, os.PathLike)):
+        return {entry.name: Path(entry.path) for entry in os.scandir(result_dir) if entry.is_file()}
+    return dict(result_dir)
+
+
+def _compare_scaling(found: Findings, scaling_json, factor: float | None, result_path: str) -> None:
     given = None
-    if path.is_file():
+    if scaling_json is not None:
         try:
-            given = float(json.loads(path.read_text())["scaling_factor"])
+            with open_binary(scaling_json) as f:
+                given = float(json.loads(f.read())["scaling_factor"])
         except (ValueError, KeyError, TypeError, OSError):
             found.warning(SCALING_RULE, "scaling.json cannot be read as {\"scaling_factor\": <number>}.",
                           "Write the factor the RCP check computes.", file=_join(result_path, "scaling.json"))

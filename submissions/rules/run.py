@@ -15,7 +15,6 @@ import contextlib
 import functools
 import gc
 import math
-from pathlib import Path
 
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import reads
@@ -30,8 +29,9 @@ MAX_NOISE_LINES = 3  # over-long lines without a log event, listed one by one
 _PARSER_NOTES = ("line longer than", "line contains NUL bytes")  # reported by the prescan instead
 
 
-def check_run(path: Path, rel_path: str, ctx: RunContext) -> RunOutcome:
-    """Check one result log at `path` (bundle-relative `rel_path`) against the round's rules."""
+def check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
+    """Check one result log at `path` (or a file of a bundle read in place, see logs.open_binary; bundle-relative
+    `rel_path`) against the round's rules."""
     with _no_cycle_collection():
         return _check_run(path, rel_path, ctx)
 
@@ -50,7 +50,7 @@ def _no_cycle_collection():
             gc.enable()
 
 
-def _check_run(path: Path, rel_path: str, ctx: RunContext) -> RunOutcome:
+def _check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     found = Findings(rel_path)
     scan = prescan(path, ctx.max_line_bytes)
     _report_prescan(scan, ctx, found)

@@ -31,9 +31,14 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedLog:
     return _parse(enumerate(lines, 1), "")
 
 
-def parse_file(path: str | os.PathLike, max_line_bytes: int = 1_000_000, *,
+def open_binary(source, **kwargs):
+    """A log's bytes: source is a path, or a file of a bundle read in place (anything with open())."""
+    return open(source, "rb", **kwargs) if isinstance(source, (str, bytes, os.PathLike)) else source.open()
+
+
+def parse_file(path, max_line_bytes: int = 1_000_000, *,
                mllog_lines: list | None = None, leave_out=None, keep_words: tuple[str, ...] = ()) -> ParsedLog:
-    """Parse a log file; lines longer than max_line_bytes are skipped as problems.
+    """Parse a log file (a path, or see open_binary); lines longer than max_line_bytes are skipped as problems.
 
     Lines end at LF only and give what parse_lines gives, but the file is read BLOCK_SIZE bytes at a time and
     searched for markers block-wide, so noise lines cost no Python work and memory stays bounded.
@@ -51,7 +56,7 @@ def parse_file(path: str | os.PathLike, max_line_bytes: int = 1_000_000, *,
     decoded (to know it is sound) and counted in log.left_out. Any other line is parsed as usual; such a
     line of a left-out key is not compared with the left-out ones for repeats (no one reads its event).
     """
-    with open(path, "rb", buffering=0) as f:
+    with open_binary(path, buffering=0) as f:
         parser = _FileParser(max_line_bytes, mllog_lines)
         if mllog_lines is not None and leave_out is not None:
             parser.leave_out, parser.keep_words = leave_out, keep_words
