@@ -191,6 +191,14 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return int(fields[11]) / tick, int(fields[12]) / tick  # utime, stime: fields 14 and 15 of stat
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds all processes of the machine have used (user, nice, system, irq, softirq), from /proc/stat:
+    with the worker's, PostgreSQL's and Redis's share."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:8]
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, fields)
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_mb(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -299,12 +307,13 @@ def worker(tmp: Path) -> dict:
         concurrency = os.cpu_count() or 1
         proc = Worker(env, work / "worker.log", concurrency)
         proc.wait_ready()
-        ready_cpu = proc.cpu()
+        ready_cpu, busy = proc.cpu(), machine_busy_seconds()
         output = work / "ingest.log"
         wall, rss, code, cpu = timed_child(
             MANAGE + ["ingest", str(TARBALL), "--round", ROUND, "--wait", "--timeout", "1800"], env, output,
             watch=proc.process,
         )
+        busy = machine_busy_seconds() - busy
         worker_cpu = tuple(after - before for after, before in zip(proc.cpu(), ready_cpu))
         processes, worker_max, worker_sum = proc.peak_rss()
         proc.stop()
@@ -314,7 +323,7 @@ def worker(tmp: Path) -> dict:
         return {"wall": wall, "rss": rss, "counts": counts, "problems": problems, "notes": notes,
                 "services": "+".join(services), "concurrency": concurrency, "processes": processes,
                 "worker_max": worker_max, "worker_sum": worker_sum, "errors": errors, "cpu": cpu,
-                "worker_cpu": worker_cpu}
+                "worker_cpu": worker_cpu, "busy": busy}
     finally:
         if proc is not None:
             proc.stop()
@@ -374,7 +383,8 @@ def main() -> int:
         print(f"  peak RSS: ingest command {r['rss']:.1f} MB; worker tree ({r['processes']} processes, VmHWM "
               f"read before the stop) max {r['worker_max']:.1f} MB, sum {r['worker_sum']:.1f} MB")
         print(f"  CPU (user + system): ingest command {sum(r['cpu']):.2f} s ({r['cpu'][1]:.2f} system); worker tree "
-              f"{sum(r['worker_cpu']):.2f} s ({r['worker_cpu'][1]:.2f} system), counted from when it was ready")
+              f"{sum(r['worker_cpu']):.2f} s ({r['worker_cpu'][1]:.2f} system), counted from when it was ready; "
+              f"whole machine {r['busy']:.2f} s (with PostgreSQL and Redis)")
         print(f"  database after: {describe(r['counts'])}")
         for note in r["notes"]:
             print(f"  note: {note}")
