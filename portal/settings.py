@@ -66,7 +66,8 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'portal.sqlite3'}"),
 }
 # Keep connections between requests and tasks: a new PostgreSQL connection per Celery task
-# cost more than the check itself. Health checks drop a connection the server closed.
+# cost more than the check itself (Celery needs CELERY_DB_REUSE_MAX too, below). Health checks
+# drop a connection the server closed.
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=300))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -118,6 +119,9 @@ CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 30
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Celery closes the database connections after every task unless this is set (it then closes them
+# every N tasks): tasks.py instead drops them as Django does between requests, and after a failed task.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # A check of one run is bounded: a hostile log must not hold a worker.
 CHECK_SOFT_TIME_LIMIT = env.int("CHECK_SOFT_TIME_LIMIT", default=120)
 # Runs checked per task (each run is still checked, claimed and counted on its own). The v5.1

@@ -8,9 +8,9 @@ sweeper re-queues whatever is still stuck after that.
 import logging
 from datetime import timedelta
 
-from celery import shared_task, signals
+from celery import shared_task, signals, states
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, close_old_connections, connections
 
 from . import pipeline
 
@@ -28,6 +28,22 @@ def _queue_checks(run_ids, validation_id):
         batch = run_ids[start:start + size]
         soft = min(settings.CHECK_SOFT_TIME_LIMIT * len(batch), settings.CELERY_TASK_SOFT_TIME_LIMIT)
         check_runs.apply_async((batch, validation_id), soft_time_limit=soft, time_limit=soft + 30)
+
+
+@signals.task_prerun.connect
+def _drop_stale_connections(task=None, **_):
+    """Connections are kept between tasks (CELERY_DB_REUSE_MAX): drop one that is too old (CONN_MAX_AGE) or
+    broken, as Django does between requests. Not in eager mode: the caller's transaction is still open."""
+    if not task.request.is_eager:
+        close_old_connections()
+
+
+@signals.task_postrun.connect
+def _drop_connections_after_a_failure(task=None, state=None, **_):
+    """A task stopped by an error or a time limit may have left its connection in the middle of a query,
+    which Django cannot always tell: never reuse it."""
+    if not task.request.is_eager and state != states.SUCCESS:
+        connections.close_all()
 
 
 @signals.worker_init.connect

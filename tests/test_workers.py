@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from submissions.bundles.split import submitter_root
 from submissions.models import Finding, RunCheck, Submission, Validation
@@ -98,6 +99,36 @@ def test_two_workers_validate_a_bundle_in_parallel_and_again_identically(service
     assert second.status == Validation.Status.DONE
     assert finding_set(first) == finding_set(second)
     assert (first.verdict, first.errors, first.warnings) == (second.verdict, second.errors, second.warnings)
+
+
+def test_a_worker_keeps_its_database_connection_from_task_to_task(services, bundles, monkeypatch):
+    """Celery closes connections after each task unless told otherwise; a new PostgreSQL connection per
+    task cost more CPU than a batch of checks. The worker's connection outlives the tasks that used it."""
+    monkeypatch.setenv("CHECK_BATCH_SIZE", "4")  # several check tasks for one process
+    services("w1")
+    call_command("ingest", str(bundles["Lenovo"]), "--round", "training-v5.1", "--wait", "--timeout", "600")
+    submission = Submission.objects.get()
+    assert submission.is_final and submission.runs_total > 8
+    first_check = RunCheck.objects.order_by("checked_at").values_list("checked_at", flat=True).first()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT backend_start FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        opened = [start for (start,) in cursor.fetchall()]
+    assert any(start < first_check for start in opened), (
+        f"no connection of the worker opened before its first check and still open after its last task: {opened}")
+
+
+def test_a_failed_task_closes_its_database_connection_a_successful_one_keeps_it(transactional_db):
+    from celery import signals
+
+    from submissions.tasks import check_runs
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    signals.task_postrun.send(sender=check_runs, task=check_runs, state="SUCCESS")
+    assert connection.connection is not None
+    signals.task_postrun.send(sender=check_runs, task=check_runs, state="FAILURE")
+    assert connection.connection is None
 
 
 def test_a_worker_killed_mid_validation_does_not_leave_the_submission_stuck(services, bundles):
