@@ -46,9 +46,18 @@ class Worker:
              "-c", str(concurrency), "--pool=prefork", "-n", f"{name}@%h", "--loglevel=INFO"],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
-        time.sleep(0.5)
-        if self.process.poll() is not None:
-            raise RuntimeError(f"the worker exited at once; see {self.log.name}")
+        self._wait_ready()
+
+    def _wait_ready(self, timeout: float = 60):
+        """Until the worker logs `<name> ready.`: a test that queues work before then may find one worker
+        doing everything while the other is still importing."""
+        deadline = time.monotonic() + timeout
+        while " ready." not in Path(self.log.name).read_text(errors="replace"):
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the worker exited at start-up; see {self.log.name}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the worker was not ready after {timeout:.0f} s; see {self.log.name}")
+            time.sleep(0.1)
 
     def stop(self):
         if self.process.poll() is None:
