@@ -131,12 +131,15 @@ CHECK_BATCH_SIZE = env.int("CHECK_BATCH_SIZE", default=24)
 SWEEP_OLDER_THAN_S = env.int("SWEEP_OLDER_THAN_S", default=CELERY_TASK_TIME_LIMIT + 60)
 SWEEP_MAX_ATTEMPTS = env.int("SWEEP_MAX_ATTEMPTS", default=3)
 CELERY_BEAT_SCHEDULE = {"sweep": {"task": "submissions.tasks.sweep", "schedule": 60.0}}
+# Steps of a whole submission go on "ingest", batches of run checks on "checks". finalize is such a
+# step: on "checks" it waited behind every batch queued after its submission's last one, so a
+# round's submissions all finalized at the very end.
 CELERY_TASK_ROUTES = {
     "submissions.tasks.revalidate": {"queue": "ingest"},
     "submissions.tasks.sweep": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
+    "submissions.tasks.finalize": {"queue": "ingest"},
     "submissions.tasks.check_runs": {"queue": "checks"},
-    "submissions.tasks.finalize": {"queue": "checks"},
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = Path(env.str("BROKER_DIR", default=str(VAR_DIR / "broker")))
