@@ -251,6 +251,30 @@ def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch
     assert [(x.line, x.length, x.has_marker) for x in scan.long_lines] == long[:scan_module.MAX_LISTED]
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_prescan_finds_the_first_line_that_is_not_utf8_whatever_the_chunks(tmp_path, monkeypatch, seed):
+    """Against decoding each line: sequences cut by a chunk's end, an ASCII chunk that breaks one, valid ones."""
+    import random
+
+    from submissions.rules import prescan as scan_module
+
+    rnd = random.Random(seed)
+    monkeypatch.setattr(scan_module, "CHUNK", rnd.choice([1, 2, 3, 7, 16, 1 << 20]))
+    pieces = [b"ascii", "é".encode(), "€".encode(), "😀".encode(), b"\xc3", b"\xe2\x82", b"\xff", b"\x80"]
+    lines = [b"".join(rnd.choices(pieces, weights=[40, 5, 5, 5, 1, 1, 1, 1], k=rnd.randint(0, 6)))
+             for _ in range(rnd.randint(1, 30))]
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"\n".join(lines))
+    bad = []
+    for n, line in enumerate(lines, 1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if error.end < len(line) or error.reason != "unexpected end of data" or n < len(lines):
+                bad.append(n)  # a sequence cut by the end of the file is not judged, as by an incremental decoder
+    assert scan_module.prescan(path, 1000).first_non_utf8_line == (bad[0] if bad else None)
+
+
 def test_binary_garbage_is_reported_quickly(tmp_path):
     import random
 

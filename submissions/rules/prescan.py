@@ -77,7 +77,8 @@ def prescan(path, max_line_bytes: int) -> Prescan:
                 if out.first_nul_line is None:
                     out.first_nul_line = line + chunk.count(b"\n", 0, pos)
                 out.nul_line_count += _lines_with(chunk, b"\x00")
-            if decoder is not None:
+            # An ASCII chunk is UTF-8 unless it ends a sequence the last chunk began: the decoder's state says.
+            if decoder is not None and (not chunk.isascii() or decoder.getstate()[0]):
                 try:
                     decoder.decode(chunk)
                 except UnicodeDecodeError as exc:
