@@ -134,9 +134,13 @@ def test_in_place_gives_the_bytes_and_listing_unpack_gives(tmp_path, seed):
     parent = some.rpartition("/")[0]
     assert {n: m.read_bytes() for n, m in files.folder(parent).items()} == {
         p.name: p.read_bytes() for p in folder.folder(parent).iterdir() if p.is_file()}
-    files.save(tmp_path / "index.json")
-    again = TarFiles.load(tmp_path / "index.json")
+    files.save(tmp_path / "work" / "index.json")
+    (tmp_path / "moved").mkdir()
+    for name in ("b.tar", "work"):  # the media folder mounted elsewhere
+        (tmp_path / name).rename(tmp_path / "moved" / name)
+    again = TarFiles.load(tmp_path / "moved" / "work" / "index.json")
     assert (again.files, again.folders, again.walk()) == (files.files, files.folders, files.walk())
+    assert again.file(some).read_bytes() == folder.read_bytes(some)
 
 
 def test_a_sparse_member_is_unpacked_instead(tmp_path):

@@ -105,11 +105,13 @@ class TarFiles:
         return tree
 
     def save(self, path: Path) -> None:
-        """Write the index for the steps after ingest (written aside and renamed: never half there)."""
+        """Write the index for the steps after ingest (written aside and renamed: never half there). The
+        archive is named relative to the index, so that workers may mount the media folder anywhere."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.tmp")
         tmp.write_text(json.dumps({
-            "archive": self.archive, "name": self.name, "files": self.files, "folders": sorted(self.folders),
+            "archive": os.path.relpath(self.archive, path.parent), "name": self.name, "files": self.files,
+            "folders": sorted(self.folders),
         }))
         os.replace(tmp, path)
 
@@ -117,7 +119,7 @@ class TarFiles:
     def load(cls, path: Path) -> "TarFiles":
         data = json.loads(path.read_text())
         files = {rel: (offset, size) for rel, (offset, size) in data["files"].items()}
-        return cls(data["archive"], files, set(data["folders"]), data["name"])
+        return cls(os.path.join(path.parent, data["archive"]), files, set(data["folders"]), data["name"])
 
 
 class FolderFiles:
