@@ -37,7 +37,7 @@ class _Range(io.RawIOBase):
         return got
 
     def close(self) -> None:
-        if not self.closed:
+        if not self.closed and hasattr(self, "fd"):  # no fd when os.open failed
             os.close(self.fd)
         super().close()
 
@@ -73,6 +73,7 @@ class TarFiles:
         self.files = files  # path -> (offset, size)
         self.folders = folders  # every folder, named or implied by a file's path ("" is the top)
         self.name = name  # stands in for the folder's name where a layout needs one
+        self._by_folder: dict[str, list[tuple[str, str]]] | None = None
 
     def file(self, path: str) -> Member:
         offset, size = self.files[path]
@@ -83,11 +84,12 @@ class TarFiles:
 
     def folder(self, path: str) -> dict[str, Member]:
         """The files directly inside folder `path`, by name."""
-        prefix = f"{path}/" if path else ""
-        return {
-            rel[len(prefix):]: self.file(rel) for rel in self.files
-            if rel.startswith(prefix) and "/" not in rel[len(prefix):]
-        }
+        if self._by_folder is None:  # once: finalize asks for every result folder of the bundle
+            self._by_folder = {}
+            for rel in self.files:
+                parent, _, name = rel.rpartition("/")
+                self._by_folder.setdefault(parent, []).append((name, rel))
+        return {name: self.file(rel) for name, rel in self._by_folder.get(path, [])}
 
     def walk(self) -> dict[str, tuple[list[str], list[str]]]:
         """{folder: (sorted subfolder names, sorted file names)} for every folder, like os.walk's."""

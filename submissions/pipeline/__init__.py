@@ -6,9 +6,9 @@ step, a page or the sweeper can read. Tasks in tasks.py only call these and queu
 """
 
 from .checks import check_runs
-from .common import fail, work_dir
+from .common import fail
 from .finalize import finalize, publish, score_result, withdraw
 from .ingest import ingest, revalidate
 from .sweeper import sweep
 
-__all__ = ["check_runs", "fail", "finalize", "ingest", "publish", "revalidate", "score_result", "sweep", "withdraw", "work_dir"]
+__all__ = ["check_runs", "fail", "finalize", "ingest", "publish", "revalidate", "score_result", "sweep", "withdraw"]
