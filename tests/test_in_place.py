@@ -2,7 +2,6 @@
 the same bytes, the same layout and the same check outcomes, down to the real rounds."""
 
 import io
-import os
 import random
 import shutil
 import subprocess
