@@ -1,12 +1,10 @@
 """A plain tar read in place (open_bundle -> TarFiles) against the same tar unpacked: the same refusals,
 the same bytes, the same layout and the same check outcomes, down to the real rounds."""
 
-import io
 import random
 import shutil
 import subprocess
 import tarfile
-from pathlib import Path
 
 import pytest
 
@@ -15,33 +13,14 @@ from submissions.bundles.split import RoundSplit
 from submissions.rules import RunContext, check_run, rcp_check
 
 from .conftest import shared_tarball
+from .test_unpack import info as entry
+from .test_unpack import make_tar
 
 
 @pytest.fixture(autouse=True)
 def media():
     """These tests need no Django: shadow conftest's autouse fixture, which wants pytest-django."""
     return None
-
-
-def make_tar(path: Path, members, fmt=tarfile.PAX_FORMAT) -> Path:
-    """members: (name, bytes) for files, or ready TarInfo objects (links, devices, dirs)."""
-    with tarfile.open(path, "w", format=fmt) as tf:
-        for m in members:
-            if isinstance(m, tarfile.TarInfo):
-                tf.addfile(m)
-            else:
-                info = tarfile.TarInfo(m[0])
-                info.size = len(m[1])
-                tf.addfile(info, io.BytesIO(m[1]))
-    return path
-
-
-def entry(name, type_, **attrs):
-    info = tarfile.TarInfo(name)
-    info.type = type_
-    for key, value in attrs.items():
-        setattr(info, key, value)
-    return info
 
 
 def outcome(call):
@@ -117,7 +96,7 @@ def _random_tree(rng: random.Random) -> list:
 def test_in_place_gives_the_bytes_and_listing_unpack_gives(tmp_path, seed):
     rng = random.Random(seed)
     fmt = rng.choice([tarfile.PAX_FORMAT, tarfile.GNU_FORMAT])
-    archive = make_tar(tmp_path / "b.tar", _random_tree(rng), fmt)
+    archive = make_tar(tmp_path / "b.tar", _random_tree(rng), format=fmt)
     files = open_bundle(archive, tmp_path / "unused")
     assert isinstance(files, TarFiles)
     assert not (tmp_path / "unused").exists(), "nothing is written for a plain tar"

@@ -23,9 +23,9 @@ def media():
     return None
 
 
-def make_tar(path: Path, members, mode="w"):
+def make_tar(path: Path, members, mode="w", format=tarfile.DEFAULT_FORMAT):
     """members: (name, bytes) for files, or ready TarInfo objects (links, devices, dirs)."""
-    with tarfile.open(path, mode) as tf:
+    with tarfile.open(path, mode, format=format) as tf:
         for m in members:
             if isinstance(m, tarfile.TarInfo):
                 tf.addfile(m)
