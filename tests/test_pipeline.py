@@ -2,6 +2,7 @@
 
 import hashlib
 import re
+from collections import Counter
 import tarfile
 from pathlib import Path
 
@@ -120,6 +121,18 @@ def test_wait_exits_non_zero_when_a_submission_fails(rounds, tmp_path):
     bad.write_bytes(b"this is not an archive")
     with pytest.raises(Exception, match="did not pass"):
         ingest(bad, "--wait")
+
+
+def test_wait_reports_the_findings_of_each_submission(rounds, tmp_path, capsys):
+    systems = [SystemSpec("gamma", results={"retinanet": [10.0, None, None, 12.0, 11.0]})]
+    root = write_bundle(tmp_path / "b", "Acme", systems, TARGETS)
+    with pytest.raises(Exception, match="1 of 1 submissions did not pass"):
+        ingest(root, "--wait")
+    submission = Submission.objects.get()
+    counts = Counter(Finding.objects.filter(validation__submission=submission).values_list("severity", flat=True))
+    assert counts["error"]
+    assert (f"#{submission.pk} {submission.original_name}: invalid; findings: {counts['error']} errors, "
+            f"{counts['warning']} warnings, {counts['info']} info.") in capsys.readouterr().out
 
 
 def test_recording_a_bundle_takes_the_same_queries_however_large_it_is(rounds, tmp_path):

@@ -5,7 +5,7 @@ in v0.5). Each submitter's part becomes a plain tar of its own, written in a sin
 streaming pass, so it can go through the same pipeline as an uploaded bundle. A part is
 handed over as soon as the archive moves on to the next submitter (a published round lists
 each one's files together), so its checks start while the rest is still being read. Nothing
-is checked here: the unpacker applies every limit to each part.
+is checked here: open_bundle applies every limit to each part.
 """
 
 import hashlib

@@ -2,7 +2,6 @@
 
 import shutil
 import tempfile
-from collections import Counter
 import time
 from pathlib import Path
 
@@ -13,8 +12,7 @@ from leaderboard.models import Round
 from submissions.bundles.split import RoundSplit, split_folder
 from submissions.intake import file_chunks, store_file, submit
 from submissions.pipeline import withdraw
-from submissions.models import Finding, Submission
-from submissions.reports import latest_done
+from submissions.models import Submission, Validation
 
 
 class Command(BaseCommand):
@@ -91,12 +89,15 @@ class Command(BaseCommand):
                 )
             time.sleep(0.05)
         rows = list(Submission.objects.filter(pk__in=ids).order_by("pk"))
+        latest = {}  # submission id -> its last finished validation, which holds the counts of its findings
+        for validation in Validation.objects.filter(submission_id__in=ids, status=Validation.Status.DONE):
+            latest.setdefault(validation.submission_id, validation)  # ordered by submission, newest first
         failed = []
         for s in rows:
-            counts = Counter(Finding.objects.filter(validation=latest_done(s)).values_list("severity", flat=True))
+            done = latest.get(s.pk, Validation(errors=0, warnings=0, infos=0))
             self.stdout.write(
-                f"#{s.pk} {s.original_name}: {s.status}; findings: {counts['error']} errors, "
-                f"{counts['warning']} warnings, {counts['info']} info. {s.message}"
+                f"#{s.pk} {s.original_name}: {s.status}; findings: {done.errors} errors, "
+                f"{done.warnings} warnings, {done.infos} info. {s.message}"
             )
             if s.status in (Submission.Status.FAILED, Submission.Status.INVALID):
                 failed.append(s)
