@@ -452,14 +452,21 @@ def test_mllog_records_decode_as_the_json_module_decodes_them(record):
 
 
 def test_repeats_are_judged_alike_when_unread_events_are_left_out():
+    import random
+
     from submissions.logs.formats import _Repeats
 
-    # (kept?, key, value, time): an unread event between two equal events of one timestamp, or starting another
+    # (kept?, key, value, time): unread events between two equal events of one timestamp, or starting another
     cases = [
         [(1, "a", 1, 1.0), (0, "t", {}, 1.0), (1, "a", 1, 1.0)],
         [(1, "a", 1, 1.0), (0, "t", {}, 2.0), (1, "a", 1, 1.0)],
+        [(1, "a", 1, 1.0), (0, "t", {}, 2.0), (0, "t", {}, 1.0), (1, "a", 1, 1.0)],
         [(0, "t", {}, 1.0), (1, "a", 1, 1.0), (1, "a", 1, 1.0), (1, "b", [1], 1.0), (1, "b", [1], 1.0)],
     ]
+    rnd = random.Random(7)
+    for _ in range(500):  # an unread event is of a key no kept event has
+        kept = [rnd.random() < 0.5 for _ in range(12)]
+        cases.append([(k, rnd.choice("ab") if k else "t", 1, rnd.choice([1.0, 2.0, 3.0])) for k in kept])
     for events in cases:
         every, lean = _Repeats(), _Repeats()
         want = []
@@ -467,10 +474,13 @@ def test_repeats_are_judged_alike_when_unread_events_are_left_out():
             repeat = every.is_repeat(k, v, t)
             if kept:
                 want.append(repeat)
-        got = []
+        got, unread = [], []  # the unread events since the last kept one, given to skip together
         for kept, k, v, t in events:
             if kept:
+                if unread:
+                    lean.skip(unread)
+                    unread = []
                 got.append(lean.is_repeat(k, v, t))
             else:
-                lean.skip(t)
+                unread.append(t)
         assert got == want, events

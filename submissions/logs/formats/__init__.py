@@ -1,8 +1,11 @@
 """Registry of MLPerf log line formats and the tolerant streaming parser (parse_lines, parse_file)."""
 from __future__ import annotations
 
+import bisect
 import os
-from typing import Iterable
+from itertools import repeat
+from operator import attrgetter, itemgetter
+from typing import Collection, Iterable
 
 from ..events import Event, ParsedLog
 from . import alibaba, mll, mllog, mlperf05
@@ -37,7 +40,8 @@ def open_binary(source, **kwargs):
 
 
 def parse_file(path, max_line_bytes: int = 1_000_000, *,
-               mllog_lines: list | None = None, leave_out=None, keep_words: tuple[str, ...] = ()) -> ParsedLog:
+               mllog_lines: list | None = None, leave_out: Collection[str] = (),
+               keep_words: tuple[str, ...] = ()) -> ParsedLog:
     """Parse a log file (a path, or see open_binary); lines longer than max_line_bytes are skipped as problems.
 
     Lines end at LF only and give what parse_lines gives, but the file is read BLOCK_SIZE bytes at a time and
@@ -50,16 +54,15 @@ def parse_file(path, max_line_bytes: int = 1_000_000, *,
     None when the line gave no MLLOG event. A line with NUL bytes (removed before parsing) is given as
     (line, None, None, 0, 0). The ParsedLog is the same either way.
 
-    leave_out (with mllog_lines): a predicate on keys whose events the caller never reads (v5.1's
-    tracked_stats: 3 lines in 4). A line of such a key that mlperf-logging's parser would read as it is
-    (see _left_out), and that holds none of keep_words, becomes no event and no mllog_lines entry: it is
-    decoded (to know it is sound) and counted in log.left_out. Any other line is parsed as usual; such a
-    line of a left-out key is not compared with the left-out ones for repeats (no one reads its event).
+    leave_out (with mllog_lines): keys whose events the caller never reads (v5.1's tracked_stats: 3 lines in
+    4). A line of such a key that mlperf-logging's parser would read as it is, and that holds none of keep_words,
+    becomes no event and no mllog_lines entry: it is decoded (to know it is sound) and counted in log.left_out
+    (see _LeftOut for the exact terms). Any other line is parsed as usual.
     """
     with open_binary(path, buffering=0) as f:
         parser = _FileParser(max_line_bytes, mllog_lines)
-        if mllog_lines is not None and leave_out is not None:
-            parser.leave_out, parser.keep_words = leave_out, keep_words
+        if mllog_lines is not None and leave_out:
+            parser.left_out = _LeftOut(leave_out, keep_words)
         return parser.parse(f)
 
 
@@ -76,8 +79,7 @@ class _FileParser:
         self.n = 0  # lines counted so far
         self.fmt = None  # the last format seen; a file almost always sticks to one
         self.repeats = _Repeats()
-        self.leave_out = None  # parse_file's
-        self.keep_words: tuple[str, ...] = ()
+        self.left_out: _LeftOut | None = None  # parse_file's leave_out
 
     def parse(self, f) -> ParsedLog:
         read, limit = f.read, self.limit
@@ -172,6 +174,14 @@ class _FileParser:
 
         Does what _parse does line by line, but jumps over noise with str.find instead of visiting its lines.
         """
+        # Lines left out are blanked first (each keeps its LF); their times reach the repeats check in order.
+        blanked = None if self.left_out is None else self.left_out.blank(text)
+        blanks, times = (), ()
+        if blanked is not None:
+            text, blanks, times = blanked
+            self.log.left_out += len(times)
+            self.log.formats.add(mllog.NAME)
+        skipped = passed = 0  # times[:skipped] were given to the repeats check; blanks[:passed] set the format
         find, count = text.find, text.count
         size = len(text)
         # The first place of each marker family at or after `done`, once refreshed; -1: none. "MLPerf: " is
@@ -190,9 +200,6 @@ class _FileParser:
             skip = len(marker)
             is_repeat = self.repeats.is_repeat
             keep = self.keep
-            leave_out = self.leave_out
-            kept = None if leave_out is None else self._kept_lines(text)
-            ascii_text = text.isascii()
             while done < size:
                 line_end = find("\n", done) + 1 or size
                 i = find(marker, done, line_end)
@@ -221,6 +228,12 @@ class _FileParser:
                         n += count("\n", done, line_start)
                         line_end = find("\n", m) + 1 or size
                         i = find(marker, line_start, line_end)
+                    if passed < len(blanks) and blanks[passed] < line_start:  # a line left out was MLLOG's
+                        passed = bisect.bisect_left(blanks, line_start, passed)
+                        if fmt is not mllog:
+                            fmt = mllog
+                            marker, parse, name, skip = fmt.MARKER, fmt.parse, fmt.NAME, len(fmt.MARKER)
+                            i = find(marker, line_start, line_end)
                     n += 1
                     done = line_end
                     if i >= 0:
@@ -232,9 +245,6 @@ class _FileParser:
                         fmt, rest = found
                         marker, parse, name = fmt.MARKER, fmt.parse, fmt.NAME
                         skip = len(marker)
-                if (leave_out is not None and name == "mllog"
-                        and self._left_out(text, line_start, line_end, i, rest, kept, ascii_text)):
-                    continue
                 try:
                     if keep is None:
                         key, value, time_s, metadata = parse(rest)
@@ -245,53 +255,22 @@ class _FileParser:
                     continue
                 if name not in formats:
                     formats.add(name)
+                if skipped < len(times) and blanks[skipped] < line_start:
+                    at = bisect.bisect_left(blanks, line_start, skipped)
+                    self.repeats.skip(times[skipped:at])
+                    skipped = at
                 if is_repeat(key, value, time_s):
                     continue
                 events_append(Event(key, value, time_s, n, metadata))
             self.fmt = fmt
+        if skipped < len(times):
+            self.repeats.skip(times[skipped:])
+        if passed < len(blanks):
+            self.fmt = mllog
         n += count("\n", done)
         if done < size and text[-1] != "\n":
             n += 1  # the file's last line, without "\n"
         self.n = n
-
-    def _kept_lines(self, text: str) -> set[int]:
-        """The offsets in text of the lines _left_out must keep whatever their key: lines holding a keep word,
-        "benchmark" (summarize looks for it in any event's metadata) or a CR. These words are rare, so finding
-        each in the whole text costs less than looking for all of them in every line."""
-        kept = set()
-        find, rfind = text.find, text.rfind
-        for word in (*self.keep_words, "benchmark", "\r"):
-            i = find(word)
-            while i >= 0:
-                kept.add(rfind("\n", 0, i) + 1)
-                i = find(word, i + 1)
-        return kept
-
-    def _left_out(self, text: str, line_start: int, line_end: int, i: int, rest: str, kept: set[int],
-                  ascii_text: bool) -> bool:
-        """True when the ":::MLLOG" line text[line_start:line_end] (its marker at i, rest after it) is left out:
-        its key is one to leave out, and the checker's loglines_from would pass over it (mlperf-logging reads
-        it whole: the record right after the line's only ":::MLLOG " and nothing but blanks after it, ASCII,
-        no CR, the fields its parser takes) and read_run would not hand it over (no keep word): see
-        _kept_lines."""
-        at = rest.find('"key": "')
-        if rest[:2] != " {" or at < 0 or line_start in kept:
-            return False
-        key = rest[at + 8:rest.find('"', at + 8)]
-        if not self.leave_out(key) or text.find(mllog.MARKER, i + 1, line_end) >= 0:
-            return False
-        if not ascii_text and not text[line_start:line_end].isascii():
-            return False
-        try:
-            record = mllog.decode_head(rest)
-        except mllog.HEAD_ERRORS:
-            return False  # the usual parse says what is wrong, or reads what this decoder refuses
-        if record.key != key:
-            return False
-        self.log.formats.add(mllog.NAME)
-        self.repeats.skip(record.time_ms / 1000.0)
-        self.log.left_out += 1
-        return True
 
     def _keep(self, n: int, text: str, line_start: int, line_end: int, rest: str, name: str, parse):
         """parse(rest) for line n, text[line_start:line_end] (rest is its end), noted in mllog_lines if it
@@ -310,6 +289,93 @@ class _FileParser:
             raise
         self.keep.append((n, text[line_start:line_end], record, at + start, at + end))
         return key, value, time_s, metadata
+
+
+class _LeftOut:
+    """Finds the lines parse_file leaves out, all the lines of a block at once.
+
+    A line of a key to leave out is left out when mlperf-logging's parser would read it as it is and no reader
+    looks at its text: its only ":::" begins ":::MLLOG {" (so no other format's marker either, and no
+    "MLPerf: "), its record decodes (key, time_ms, value, metadata) with that key (the last of two, as json
+    reads it), and it is ASCII with no keep word ("benchmark" too: summarize looks for it in any event's
+    metadata) and no CR but one before the LF (which stays). The lines are judged together: each term is one
+    search of their joined text and their records are decoded with one call, which costs less than a dozen
+    Python steps per line. A group that fails is judged line by line, and its records halved until those that
+    do not decode are found. The file's last line, without an LF, is parsed as usual (a blank there would not
+    count as a line).
+    """
+
+    _NOT_IN_LINE = ("\r", "MLPerf: ", "\\u")  # a key may spell "benchmark" in escapes
+
+    def __init__(self, keys: Collection[str], keep_words: tuple[str, ...]):
+        self.needles = [(key, f'"key": "{key}"') for key in keys]
+        words = {*keep_words, "benchmark", *self._NOT_IN_LINE}
+        # A word that holds another (submission_benchmark holds benchmark) adds nothing to the search.
+        self.words = tuple(w for w in words if not any(o != w and o in w for o in words))
+
+    def blank(self, text: str) -> tuple[str, list[int], list[float]] | None:
+        """(text with the left-out lines made empty, their offsets in it, their times in seconds), in order; or
+        None when no line is left out."""
+        spans = []  # (start, end, key): the lines holding a needle, without their LF
+        find, rfind, size = text.find, text.rfind, len(text)
+        for key, needle in self.needles:
+            i = find(needle)
+            while i >= 0:
+                end = find("\n", i)
+                if end < 0:
+                    break  # the last line, without an LF
+                # A CR before the LF is not part of the record (the checker's text-mode reading drops it too).
+                spans.append((rfind("\n", 0, i) + 1, end - (text[end - 1] == "\r"), key))
+                i = find(needle, end)
+        if not spans:
+            return None
+        if len(self.needles) > 1:
+            spans = sorted(set(spans))
+        lines = [text[start:end] for start, end, _ in spans]
+        heads = self._judge(lines, list(map(itemgetter(2), spans)))
+        pieces, blanks, times = [], [], []
+        done = removed = 0
+        for (start, end, _), head in zip(spans, heads):
+            if head is not None and start >= done:
+                pieces.append(text[done:start])
+                blanks.append(start - removed)
+                times.append(head.time_ms / 1000.0)
+                removed += end - start
+                done = end
+        if not times:
+            return None
+        pieces.append(text[done:size])
+        return "".join(pieces), blanks, times
+
+    def _judge(self, lines: list[str], keys: list[str]) -> list:
+        """The decoded head of each line that is left out, None for the others."""
+        if self._plain("\n".join(lines), len(lines)):
+            return self._decoded(lines, keys)
+        plain = [self._plain(line, 1) for line in lines]
+        heads = iter(self._decoded([line for line, ok in zip(lines, plain) if ok],
+                                   [key for key, ok in zip(keys, plain) if ok]))
+        return [next(heads) if ok else None for ok in plain]
+
+    def _plain(self, text: str, count: int) -> bool:
+        """True when each of the `count` lines joined in text passes the terms on its text."""
+        return (text.isascii() and text.count(":::") == count and text.count(":::MLLOG {") == count
+                and not any(word in text for word in self.words))
+
+    def _decoded(self, lines: list[str], keys: list[str]) -> list:
+        """The heads of the lines' records where they decode to their keys, else None; one call when all do,
+        else the lines are halved until those that do not are found."""
+        if not lines:
+            return []
+        try:
+            heads = mllog.decode_heads("\n".join(map(itemgetter(2), map(str.partition, lines, repeat(mllog.MARKER)))))
+        except mllog.HEAD_ERRORS:
+            heads = None
+        if heads is not None and list(map(attrgetter("key"), heads)) == keys:
+            return heads
+        if len(lines) == 1:
+            return [None]
+        half = len(lines) // 2
+        return self._decoded(lines[:half], keys[:half]) + self._decoded(lines[half:], keys[half:])
 
 
 class _Repeats:
@@ -335,11 +401,12 @@ class _Repeats:
         self.seen.add(ident)
         return False
 
-    def skip(self, time_s) -> None:
-        """An event left out (parse_file's leave_out). It may start a timestamp, so a kept event after it is
-        compared with the events kept at that time only; no kept event of a key someone reads can repeat it."""
-        if time_s != self.time:
-            self.time, self.seen, self.first = time_s, set(), None
+    def skip(self, times: list[float]) -> None:
+        """Events left out (parse_file's leave_out), in order. One may start a timestamp, so a kept event after
+        it is compared with the events kept at that time only; no kept event of a key someone reads can repeat
+        it. As if each were judged in turn: any time but the current one starts the last one's timestamp."""
+        if times.count(self.time) != len(times):
+            self.time, self.seen, self.first = times[-1], set(), None
 
 
 def _ident(key, value) -> tuple:
