@@ -392,6 +392,7 @@ def test_unread_lines_are_counted_not_kept(tmp_path):
              mllog("run_stop", None, 9)]
     path = write(tmp_path, "\n".join(lines) + "\n")
     kept = []
+    # Two keys, as the lines of either are looked for (no line here has the key "x").
     log = parse_file(path, 64 * 1024, mllog_lines=kept, leave_out=[k for k in ("tracked_stats", "x") if _unread(k)],
                      keep_words=("run_stop",))
     # Read as usual: the line with a CR inside, with a keep word, with "benchmark", with a non-ASCII character,

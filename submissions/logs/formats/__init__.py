@@ -317,7 +317,7 @@ class _LeftOut:
         """(text with the left-out lines made empty, their offsets in it, their times in seconds), in order; or
         None when no line is left out."""
         spans = []  # (start, end, key): the lines holding a needle, without their LF
-        find, rfind, size = text.find, text.rfind, len(text)
+        find, rfind = text.find, text.rfind
         for key, needle in self.needles:
             i = find(needle)
             while i >= 0:
@@ -330,13 +330,13 @@ class _LeftOut:
         if not spans:
             return None
         if len(self.needles) > 1:
-            spans = sorted(set(spans))
+            spans.sort()  # a line holding two needles decodes to one key: only that span of it can pass
         lines = [text[start:end] for start, end, _ in spans]
         heads = self._judge(lines, list(map(itemgetter(2), spans)))
         pieces, blanks, times = [], [], []
         done = removed = 0
         for (start, end, _), head in zip(spans, heads):
-            if head is not None and start >= done:
+            if head is not None:
                 pieces.append(text[done:start])
                 blanks.append(start - removed)
                 times.append(head.time_ms / 1000.0)
@@ -344,7 +344,7 @@ class _LeftOut:
                 done = end
         if not times:
             return None
-        pieces.append(text[done:size])
+        pieces.append(text[done:])
         return "".join(pieces), blanks, times
 
     def _judge(self, lines: list[str], keys: list[str]) -> list:
