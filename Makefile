@@ -14,7 +14,9 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@
 
+# The log parser's C scanner, built in place (the parser falls back to Python without a compiler).
 setup: $(VENV)/.installed
+	@$(PY) bin/build_scan.py
 
 # Embedded: SQLite and a file-system Celery transport under ./var; a worker runs beside the site.
 run: setup

@@ -372,7 +372,9 @@ def main() -> int:
 
     mb = total_bytes / 1e6
     print(f"v5.1 round: {TARBALL.stat().st_size / 1e6:.1f} MB compressed, {mb:.1f} MB unpacked")
-    print(f"machine: {os.cpu_count()} CPUs (os.cpu_count())")
+    print(f"machine: {os.cpu_count()} CPUs (os.cpu_count()); log parser's C scanner: "
+          + ("built" if list((ROOT / "submissions/logs/formats").glob("_scan.*.so")) else
+             "NOT built, the parser judges in Python (bin/build_scan.py builds it)"))
     print(f"floor (decompress + read every byte): {floor_wall:6.2f} s  {mb / floor_wall:6.1f} MB/s  peak RSS {floor_rss:6.1f} MB")
     ratios = []
     if "worker" in results:

@@ -365,8 +365,32 @@ def outcome_with_and_without_leaving_out(path, monkeypatch):
     return lean, full
 
 
+def c_scanner():
+    """The C scanner (_scan.c); the test skips where it is not built, and fails with REQUIRE_C_SCANNER set (CI)."""
+    from submissions.logs import formats
+
+    if formats._scan is None:
+        reason = "the C scanner is not built (bin/build_scan.py)"
+        if os.environ.get("REQUIRE_C_SCANNER"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return formats._scan
+
+
+@pytest.fixture(params=["C", "Python"])
+def scanner(request, monkeypatch):
+    """Each leave-out test runs with the C scanner and with the Python code it stands in for."""
+    from submissions.logs import formats
+
+    if request.param == "Python":
+        monkeypatch.setattr(formats, "_scan", None)
+    else:
+        c_scanner()
+    return request.param
+
+
 @pytest.mark.parametrize("seed", range(40))
-def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(tmp_path, monkeypatch, seed):
+def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(tmp_path, monkeypatch, seed, scanner):
     import random
 
     from submissions.logs import formats
@@ -380,6 +404,60 @@ def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(tmp_
     lean, full = outcome_with_and_without_leaving_out(path, monkeypatch)
     assert lean.findings == full.findings and lean.convergence == full.convergence
     assert repr(lean.summary) == repr(full.summary)
+
+
+# Lines that pass or fail one of _LeftOut's terms by a character, for judging C and Python alike.
+LEAVE_OUT_EDGES = [
+    RECORD, RECORD + "\r", RECORD + "\r\r", "0: " + RECORD, RECORD.replace(":::MLLOG ", "::::MLLOG "),
+    RECORD.replace(":::MLLOG ", ":::::MLLOG "), RECORD.replace(":::MLLOG ", ":::MLLOG  "), RECORD + " :::",
+    RECORD.replace('"loss"', '"::"'), RECORD.replace('"loss"', '":::MLLOG {"'), RECORD.replace('"loss"', '"l\\u00e9"'),
+    RECORD.replace('"loss"', '"eval_accuracy"'), RECORD.replace('"loss"', '"eval_accurac"'), RECORD + "benchmark",
+    "benchmark" + RECORD, RECORD.replace('"loss"', '"MLPerf: "'), RECORD.replace('"loss"', '"MLPerf:"'),
+    RECORD.replace('"loss"', '"a\rb"'), RECORD.replace('"loss"', '"lé"'), RECORD.replace('"time_ms": 5000', '"time_ms": "5"'),
+    RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats", "key": "seed"'), 'x "key": "tracked_stats"',
+    RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats" "key": "tracked_stats"'), RECORD[:-1], "",
+    mllog("tracked_stats", {"x": "run_stop"}, 7), mllog("seed", 1, 2), "noise", "\\u",
+]
+
+
+def test_the_c_scanner_leaves_out_the_lines_the_python_code_leaves_out(monkeypatch):
+    """Random texts of those lines (an LF-less last line, one with two markers beside one with none, ...): the C
+    scanner and the Python code give the same text, offsets and times; and each line is left out exactly when it
+    passes every term on its own."""
+    import random
+
+    from submissions.logs import formats
+
+    c_scanner()
+    judge = formats._LeftOut(["tracked_stats"], ("run_stop", "eval_accuracy"))
+    rnd = random.Random(3)
+    texts = ["\n".join([RECORD.replace('"value": {"loss"', '"value": ":::MLLOG {", "x": {"loss"'),
+                        'x "key": "tracked_stats"', RECORD]) + "\n"]
+    texts += ["\n".join(rnd.choices(LEAVE_OUT_EDGES, k=rnd.randint(1, 30))) + rnd.choice(["", "\n"]) for _ in range(3000)]
+    for text in texts:
+        in_c = judge.blank(text)
+        with monkeypatch.context() as m:
+            m.setattr(formats, "_scan", None)
+            in_python = judge.blank(text)
+        assert in_c == in_python, text
+        for raw in text.split("\n")[:-1]:
+            left_out = judge.blank(raw + "\n") is not None
+            line = raw.removesuffix("\r")
+            assert left_out == (judge._plain(line, 1) and judge._decode(formats._records([line]), ["tracked_stats"])
+                                is not None and '"key": "tracked_stats"' in line), line
+
+
+def test_the_c_scanner_refuses_what_it_cannot_judge():
+    scan = c_scanner()
+    assert scan.candidates("caf\u00e9 " + RECORD + "\n", '"key": "tracked_stats"', ":::MLLOG", ("x",)) is None
+    for args in (("t", "a\nb", ":::MLLOG", ()), ("t", "", ":::MLLOG", ()), ("t", "k", ":::MLLOG", ("é",)),
+                 ("t", "k", ":::MLLOG", ("",)), ("t", "k", ":::MLLOG", ("w",) * 33)):
+        with pytest.raises(ValueError):
+            scan.candidates(*args)
+    assert scan.cut("abcdef", [1, 2, 4, 6]) == ("acd", [1, 3])
+    for spans in ([2, 1], [1, 3, 2, 4], [0, 7], [1]):
+        with pytest.raises(ValueError):
+            scan.cut("abcdef", spans)
 
 
 def test_unread_lines_are_counted_not_kept(tmp_path):

@@ -10,6 +10,11 @@ from typing import Collection, Iterable
 from ..events import Event, ParsedLog
 from . import alibaba, mll, mllog, mlperf05
 
+try:  # _LeftOut's judging in C, built by bin/build_scan.py; the Python code below does the same, slower
+    from . import _scan
+except ImportError:
+    _scan = None
+
 # Order matters only for overlapping markers: ":::MLL " needs its space, so MLLOG never matches it.
 FORMATS = (mllog, mll, mlperf05, alibaba)
 MAX_PROBLEMS = 100  # a garbage file must not grow the problem list without bound
@@ -316,6 +321,10 @@ class _LeftOut:
     def blank(self, text: str) -> tuple[str, list[int], list[float]] | None:
         """(text with the left-out lines made empty, their offsets in it, their times in seconds), in order; or
         None when no line is left out."""
+        if _scan is not None and len(self.needles) == 1:
+            found = self._blank_in_c(text)
+            if found is not NotImplemented:
+                return found
         spans = []  # (start, end, key): the lines holding a needle, without their LF
         find, rfind = text.find, text.rfind
         for key, needle in self.needles:
@@ -347,10 +356,34 @@ class _LeftOut:
         pieces.append(text[done:])
         return "".join(pieces), blanks, times
 
+    def _blank_in_c(self, text: str):
+        """blank() for one key by _scan.c, which judges the lines' text in one pass; NotImplemented when text is
+        not ASCII (then no line of it passes in C, and blank() says which lines of it pass, as it always did)."""
+        key, needle = self.needles[0]
+        found = _scan.candidates(text, needle, mllog.MARKER, self.words)
+        if found is None:
+            return NotImplemented
+        spans, records = found  # spans: start, end, start, end, ...
+        if not spans:
+            return None
+        heads = self._decode(records, [key] * (len(spans) // 2))
+        if heads is None:  # some record does not decode to the key: find which
+            starts, ends = spans[::2], spans[1::2]
+            heads = self._decoded([text[start:end] for start, end in zip(starts, ends)], [key] * len(starts))
+            spans = [x for start, end, head in zip(starts, ends, heads) if head is not None for x in (start, end)]
+            heads = [head for head in heads if head is not None]
+            if not heads:
+                return None
+        text, blanks = _scan.cut(text, spans)
+        return text, blanks, [head.time_ms / 1000.0 for head in heads]
+
     def _judge(self, lines: list[str], keys: list[str]) -> list:
         """The decoded head of each line that is left out, None for the others."""
+        # The group's counts add up only when every line holds one marker: the records then decode one per line.
         if self._plain("\n".join(lines), len(lines)):
-            return self._decoded(lines, keys)
+            heads = self._decode(_records(lines), keys)
+            if heads is not None:
+                return heads
         plain = [self._plain(line, 1) for line in lines]
         heads = iter(self._decoded([line for line, ok in zip(lines, plain) if ok],
                                    [key for key, ok in zip(keys, plain) if ok]))
@@ -366,16 +399,27 @@ class _LeftOut:
         else the lines are halved until those that do not are found."""
         if not lines:
             return []
-        try:
-            heads = mllog.decode_heads("\n".join(map(itemgetter(2), map(str.partition, lines, repeat(mllog.MARKER)))))
-        except mllog.HEAD_ERRORS:
-            heads = None
-        if heads is not None and list(map(attrgetter("key"), heads)) == keys:
+        heads = self._decode(_records(lines), keys)
+        if heads is not None:
             return heads
         if len(lines) == 1:
             return [None]
         half = len(lines) // 2
         return self._decoded(lines[:half], keys[:half]) + self._decoded(lines[half:], keys[half:])
+
+    @staticmethod
+    def _decode(records: str, keys: list[str]) -> list | None:
+        """The heads of LF-separated records when each decodes, to its key; else None."""
+        try:
+            heads = mllog.decode_heads(records)
+        except mllog.HEAD_ERRORS:
+            return None
+        return heads if list(map(attrgetter("key"), heads)) == keys else None
+
+
+def _records(lines: list[str]) -> str:
+    """What follows the first MLLOG marker of each line, joined by LF."""
+    return "\n".join(map(itemgetter(2), map(str.partition, lines, repeat(mllog.MARKER))))
 
 
 class _Repeats:
