@@ -451,6 +451,21 @@ def test_mllog_records_decode_as_the_json_module_decodes_them(record):
     assert (key, time_s, repr(value)) == ("k", 1.0, repr(expected["value"]))
 
 
+@pytest.mark.parametrize("text", [
+    '{"value": NaN}', "1e400", "123456789012345678901234567890", '"\\ud800"', '{"a": 1} x', "  ", "",
+    '{"a": 1, "a": 2}', ' {"v": [1.5, -0.0, 2.5e-320, true, null, "\\u00e9"]} ', "[1, 2", "1.0000000000000002",
+])
+def test_mllog_loads_is_json_loads(text):
+    """What the RCP reader decodes goes through mllog.loads: the same value or the same error as json.loads."""
+    def outcome(loads):
+        try:
+            return repr(loads(text))
+        except ValueError as error:
+            return type(error).__name__, str(error)
+
+    assert outcome(mllog.loads) == outcome(json.loads)
+
+
 def test_repeats_are_judged_alike_when_unread_events_are_left_out():
     import random
 

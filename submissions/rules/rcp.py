@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from ..logs import open_binary
+from ..logs.formats import mllog
 from . import library
 from .findings import Findings
 from .prescan import prescan
@@ -95,6 +96,16 @@ def _lines_with_words(text: str) -> str:
     return "\n".join([text[start:end] for start, end in sorted(spans)])
 
 
+class _Json:
+    """Stands in for the json module inside rcp_checker while it reads a run: it decodes each eval line two or
+    three times, which msgspec does about four times faster (mllog.loads: json's loads where they differ)."""
+
+    loads = staticmethod(mllog.loads)
+
+    def __getattr__(self, name):
+        return getattr(json, name)
+
+
 def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_bytes: int = 64 * 1024) -> dict:
     """One run as the library's RCP reader sees it: {"not_converged", "epochs", "batch_size"}, or {"error"}
     when it cannot read the file, or {"unreadable": True} for binary data or over-long lines.
@@ -117,6 +128,7 @@ def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_by
     with contextlib.ExitStack() as stack:
         stack.enter_context(library.Capture())
         stack.enter_context(library.patched(rcp_checker, "re", library.LinearRe(rcp_checker.TOKEN)))
+        stack.enter_context(library.patched(rcp_checker, "json", _Json()))
         if text is not None:
             stack.enter_context(library.patched(rcp_checker, "open", lambda *_, **__: io.StringIO(text, newline=None)))
         else:  # as the library opens it (text, latin-1), from a path or a file read in place
