@@ -466,6 +466,17 @@ def test_mllog_loads_is_json_loads(text):
     assert outcome(mllog.loads) == outcome(json.loads)
 
 
+def test_count_lf_counts_as_bytes_count():
+    import random
+
+    from submissions.logs import count_lf
+
+    rnd = random.Random(5)
+    for size in (0, 1, 2, 255, 256, 4097, 1 << 16):
+        data = bytes(rnd.choice(b"ab\n\r\x00") for _ in range(size))
+        assert count_lf(data) == data.count(b"\n") == count_lf(memoryview(data)) == count_lf(bytearray(data))
+
+
 def test_repeats_are_judged_alike_when_unread_events_are_left_out():
     import random
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass, field
 
-from ..logs import open_binary
+from ..logs import count_lf, open_binary
 
 CHUNK = 1 << 20
 MARKERS = (b":::", b"MLPerf: ")  # every log line format has one of these
@@ -91,7 +91,7 @@ def prescan(path, max_line_bytes: int) -> Prescan:
             if not _may_hold_long_line(chunk, limit - cur_len, limit):
                 last = chunk.rfind(b"\n") + 1
                 if last:  # the usual chunk: short lines, the last one maybe unfinished
-                    line += chunk.count(b"\n")
+                    line += count_lf(chunk)
                     rest = chunk[last:]
                     cur_len, cur_marker, tail = len(rest), _has_marker(rest), rest[-8:]
                     continue

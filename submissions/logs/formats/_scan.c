@@ -248,7 +248,29 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(count_lf_doc,
+"count_lf(data) -> int\n\n"
+"data.count(b\"\\n\") for a bytes-like object, a few times faster on text (bytes.count compares byte by byte).");
+
+static PyObject *
+count_lf(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *p = view.buf, *end = p + view.len;
+    Py_ssize_t found = 0;
+    /* glibc's memchr scans many bytes a step; a log's lines are a hundred bytes or more. */
+    while (p < end && (p = memchr(p, '\n', end - p)) != NULL) {
+        found++;
+        p++;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(found);
+}
+
 static PyMethodDef methods[] = {
+    {"count_lf", count_lf, METH_O, count_lf_doc},
     {"candidates", candidates, METH_VARARGS, candidates_doc},
     {"cut", cut, METH_VARARGS, cut_doc},
     {NULL, NULL, 0, NULL},
