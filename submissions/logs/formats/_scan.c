@@ -12,6 +12,18 @@
 
 #define MAX_WORDS 32
 
+#ifndef __GLIBC__  /* memrchr is a GNU extension */
+static void *
+memrchr(const void *s, int c, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s + n;
+    while (p > (const unsigned char *)s)
+        if (*--p == (unsigned char)c)
+            return (void *)p;
+    return NULL;
+}
+#endif
+
 typedef struct {
     const char *s;
     Py_ssize_t n;
@@ -156,9 +168,8 @@ candidates(PyObject *self, PyObject *args)
         const char *line_end = memchr(at, '\n', end - at);
         if (line_end == NULL)
             break;  /* the last line, without an LF */
-        const char *start = at;
-        while (start > s && start[-1] != '\n')
-            start--;
+        const char *start = memrchr(s, '\n', at - s);
+        start = start == NULL ? s : start + 1;
         const char *stop = line_end[-1] == '\r' ? line_end - 1 : line_end;  /* line_end > at >= start */
         at = line_end;
         Py_ssize_t n = stop - start;
