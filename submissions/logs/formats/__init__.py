@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 from itertools import repeat
 from operator import attrgetter, itemgetter, methodcaller
@@ -70,7 +71,7 @@ def parse_file(path, max_line_bytes: int = 1_000_000, *,
     with open_binary(path, buffering=0) as f:
         parser = _FileParser(max_line_bytes, mllog_lines)
         if mllog_lines is not None and leave_out:
-            parser.left_out = _LeftOut(leave_out, keep_words)
+            parser.left_out = _left_out(tuple(leave_out), tuple(keep_words))
         return parser.parse(f)
 
 
@@ -297,6 +298,11 @@ class _FileParser:
             raise
         self.keep.append((n, text[line_start:line_end], record, at + start, at + end))
         return key, value, time_s, metadata
+
+
+@functools.lru_cache(maxsize=16)
+def _left_out(keys: tuple[str, ...], keep_words: tuple[str, ...]) -> _LeftOut:
+    return _LeftOut(keys, keep_words)  # it keeps no state between files
 
 
 class _LeftOut:
