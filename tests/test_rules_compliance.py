@@ -450,6 +450,9 @@ def test_the_c_scanner_leaves_out_the_lines_the_python_code_leaves_out(monkeypat
 def test_the_c_scanner_refuses_what_it_cannot_judge():
     scan = c_scanner()
     assert scan.candidates("caf\u00e9 " + RECORD + "\n", '"key": "tracked_stats"', ":::MLLOG", ("x",)) is None
+    words = (w for w in ["loss", "eval"])  # a generator: the words live only in the list made of it
+    assert scan.candidates(RECORD + "\n" + RECORD.replace('"loss"', '"l"') + "\n", '"key": "tracked_stats"',
+                           ":::MLLOG", words)[0] == [len(RECORD) + 1, 2 * len(RECORD) - 2]
     for args in (("t", "a\nb", ":::MLLOG", ()), ("t", "", ":::MLLOG", ()), ("t", "k", ":::MLLOG", ("é",)),
                  ("t", "k", ":::MLLOG", ("",)), ("t", "k", ":::MLLOG", ("w",) * 33)):
         with pytest.raises(ValueError):

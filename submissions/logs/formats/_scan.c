@@ -80,27 +80,28 @@ holds_word(const char *p, const char *end, const Words *w)
     return 0;
 }
 
-static int
+static PyObject *
 read_words(PyObject *seq, Words *w)
 {
+    /* Returns a new reference to the sequence of the words, which keeps them alive while w is used. */
     memset(w, 0, sizeof(*w));
     PyObject *fast = PySequence_Fast(seq, "words must be a sequence of str");
     if (fast == NULL)
-        return -1;
+        return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
     if (n > MAX_WORDS) {
         PyErr_Format(PyExc_ValueError, "at most %d words", MAX_WORDS);
         Py_DECREF(fast);
-        return -1;
+        return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Bytes word;
         if (!ascii_bytes(PySequence_Fast_GET_ITEM(fast, i), &word) || word.n == 0) {
             PyErr_SetString(PyExc_ValueError, "words must be non-empty ASCII str");
             Py_DECREF(fast);
-            return -1;
+            return NULL;
         }
-        w->words[w->count++] = word;  /* the tuple keeps the str alive while we run */
+        w->words[w->count++] = word;
         unsigned char c0 = (unsigned char)word.s[0];
         if (word.n == 1) {
             w->single[c0] = 1;
@@ -109,8 +110,7 @@ read_words(PyObject *seq, Words *w)
             w->pair[key >> 3] |= (unsigned char)(1u << (key & 7));
         }
     }
-    Py_DECREF(fast);
-    return 0;
+    return fast;
 }
 
 PyDoc_STRVAR(candidates_doc,
@@ -119,7 +119,7 @@ PyDoc_STRVAR(candidates_doc,
 "(counted as str.count counts) and exactly one marker + \" {\", and none of words. A line is taken without\n"
 "its LF and without one CR just before it. spans: each such line's start and end, flat; records: the text\n"
 "after the first marker of each such line, joined by LF. None when text is not ASCII (the caller judges it).\n"
-"words and the others must be ASCII; the caller keeps them alive.");
+"words (an iterable of str) and the others must be ASCII.");
 
 static PyObject *
 candidates(PyObject *self, PyObject *args)
@@ -150,7 +150,8 @@ candidates(PyObject *self, PyObject *args)
     Words *words = PyMem_Malloc(sizeof(Words));
     if (words == NULL)
         return PyErr_NoMemory();
-    if (read_words(words_obj, words) < 0) {
+    PyObject *words_alive = read_words(words_obj, words);
+    if (words_alive == NULL) {
         PyMem_Free(words);
         return NULL;
     }
@@ -191,6 +192,7 @@ candidates(PyObject *self, PyObject *args)
     if (records != NULL)
         result = PyTuple_Pack(2, spans, records);
 done:
+    Py_DECREF(words_alive);
     PyMem_Free(words);
     PyMem_Free(joined);
     Py_XDECREF(spans);
