@@ -202,3 +202,17 @@ def test_a_submitter_whose_files_are_not_together_in_the_archive_is_submitted_wh
     assert Submission.objects.get(original_name__endswith="Bolt").status == "published"
     for submission in Submission.objects.all():  # stored as hashed while split, or copied
         assert hashlib.sha256(Path(submission.bundle.path).read_bytes()).hexdigest() == submission.sha256
+
+
+def test_the_worker_freezes_what_it_made_before_the_pool_forks():
+    """gc.freeze at worker_init: the pool processes' collections leave the shared start-up objects alone."""
+    import gc
+
+    from submissions.tasks import _import_before_forking
+
+    gc.unfreeze()
+    try:
+        _import_before_forking()
+        assert gc.get_freeze_count() > 10_000  # Django, Celery, the rules, scipy
+    finally:
+        gc.unfreeze()
