@@ -216,3 +216,14 @@ def test_the_worker_freezes_what_it_made_before_the_pool_forks():
         assert gc.get_freeze_count() > 10_000  # Django, Celery, the rules, scipy
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("path", ["a/result_12.txt", "result_3", "a/b.c/result_4", "a/result_x.txt", "a/.result_5",
+                                  "a/result_6.txt.gz", "r/result_.txt", "x/result_1_2.txt", "a/result_7.", "a/..", "."])
+def test_a_runs_index_is_the_number_ending_its_file_names_stem(path):
+    from pathlib import PurePosixPath
+
+    from submissions.pipeline.ingest import _run_index
+
+    digits = PurePosixPath(path).stem.rpartition("_")[2]
+    assert _run_index(path, -1) == (int(digits) if digits.isdigit() else -1)

@@ -1,7 +1,6 @@
 """Open a bundle (in place, or unpacked), record its systems, results and runs, and start a validation."""
 
 import json
-from pathlib import Path
 
 from django.db import transaction
 from django.db.models import F, Max
@@ -85,7 +84,9 @@ def system_key(name: str) -> str:
 
 
 def _run_index(path: str, fallback: int) -> int:
-    digits = Path(path).stem.rpartition("_")[2]  # result_12
+    name = path.rpartition("/")[2]  # result_12.txt; its stem as pathlib's, without a Path per run
+    dot = name.rfind(".")
+    digits = (name[:dot] if 0 < dot < len(name) - 1 else name).rpartition("_")[2]
     return int(digits) if digits.isdigit() else fallback
 
 
