@@ -314,9 +314,12 @@ class _LeftOut:
     reads it), and it is ASCII with no keep word ("benchmark" too: summarize looks for it in any event's
     metadata) and no CR but one before the LF (which stays). The lines are judged together: each term is one
     search of their joined text and their records are decoded with one call, which costs less than a dozen
-    Python steps per line. A group that fails is judged line by line, and its records halved until those that
-    do not decode are found. The file's last line, without an LF, is parsed as usual (a blank there would not
+    Python steps per line. A group that fails a term, or whose records do not all decode, is judged line by line
+    on every term, and the records of the lines that pass are halved until those that do not decode are found. The file's last line, without an LF, is parsed as usual (a blank there would not
     count as a line).
+
+    With one key to leave out and an ASCII text, _scan.c (when built) judges the lines' text in one pass
+    instead (_blank_in_c): the same lines, as tests compare on random texts.
     """
 
     _NOT_IN_LINE = ("\r", "MLPerf: ", "\\u")  # a key may spell "benchmark" in escapes
@@ -366,8 +369,8 @@ class _LeftOut:
         return "".join(pieces), blanks, times
 
     def _blank_in_c(self, text: str):
-        """blank() for one key by _scan.c, which judges the lines' text in one pass; NotImplemented when text is
-        not ASCII (then no line of it passes in C, and blank() says which lines of it pass, as it always did)."""
+        """blank() for one key by _scan.c, which judges the lines' text in one pass; NotImplemented for a text
+        that is not all ASCII (the C scanner reads ASCII only), which blank() then judges in Python."""
         key, needle = self.needles[0]
         found = _scan.candidates(text, needle, mllog.MARKER, self.words)
         if found is None:
