@@ -227,7 +227,8 @@ def test_a_long_line_without_log_events_is_a_warning_and_the_checker_still_runs(
 
 @pytest.mark.parametrize("seed", range(30))
 def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch, seed):
-    """Against a plain reading of the lines: lengths around the limit, markers across chunk ends, any chunk size."""
+    """Against a plain reading of the lines: lengths around the limit, markers and NUL-bearing lines across chunk
+    ends, any chunk size."""
     import random
 
     from submissions.rules import prescan as scan_module
@@ -235,7 +236,8 @@ def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch
     rnd = random.Random(seed)
     limit = rnd.choice([8, 20, 64])
     monkeypatch.setattr(scan_module, "CHUNK", rnd.choice([5, 16, 50, 64, 1 << 20]))
-    lines = [(rnd.choice(["", "x" * rnd.randint(0, 8), "0: :::MLLOG"]) + "y" * rnd.randint(0, 3 * limit)).encode()
+    lines = [(rnd.choice(["", "x" * rnd.randint(0, 8), "0: :::MLLOG", "\x00", "a\x00b\x00"])
+              + "y" * rnd.randint(0, 3 * limit) + rnd.choice(["", "", "\x00"])).encode()
              for _ in range(rnd.randint(0, 60))]
     data = b"\n".join(lines) + rnd.choice([b"", b"\n"])
     path = tmp_path / "log.txt"
@@ -249,6 +251,8 @@ def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch
     assert scan.line_count == len(pieces)
     assert (scan.long_line_count, scan.long_marker_line_count) == (len(long), sum(m for *_, m in long))
     assert [(x.line, x.length, x.has_marker) for x in scan.long_lines] == long[:scan_module.MAX_LISTED]
+    nul = [n for n, p in enumerate(pieces, 1) if b"\x00" in p]
+    assert (scan.first_nul_line, scan.nul_line_count) == (nul[0] if nul else None, len(nul))
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -55,6 +55,7 @@ def prescan(path, max_line_bytes: int) -> Prescan:
     cur_len = 0  # bytes of that line read so far
     cur_marker = False
     tail = b""  # the end of the current line, for markers split across chunks
+    cur_nul = False  # the current line holds a NUL byte (and is counted)
     first = True
 
     def end_line(n: int, length: int, marker: bool) -> None:
@@ -77,6 +78,12 @@ def prescan(path, max_line_bytes: int) -> Prescan:
                 if out.first_nul_line is None:
                     out.first_nul_line = line + chunk.count(b"\n", 0, pos)
                 out.nul_line_count += _lines_with(chunk, b"\x00")
+                first_end = chunk.find(b"\n")
+                if cur_nul and (pos < first_end or first_end < 0):
+                    out.nul_line_count -= 1  # the chunk's first piece continues a line counted already
+                cur_nul = b"\x00" in chunk[chunk.rfind(b"\n") + 1:]
+            elif b"\n" in chunk:
+                cur_nul = False
             # An ASCII chunk is UTF-8 unless it ends a sequence the last chunk began: the decoder's state says.
             if decoder is not None and (not chunk.isascii() or decoder.getstate()[0]):
                 try:
