@@ -3,7 +3,7 @@
 The library's `check_directory` is its command-line path; we use its pieces instead:
 - the RCP table comes from the round's benchmark key, never from the logs' submission_benchmark
   (which the library turns into a file name, and which crashes it when unknown or missing);
-- the RCP_Checker (its JSON read and statistics, ~0.1 s) is built once per process and benchmark;
+- the RCP_Checker (its JSON read and statistics) is built once per process and benchmark;
 - each run is read by the library's own reader (read_run), under the linear stand-in for its
   quadratic prefix-stripping regular expression, and only when no line is over the limit. check_run
   reads it while it checks the log, from the lines it has already parsed, so finalize reads no file;
