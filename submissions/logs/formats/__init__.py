@@ -315,8 +315,8 @@ class _LeftOut:
     metadata) and no CR but one before the LF (which stays). The lines are judged together: each term is one
     search of their joined text and their records are decoded with one call, which costs less than a dozen
     Python steps per line. A group that fails a term, or whose records do not all decode, is judged line by line
-    on every term, and the records of the lines that pass are halved until those that do not decode are found. The file's last line, without an LF, is parsed as usual (a blank there would not
-    count as a line).
+    on every term, and the records of the lines that pass are halved until those that do not decode are found.
+    The file's last line, without an LF, is parsed as usual (a blank there would not count as a line).
 
     With one key to leave out and an ASCII text, _scan.c (when built) judges the lines' text in one pass
     instead (_blank_in_c): the same lines, as tests compare on random texts.
