@@ -8,6 +8,19 @@ import pytest
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf"))
 
 
+def c_scanner():
+    """The log parser's C scanner (_scan.c); the test skips where it is not built, and fails with
+    REQUIRE_C_SCANNER set (CI)."""
+    from submissions.logs import formats
+
+    if formats._scan is None:
+        reason = "the C scanner is not built (bin/build_scan.py)"
+        if os.environ.get("REQUIRE_C_SCANNER"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return formats._scan
+
+
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"

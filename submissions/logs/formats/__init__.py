@@ -319,7 +319,7 @@ class _LeftOut:
     The file's last line, without an LF, is parsed as usual (a blank there would not count as a line).
 
     With one key to leave out and an ASCII text, _scan.c (when built) judges the lines' text in one pass
-    instead (_blank_in_c): the same lines, as tests compare on random texts.
+    instead (_judged_in_c): the same lines, as tests compare on random texts.
     """
 
     _NOT_IN_LINE = ("\r", "MLPerf: ", "\\u")  # a key may spell "benchmark" in escapes
@@ -333,11 +333,16 @@ class _LeftOut:
     def blank(self, text: str) -> tuple[str, list[int], list[float]] | None:
         """(text with the left-out lines made empty, their offsets in it, their times in seconds), in order; or
         None when no line is left out."""
-        if _scan is not None and len(self.needles) == 1:
-            found = self._blank_in_c(text)
-            if found is not NotImplemented:
-                return found
-        spans = []  # (start, end, key): the lines holding a needle, without their LF
+        judged = self._judged_in_c(text) if _scan is not None and len(self.needles) == 1 else None
+        spans, heads = judged if judged is not None else self._judged(text)
+        if not heads:
+            return None
+        text, blanks = (_scan.cut if _scan is not None else _cut)(text, spans)
+        return text, blanks, [head.time_ms / 1000.0 for head in heads]
+
+    def _judged(self, text: str) -> tuple[list[int], list]:
+        """(start, end, start, end, ... of the lines left out, without their LF; their decoded heads)."""
+        spans = []  # (start, end, key): the lines holding a needle
         find, rfind = text.find, text.rfind
         for key, needle in self.needles:
             i = find(needle)
@@ -348,46 +353,24 @@ class _LeftOut:
                 # A CR before the LF is not part of the record (the checker's text-mode reading drops it too).
                 spans.append((rfind("\n", 0, i) + 1, end - (text[end - 1] == "\r"), key))
                 i = find(needle, end)
-        if not spans:
-            return None
         if len(self.needles) > 1:
             spans.sort()  # a line holding two needles decodes to one key: only that span of it can pass
-        lines = [text[start:end] for start, end, _ in spans]
-        heads = self._judge(lines, list(map(itemgetter(2), spans)))
-        pieces, blanks, times = [], [], []
-        done = removed = 0
-        for (start, end, _), head in zip(spans, heads):
-            if head is not None:
-                pieces.append(text[done:start])
-                blanks.append(start - removed)
-                times.append(head.time_ms / 1000.0)
-                removed += end - start
-                done = end
-        if not times:
-            return None
-        pieces.append(text[done:])
-        return "".join(pieces), blanks, times
+        heads = self._judge([text[start:end] for start, end, _ in spans], list(map(itemgetter(2), spans)))
+        return _passing([start for start, _, _ in spans], [end for _, end, _ in spans], heads)
 
-    def _blank_in_c(self, text: str):
-        """blank() for one key by _scan.c, which judges the lines' text in one pass; NotImplemented for a text
-        that is not all ASCII (the C scanner reads ASCII only), which blank() then judges in Python."""
+    def _judged_in_c(self, text: str) -> tuple[list[int], list] | None:
+        """_judged() for one key by _scan.c, which judges the lines' text in one pass; None for a text that is
+        not all ASCII (the C scanner reads ASCII only), which _judged() then judges in Python."""
         key, needle = self.needles[0]
         found = _scan.candidates(text, needle, mllog.MARKER, self.words)
         if found is None:
-            return NotImplemented
-        spans, records = found  # spans: start, end, start, end, ...
-        if not spans:
             return None
+        spans, records = found  # spans: start, end, start, end, ...
         heads = self._decode(records, [key] * (len(spans) // 2))
-        if heads is None:  # some record does not decode to the key: find which
-            starts, ends = spans[::2], spans[1::2]
-            heads = self._decoded([text[start:end] for start, end in zip(starts, ends)], [key] * len(starts))
-            spans = [x for start, end, head in zip(starts, ends, heads) if head is not None for x in (start, end)]
-            heads = [head for head in heads if head is not None]
-            if not heads:
-                return None
-        text, blanks = _scan.cut(text, spans)
-        return text, blanks, [head.time_ms / 1000.0 for head in heads]
+        if heads is not None:
+            return spans, heads
+        starts, ends = spans[::2], spans[1::2]  # some record does not decode to the key: find which
+        return _passing(starts, ends, self._decoded([text[a:b] for a, b in zip(starts, ends)], [key] * len(starts)))
 
     def _judge(self, lines: list[str], keys: list[str]) -> list:
         """The decoded head of each line that is left out, None for the others."""
@@ -427,6 +410,25 @@ class _LeftOut:
         except mllog.HEAD_ERRORS:
             return None
         return heads if list(map(attrgetter("key"), heads)) == keys else None
+
+
+def _passing(starts: list[int], ends: list[int], heads: list) -> tuple[list[int], list]:
+    """(start, end, ... ; heads) of the lines whose head is not None."""
+    kept = [(start, end, head) for start, end, head in zip(starts, ends, heads) if head is not None]
+    return [x for start, end, _ in kept for x in (start, end)], [head for *_, head in kept]
+
+
+def _cut(text: str, spans: list[int]) -> tuple[str, list[int]]:
+    """_scan.cut in Python: text without the parts spans names (start, end, ... in order), and where each cut
+    part was in the text returned."""
+    pieces, offsets, done, removed = [], [], 0, 0
+    for start, end in zip(spans[::2], spans[1::2]):
+        pieces.append(text[done:start])
+        offsets.append(start - removed)
+        removed += end - start
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces), offsets
 
 
 def _records(lines: list[str]) -> str:
