@@ -218,6 +218,18 @@ def test_the_worker_freezes_what_it_made_before_the_pool_forks():
         gc.unfreeze()
 
 
+def test_manage_py_freezes_what_is_left_before_python_exits_and_keeps_the_exit_code():
+    """Python's exit would collect Django's and Celery's objects one by one (a third of a second per command)."""
+    import subprocess
+    import sys
+
+    code = "import atexit, gc, sys; atexit.register(lambda: print('frozen', gc.get_freeze_count())); sys.exit(3)"
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=Path(__file__).parents[1],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert int(done.stdout.split()[-1]) > 10_000
+
+
 @pytest.mark.parametrize("path", ["a/result_12.txt", "result_3", "a/b.c/result_4", "a/result_x.txt", "a/.result_5",
                                   "a/result_6.txt.gz", "r/result_.txt", "x/result_1_2.txt", "a/result_7.", "a/..", "."])
 def test_a_runs_index_is_the_number_ending_its_file_names_stem(path):
