@@ -408,6 +408,8 @@ LEAVE_OUT_EDGES = [
     RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats", "key": "seed"'), 'x "key": "tracked_stats"',
     RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats" "key": "tracked_stats"'), RECORD[:-1], "",
     mllog("tracked_stats", {"x": "run_stop"}, 7), mllog("seed", 1, 2), "noise", "\\u",
+    RECORD + "::", RECORD + " ::::::", RECORD.replace(":::MLLOG ", "::::::MLLOG "), RECORD + "\\u", RECORD + "\\",
+    RECORD + " run_sto", RECORD + " run_stop", "run_stop" + RECORD, 'x :::MLLOG', 'x :::MLLOG {', ":", "::", ":::",
 ]
 
 

@@ -32,8 +32,8 @@ typedef struct {
 typedef struct {
     Bytes words[MAX_WORDS];
     int count;
-    unsigned char single[256];  /* bytes that are a one-byte word */
-    unsigned char pair[8192];   /* bit (b0 << 8 | b1): some longer word begins with the bytes b0 b1 */
+    unsigned char single[256];     /* bytes that are a one-byte word */
+    unsigned char begins[65536];   /* [b0 << 8 | b1]: a longer word begins with the bytes b0 b1, or b0 is a word */
 } Words;
 
 static int
@@ -46,35 +46,80 @@ ascii_bytes(PyObject *text, Bytes *out)
     return 1;
 }
 
-static Py_ssize_t
-count(const char *hay, Py_ssize_t n, Bytes pat)
+typedef struct {
+    Bytes s;
+    Py_ssize_t skip[256];  /* Horspool's: how far the needle may move on when this byte ends the window */
+} Needle;
+
+static void
+needle_init(Needle *nd, Bytes s)
 {
-    /* Non-overlapping occurrences, as str.count counts them. */
-    Py_ssize_t found = 0;
-    const char *end = hay + n, *at;
-    while (end - hay >= pat.n && (at = memmem(hay, end - hay, pat.s, pat.n)) != NULL) {
-        found++;
-        hay = at + pat.n;
+    nd->s = s;
+    for (int c = 0; c < 256; c++)
+        nd->skip[c] = s.n;
+    for (Py_ssize_t i = 0; i < s.n - 1; i++)
+        nd->skip[(unsigned char)s.s[i]] = s.n - 1 - i;
+}
+
+static const char *
+needle_find(const char *hay, const char *end, const Needle *nd)
+{
+    /* Horspool's search, its table made once per text: memmem makes its own on every call. */
+    Py_ssize_t n = nd->s.n;
+    unsigned char last = (unsigned char)nd->s.s[n - 1];
+    while (end - hay >= n) {
+        unsigned char c = (unsigned char)hay[n - 1];
+        if (c == last && memcmp(hay, nd->s.s, n - 1) == 0)
+            return hay;
+        hay += nd->skip[c];
     }
-    return found;
+    return NULL;
+}
+
+static const char *
+lone_colons(const char *p, const char *end, const char **run_end)
+{
+    /* The start of the one run of three to five colons in [p, end), when the line holds one ":::" (as
+       str.count counts: each run of colons holds a third of its length) and no other; else NULL.
+       memchr scans many bytes a step, where memmem would set up its tables for each line. */
+    const char *run = NULL;
+    while (end - p >= 3 && (p = memchr(p, ':', end - p - 2)) != NULL) {
+        if (p[1] != ':') {
+            p += 2;
+            continue;
+        }
+        if (p[2] != ':') {
+            p += 3;
+            continue;
+        }
+        const char *q = p + 3;
+        while (q < end && *q == ':')
+            q++;
+        if (run != NULL || q - p >= 6)
+            return NULL;  /* a second ":::" */
+        run = p;
+        *run_end = q;
+        p = q;
+    }
+    return run;
 }
 
 static int
 holds_word(const char *p, const char *end, const Words *w)
 {
-    for (; p < end; p++) {
-        unsigned char c = (unsigned char)p[0];
-        if (w->single[c])
+    if (p < end && w->single[(unsigned char)end[-1]])
+        return 1;
+    /* One table read per byte: the bytes of a line rarely begin a word. */
+    for (; end - p >= 2; p++) {
+        if (!w->begins[(unsigned char)p[0] << 8 | (unsigned char)p[1]])
+            continue;
+        if (w->single[(unsigned char)p[0]])
             return 1;
-        if (end - p < 2)
-            break;
-        unsigned int key = (unsigned int)c << 8 | (unsigned char)p[1];
-        if (w->pair[key >> 3] & (1u << (key & 7))) {
-            for (int k = 0; k < w->count; k++) {
-                Bytes word = w->words[k];
-                if (word.n >= 2 && word.n <= end - p && memcmp(p, word.s, word.n) == 0)
-                    return 1;
-            }
+        for (int k = 0; k < w->count; k++) {
+            Bytes word = w->words[k];  /* a pair may begin other words ("ev" of "event_type"): compared inline */
+            if (word.n >= 2 && word.n <= end - p && word.s[0] == p[0] && word.s[1] == p[1]
+                && (word.n == 2 || word.s[2] == p[2]) && memcmp(p, word.s, word.n) == 0)
+                return 1;
         }
     }
     return 0;
@@ -105,9 +150,9 @@ read_words(PyObject *seq, Words *w)
         unsigned char c0 = (unsigned char)word.s[0];
         if (word.n == 1) {
             w->single[c0] = 1;
+            memset(w->begins + (c0 << 8), 1, 256);
         } else {
-            unsigned int key = (unsigned int)c0 << 8 | (unsigned char)word.s[1];
-            w->pair[key >> 3] |= (unsigned char)(1u << (key & 7));
+            w->begins[c0 << 8 | (unsigned char)word.s[1]] = 1;
         }
     }
     return fast;
@@ -138,6 +183,10 @@ candidates(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "needle must not hold an LF");
         return NULL;
     }
+    if (marker.n < 3 || memcmp(marker.s, ":::", 3) != 0 || memchr(marker.s + 3, ':', marker.n - 3) != NULL) {
+        PyErr_SetString(PyExc_ValueError, "marker must begin with ':::' and hold no other colon");
+        return NULL;
+    }
     char opening[64];
     if (marker.n + 2 > (Py_ssize_t)sizeof(opening)) {
         PyErr_SetString(PyExc_ValueError, "marker too long");
@@ -146,7 +195,6 @@ candidates(PyObject *self, PyObject *args)
     memcpy(opening, marker.s, marker.n);
     memcpy(opening + marker.n, " {", 2);
     Bytes marker_open = {opening, marker.n + 2};
-    Bytes colons = {":::", 3};
     Words *words = PyMem_Malloc(sizeof(Words));
     if (words == NULL)
         return PyErr_NoMemory();
@@ -155,6 +203,8 @@ candidates(PyObject *self, PyObject *args)
         PyMem_Free(words);
         return NULL;
     }
+    Needle nd;
+    needle_init(&nd, needle);
 
     PyObject *spans = PyList_New(0), *records = NULL, *result = NULL;
     char *joined = NULL;  /* the records, joined; at most the text's length */
@@ -165,7 +215,7 @@ candidates(PyObject *self, PyObject *args)
         goto done;
     }
     const char *s = text.s, *end = text.s + text.n, *at = s;
-    while (end - at >= needle.n && (at = memmem(at, end - at, needle.s, needle.n)) != NULL) {
+    while ((at = needle_find(at, end, &nd)) != NULL) {
         const char *line_end = memchr(at, '\n', end - at);
         if (line_end == NULL)
             break;  /* the last line, without an LF */
@@ -173,10 +223,13 @@ candidates(PyObject *self, PyObject *args)
         start = start == NULL ? s : start + 1;
         const char *stop = line_end[-1] == '\r' ? line_end - 1 : line_end;  /* line_end > at >= start */
         at = line_end;
-        Py_ssize_t n = stop - start;
-        if (count(start, n, colons) != 1 || count(start, n, marker_open) != 1 || holds_word(start, stop, words))
+        /* With one ":::", the marker (":::" and no other colon) + " {" can only begin three before the run's end;
+           so that is where the line's one marker + " {" and its first marker are, or the line fails. */
+        const char *run_end, *run = lone_colons(start, stop, &run_end);
+        if (run == NULL || stop - (run_end - 3) < marker_open.n || memcmp(run_end - 3, opening, marker_open.n) != 0
+            || holds_word(start, stop, words))
             continue;
-        const char *record = memmem(start, n, marker.s, marker.n) + marker.n;  /* the marker is there */
+        const char *record = run_end - 3 + marker.n;
         if (size)
             joined[size++] = '\n';
         memcpy(joined + size, record, stop - record);  /* fits: the records are disjoint parts of the text */
