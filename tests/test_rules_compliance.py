@@ -448,7 +448,8 @@ def test_the_c_scanner_refuses_what_it_cannot_judge():
     assert scan.candidates(RECORD + "\n" + RECORD.replace('"loss"', '"l"') + "\n", '"key": "tracked_stats"',
                            ":::MLLOG", words)[0] == [len(RECORD) + 1, 2 * len(RECORD) - 2]
     for args in (("t", "a\nb", ":::MLLOG", ()), ("t", "", ":::MLLOG", ()), ("t", "k", ":::MLLOG", ("é",)),
-                 ("t", "k", ":::MLLOG", ("",)), ("t", "k", ":::MLLOG", ("w",) * 33)):
+                 ("t", "k", ":::MLLOG", ("",)), ("t", "k", ":::MLLOG", ("w",) * 33), ("t", "k", "MLLOG", ()),
+                 ("t", "k", ":::ML:LOG", ())):  # the marker's one run of colons is where the line's record starts
         with pytest.raises(ValueError):
             scan.candidates(*args)
     from submissions.logs import formats
