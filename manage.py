@@ -10,6 +10,6 @@ if __name__ == "__main__":
     try:
         execute_from_command_line(sys.argv)
     finally:
-        # Python's exit collects every object left (Django, Celery: about 200,000) for a third of a second;
-        # frozen, they are left to the OS. Files and connections are closed by `with` blocks, not at exit.
+        # Python's exit runs the cycle collector over every object left (Django, Celery: about 200,000), 0.2-0.3 s
+        # of each command; frozen, they are passed over (reference counting still frees what it can).
         gc.freeze()

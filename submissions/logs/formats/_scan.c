@@ -225,7 +225,7 @@ candidates(PyObject *self, PyObject *args)
         at = line_end;
         /* With one ":::", the marker (":::" and no other colon) + " {" can only begin three before the run's end;
            so that is where the line's one marker + " {" and its first marker are, or the line fails. */
-        const char *run_end, *run = lone_colons(start, stop, &run_end);
+        const char *run_end = NULL, *run = lone_colons(start, stop, &run_end);
         if (run == NULL || stop - (run_end - 3) < marker_open.n || memcmp(run_end - 3, opening, marker_open.n) != 0
             || holds_word(start, stop, words))
             continue;
