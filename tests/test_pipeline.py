@@ -219,7 +219,7 @@ def test_the_worker_freezes_what_it_made_before_the_pool_forks():
 
 
 def test_manage_py_freezes_what_is_left_before_python_exits_and_keeps_the_exit_code():
-    """Python's exit would collect Django's and Celery's objects one by one (a third of a second per command)."""
+    """Python's exit would walk Django's and Celery's objects with its cycle collector (0.2-0.3 s per command)."""
     import subprocess
     import sys
 

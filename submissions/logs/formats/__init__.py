@@ -386,7 +386,7 @@ class _LeftOut:
 
     def _plain(self, text: str, count: int) -> bool:
         """True when each of the `count` lines joined in text passes the terms on its text."""
-        return (text.isascii() and text.count(":::") == count and text.count(":::MLLOG {") == count
+        return (text.isascii() and text.count(":::") == count and text.count(_MARKER_OPEN) == count
                 and not any(word in text for word in self.words))
 
     def _decoded(self, lines: list[str], keys: list[str]) -> list:
@@ -429,6 +429,9 @@ def _cut(text: str, spans: list[int]) -> tuple[str, list[int]]:
         done = end
     pieces.append(text[done:])
     return "".join(pieces), offsets
+
+
+_MARKER_OPEN = mllog.MARKER + " {"  # as _scan.c builds it from the marker it is given
 
 
 def _records(lines: list[str]) -> str:
