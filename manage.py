@@ -5,6 +5,9 @@ import sys
 
 if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    from submissions import early_split
+
+    early_split.start(sys.argv)  # `ingest ARCHIVE`: split it while Django starts
     from django.core.management import execute_from_command_line
 
     try:

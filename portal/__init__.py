@@ -1,3 +1,2 @@
-from .celery import app as celery_app
-
-__all__ = ("celery_app",)
+"""The portal's Django project. Its Celery app (portal.celery) is loaded by SubmissionsConfig.ready(), not here,
+so that reading the settings alone stays cheap (see submissions.early_split); `celery -A portal` finds it."""

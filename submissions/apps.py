@@ -6,6 +6,10 @@ class SubmissionsConfig(AppConfig):
     verbose_name = "Submissions"
 
     def ready(self):
+        # The project's Celery app, so that this app's tasks queue with its settings (Celery's docs load it in
+        # portal/__init__.py; here, reading the settings alone does not import Celery).
+        import portal.celery  # noqa: F401
+
         # The public result page lists findings without leaderboard importing this app.
         from leaderboard import panels
 

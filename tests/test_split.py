@@ -2,9 +2,18 @@
 
 import hashlib
 import io
+import os
+import signal
+import subprocess
+import sys
 import tarfile
+from pathlib import Path
 
-from submissions.bundles.split import RoundSplit, split_folder, submitter_root
+import pytest
+from django.conf import settings
+
+from submissions import early_split
+from submissions.bundles.split import RoundSplit, SplitProcess, split_folder, submitter_root
 
 
 def _tar(path, files):
@@ -97,3 +106,80 @@ def test_parts_are_handed_over_as_the_archive_moves_on(tmp_path):
         ("A", True, ["A/results/s/resnet/result_0.txt", "A/systems/s.json"]),  # came back: all of it, again
         ("C", False, ["C/systems/c.json"]),
     ]
+
+
+def _parts(split) -> list:
+    return [(part.root, part.again, part.sha256, part.path.read_bytes()) for part in split]
+
+
+def test_the_split_in_a_child_process_hands_over_what_roundsplit_does(tmp_path):
+    _tar(tmp_path / "round.tgz", {
+        "./A/results/s/resnet/result_0.txt": b"a", "./B/results/t/ssd/result_0.txt": b"b",
+        "./A/systems/s.json": b"{}", "./C/systems/c.json": b"{}",
+    })
+    expected = _parts(RoundSplit(tmp_path / "round.tgz", tmp_path / "here"))
+    with SplitProcess(tmp_path / "round.tgz", tmp_path / "there") as split:
+        got = _parts(split)
+        assert split.process.returncode == 0 and not split.whole
+    assert got == expected and len(got) == 4
+
+
+def test_the_child_says_when_an_archive_is_to_be_submitted_whole(tmp_path):
+    (tmp_path / "bundle.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # not a tar
+    _tar(tmp_path / "one.tgz", {"A/results/s/resnet/result_0.txt": b"a"})
+    for name in ("bundle.zip", "one.tgz"):
+        with SplitProcess(tmp_path / name, tmp_path / "out") as split:
+            assert list(split) == [] and split.whole
+
+
+def test_a_child_that_stops_is_an_error_that_says_why(tmp_path):
+    with SplitProcess(tmp_path / "missing.tgz", tmp_path / "out") as split:
+        with pytest.raises(RuntimeError, match=r"Splitting missing.tgz stopped \(exit code 1\): FileNotFoundError"):
+            list(split)
+
+
+def test_closing_stops_a_child_still_splitting(tmp_path):
+    _tar(tmp_path / "round.tgz", {f"{org}/results/s/resnet/result_{i}.txt": os.urandom(200_000)
+                                  for org in "ABCDEFGH" for i in range(5)})
+    split = SplitProcess(tmp_path / "round.tgz", tmp_path / "out")
+    next(iter(split))
+    split.close()
+    assert split.process.returncode == -signal.SIGKILL  # killed mid-way, and reaped
+
+
+def test_manage_py_ingest_starts_the_split_before_django_and_the_command_takes_it_over(tmp_path):
+    _tar(tmp_path / "round.tgz", {"./A/results/s/resnet/result_0.txt": b"a", "./B/results/t/ssd/result_0.txt": b"b"})
+    early_split.start(["manage.py", "ingest", "--round", "x", str(tmp_path / "round.tgz")])  # options first: not
+    assert early_split.take(tmp_path / "round.tgz") is None
+    early_split.start(["manage.py", "ingest", str(tmp_path / "round.tgz"), "--round", "x"])
+    split = early_split.take(tmp_path / "round.tgz")
+    with split:
+        assert [part.root for part in split] == ["A", "B"]
+    assert split.out_dir.parent == Path(settings.MEDIA_ROOT) / "tmp"
+    assert early_split.take(tmp_path / "round.tgz") is None  # taken once
+
+
+def test_an_ingest_that_stops_early_leaves_no_split_behind(tmp_path):
+    """The round is unknown: the command exits at once, and the split manage.py started is stopped and removed."""
+    _tar(tmp_path / "round.tgz", {f"{org}/results/s/resnet/result_{i}.txt": os.urandom(200_000)
+                                  for org in "ABCDEFGH" for i in range(5)})
+    media = tmp_path / "media"
+    env = {**os.environ, "MEDIA_ROOT": str(media), "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
+    manage = [sys.executable, "manage.py"]
+    subprocess.run(manage + ["migrate", "-v0"], cwd=Path(__file__).parents[1], env=env, check=True)
+    done = subprocess.run(manage + ["ingest", str(tmp_path / "round.tgz"), "--round", "no-such-round"],
+                          cwd=Path(__file__).parents[1], capture_output=True, text=True, env=env)
+    assert done.returncode == 1 and "No round 'no-such-round'" in done.stderr
+    assert (media / "tmp").is_dir() and list((media / "tmp").iterdir()) == []  # it was started, and removed
+
+
+def test_an_ingest_refused_by_its_options_leaves_no_split_behind(tmp_path):
+    """--round is missing: argparse ends the command before it takes the split, which is stopped at exit."""
+    _tar(tmp_path / "round.tgz", {f"{org}/results/s/resnet/result_{i}.txt": os.urandom(200_000)
+                                  for org in "ABCDEFGH" for i in range(5)})
+    media = tmp_path / "media"
+    done = subprocess.run([sys.executable, "manage.py", "ingest", str(tmp_path / "round.tgz")],
+                          cwd=Path(__file__).parents[1], capture_output=True, text=True,
+                          env={**os.environ, "MEDIA_ROOT": str(media)})
+    assert done.returncode == 2 and "--round" in done.stderr
+    assert (media / "tmp").is_dir() and list((media / "tmp").iterdir()) == []

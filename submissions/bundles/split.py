@@ -6,13 +6,20 @@ streaming pass, so it can go through the same pipeline as an uploaded bundle. A 
 handed over as soon as the archive moves on to the next submitter (a published round lists
 each one's files together), so its checks start while the rest is still being read. Nothing
 is checked here: open_bundle applies every limit to each part.
+
+SplitProcess runs the split in a process of its own (this file run as a script): it is mostly
+decompression, which then runs beside the caller's work instead of taking turns with it.
+This module imports nothing but the standard library, so that the script starts at once.
 """
 
 import hashlib
+import json
 import lzma
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tarfile
 import zlib
 from pathlib import Path, PurePosixPath
@@ -133,6 +140,55 @@ class RoundSplit:
         return Part(root, paths[root], again)
 
 
+class SplitProcess:
+    """RoundSplit(archive, out_dir) in a child process: iterate for its parts, as each is handed over; then
+    `whole` is RoundSplit's. The child starts at once; close() stops it if it is still running (a part file it
+    was writing stays in out_dir, which the caller removes)."""
+
+    def __init__(self, archive: Path, out_dir: Path):
+        self.archive, self.out_dir = Path(archive).resolve(), Path(out_dir).resolve()
+        self.whole = False
+        # -I: nothing from the environment or the script's folder on sys.path (its neighbours are no stdlib).
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", __file__, str(self.archive), str(self.out_dir)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+
+    def __iter__(self) -> Iterator[Part]:
+        for line in self.process.stdout:
+            item = json.loads(line)
+            if "whole" in item:
+                self.whole = item["whole"]
+            else:
+                yield Part(item["root"], Path(item["path"]), item["again"], item["sha256"])
+        error = self.process.stderr.read()
+        if self.process.wait():
+            raise RuntimeError(f"Splitting {self.archive.name} stopped (exit code {self.process.returncode}): "
+                               + (error.strip().splitlines() or ["no message"])[-1])
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.process.stdout.close()
+        self.process.stderr.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _print_parts(archive: str, out_dir: str) -> None:
+    """SplitProcess's child: each part as a JSON line, as soon as it is handed over; then {"whole": ...}."""
+    split = RoundSplit(Path(archive), Path(out_dir))
+    for part in split:
+        print(json.dumps({"root": part.root, "path": str(part.path), "again": part.again, "sha256": part.sha256}),
+              flush=True)
+    print(json.dumps({"whole": split.whole}), flush=True)
+
+
 def split_folder(folder: Path, out_dir: Path) -> dict[str, Path]:
     """Pack a folder on disk as one plain tar per submitter root (or one for the whole folder)."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -159,3 +215,7 @@ def _anonymous(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = ""
     return info
+
+
+if __name__ == "__main__":
+    _print_parts(*sys.argv[1:])

@@ -1,16 +1,15 @@
 """`manage.py ingest PATH --round KEY`: submit a bundle, a folder or a whole round's archive."""
 
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Round
-from submissions.bundles.split import RoundSplit, split_folder
-from submissions.intake import file_chunks, store_file, submit
+from submissions import early_split
+from submissions.bundles.split import SplitProcess, split_folder
+from submissions.intake import file_chunks, ready_the_broker, store_file, submit
 from submissions.pipeline import withdraw
 from submissions.models import Submission, Validation
 
@@ -32,25 +31,29 @@ class Command(BaseCommand):
         parser.add_argument("--publish", action="store_true", help="publish each submission when it is valid")
 
     def handle(self, *args, path: Path, **options):
+        # A split that manage.py started before Django (early_split) is stopped and its folder removed on every
+        # way out, as is the command's own.
+        split = None if path.is_dir() else early_split.take(path)
+        scratch = split.out_dir if split else None
         try:
-            round_ = Round.objects.get(key=options["round"])
-        except Round.DoesNotExist:
-            keys = ", ".join(Round.objects.values_list("key", flat=True)) or "none: run load_rounds"
-            raise CommandError(f"No round {options['round']!r}. Known rounds: {keys}.")
-        if not path.exists():
-            raise CommandError(f"{path} does not exist.")
-
-        scratch = Path(tempfile.mkdtemp(prefix="split-", dir=_scratch_root()))
-        submissions = {}  # label -> Submission
-        try:
+            try:
+                round_ = Round.objects.get(key=options["round"])
+            except Round.DoesNotExist:
+                keys = ", ".join(Round.objects.values_list("key", flat=True)) or "none: run load_rounds"
+                raise CommandError(f"No round {options['round']!r}. Known rounds: {keys}.")
+            if not path.exists():
+                raise CommandError(f"{path} does not exist.")
+            scratch = scratch or early_split.scratch_folder()
+            submissions = {}  # label -> Submission
             if path.is_dir():
                 parts = split_folder(path, scratch)
                 for name, source in (parts.items() if parts else [(path.name, path)]):
                     self._submit(round_, source, f"{path.name}:{name}" if parts else path.name, options, submissions)
             else:
-                # Each submitter's part is submitted as soon as the archive moves past it, so that
-                # workers check it while the rest of the archive is still being read.
-                split = RoundSplit(path, scratch)
+                # Each submitter's part is submitted as soon as the archive moves past it, so that workers
+                # check it while the rest of the archive is still being read.
+                split = split or SplitProcess(path, scratch)
+                ready_the_broker()  # while the first part is being split
                 for part in split:
                     label = f"{path.name}:{part.root}"
                     stored = store_file(part.path, label, part.sha256) if part.sha256 else None
@@ -58,7 +61,10 @@ class Command(BaseCommand):
                 if split.whole:
                     self._submit(round_, path, path.name, options, submissions)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            if split is not None:
+                split.close()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
         submissions = list(submissions.values())
 
         if options["wait"]:
@@ -103,9 +109,3 @@ class Command(BaseCommand):
                 failed.append(s)
         if failed:
             raise CommandError(f"{len(failed)} of {len(rows)} submissions did not pass.")
-
-
-def _scratch_root() -> Path:
-    root = Path(settings.MEDIA_ROOT) / "tmp"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
