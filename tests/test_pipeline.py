@@ -239,3 +239,24 @@ def test_a_runs_index_is_the_number_ending_its_file_names_stem(path):
 
     digits = PurePosixPath(path).stem.rpartition("_")[2]
     assert _run_index(path, -1) == (int(digits) if digits.isdigit() else -1)
+
+
+def test_update_rows_gives_each_row_its_values_sharing_statements_between_alike_rows(rounds):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from submissions.pipeline.common import update_rows
+    from tests import leaderboard_factories as make
+
+    result = make.result(make.system(rounds["training-v5.1"]), "retinanet", 10.0, runs=6)
+    runs = list(result.runs.order_by("index"))
+    marks = [(True, False), (True, False), (False, True), (True, False), (False, False), (False, True)]
+    with CaptureQueriesContext(connection) as captured:
+        update_rows(Run, [(run.pk, {"counted": c, "dropped": d}) for run, (c, d) in zip(runs, marks)])
+    assert len(captured) == 3  # one statement per set of values: (T, F) x3, (F, T) x2, and the one (F, F) row
+    assert [(r.counted, r.dropped) for r in result.runs.order_by("index")] == marks
+
+    curves = [{"eval_curve": [[1, i]], "seed": str(i)} for i in range(5)] + [{"seed": "x"}]
+    update_rows(Run, [(run.pk, fields) for run, fields in zip(runs, curves)])
+    stored = list(result.runs.order_by("index").values_list("eval_curve", "seed"))
+    assert stored[:5] == [([[1, i]], str(i)) for i in range(5)] and stored[5][1] == "x"
