@@ -27,8 +27,10 @@ RUN_FIELDS = (
 
 def _run_facts(run_ids: list[int]) -> dict[int, tuple[dict, frozenset[str]]]:
     """{run id: (its fields, the names a log may give its benchmark)}: the round's keys and their aliases
-    (v0.6 'mask'). Two queries: the runs, then their rounds' benchmarks."""
-    runs = list(Run.objects.filter(pk__in=run_ids).values(*RUN_FIELDS))
+    (v0.6 'mask'). Two queries: the runs, then their rounds' benchmarks. Neither is ordered: the runs' default
+    ordering goes on through their results' and systems' (to the submitter's name, the round's date), which
+    joined seven tables instead of five."""
+    runs = list(Run.objects.filter(pk__in=run_ids).order_by().values(*RUN_FIELDS))
     names: dict[int, set[str]] = {}
     rounds = {run["result__system__round_id"] for run in runs}
     benchmarks = Benchmark.objects.filter(round_id__in=rounds).order_by()

@@ -101,17 +101,19 @@ def finalize(submission_id: int) -> None:
         return
     advisory = submission.round.history
     files = submission_files(submission_id)
+    # Ordered by pk and index, not by the default orderings, which join the submitter and round again; without
+    # eval_curve, the runs' largest field, unused here.
+    runs = Run.objects.defer("eval_curve").order_by("index")
     results = list(
-        Result.objects.filter(system__submission=submission)
-        .select_related("benchmark", "system__round")
-        .prefetch_related(Prefetch("runs", Run.objects.defer("eval_curve")))  # the largest field; unused here
+        Result.objects.filter(system__submission=submission).order_by("pk")
+        .select_related("benchmark", "system__round").prefetch_related(Prefetch("runs", runs))
     )
     all_runs, new_findings = [], []
     # Advisory findings (imported history) do not change scores; blocking ones reject their run.
     rejected = set() if advisory else set(
         validation.findings.filter(severity="error", run__isnull=False).values_list("run_id", flat=True)
     )
-    for system in System.objects.filter(submission=submission).select_related("round"):
+    for system in System.objects.filter(submission=submission).select_related("round").order_by("pk"):
         for f in rules.check_system(_system_facts(system), system.round.ruleset):
             new_findings.append(Finding(
                 validation=validation, system_key=system.key, severity=f.severity, rule=f.rule,

@@ -43,7 +43,8 @@ def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, 
         fail(submission_id, f"Re-validation could not open the bundle: {error}", getattr(error, "rule", ""))
         return None, []
     with transaction.atomic():
-        run_ids = list(Run.objects.filter(result__system__submission_id=submission_id).values_list("pk", flat=True))
+        run_ids = list(Run.objects.filter(result__system__submission_id=submission_id).order_by("pk")
+                       .values_list("pk", flat=True))
         validation = _start_validation(submission, run_ids, reason, user)
         if was_published:
             update(submission_id, publish_when_valid=True)
@@ -130,7 +131,8 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
         Run(result=result, index=_run_index(path, position), path=path)
         for result, entry in results for position, path in enumerate(entry.run_files)
     ])
-    run_ids = list(Run.objects.filter(result__system__submission=submission).values_list("pk", flat=True))
+    runs = Run.objects.filter(result__system__submission=submission).order_by("pk")  # see checks._run_facts
+    run_ids = list(runs.values_list("pk", flat=True))
     if not run_ids:
         found = sorted({e.benchmark for e in layout.results})
         raise LayoutError(  # rolls back what was recorded
