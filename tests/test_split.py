@@ -183,3 +183,22 @@ def test_an_ingest_refused_by_its_options_leaves_no_split_behind(tmp_path):
                           env={**os.environ, "MEDIA_ROOT": str(media)})
     assert done.returncode == 2 and "--round" in done.stderr
     assert (media / "tmp").is_dir() and list((media / "tmp").iterdir()) == []
+
+
+def test_a_child_that_writes_much_to_stderr_does_not_stop(tmp_path, monkeypatch):
+    """Its stderr goes to a file: a pipe left unread until the end would fill up (64 KiB) and stop it."""
+    import threading
+
+    from submissions.bundles import split as split_module
+
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text('import sys\nsys.stderr.write("w" * 1_000_000)\nprint(\'{"whole": true}\', flush=True)\n')
+    monkeypatch.setattr(split_module, "__file__", str(noisy))
+    split = SplitProcess(tmp_path / "any.tgz", tmp_path / "out")
+    done = threading.Thread(target=lambda: list(split))
+    done.start()
+    done.join(timeout=30)
+    stuck = done.is_alive()
+    split.close()  # kills a stuck child, which ends the thread
+    done.join()
+    assert not stuck and split.whole and split.process.returncode == 0

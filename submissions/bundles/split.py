@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
 from typing import Iterator, NamedTuple
@@ -148,10 +149,12 @@ class SplitProcess:
     def __init__(self, archive: Path, out_dir: Path):
         self.archive, self.out_dir = Path(archive).resolve(), Path(out_dir).resolve()
         self.whole = False
+        # Its errors go to a file: a pipe read only at the end could fill up and stop the child.
+        self.errors = tempfile.TemporaryFile("w+")
         # -I: nothing from the environment or the script's folder on sys.path (its neighbours are no stdlib).
         self.process = subprocess.Popen(
             [sys.executable, "-I", __file__, str(self.archive), str(self.out_dir)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.errors, text=True,
         )
 
     def __iter__(self) -> Iterator[Part]:
@@ -161,8 +164,9 @@ class SplitProcess:
                 self.whole = item["whole"]
             else:
                 yield Part(item["root"], Path(item["path"]), item["again"], item["sha256"])
-        error = self.process.stderr.read()
         if self.process.wait():
+            self.errors.seek(0)
+            error = self.errors.read()
             raise RuntimeError(f"Splitting {self.archive.name} stopped (exit code {self.process.returncode}): "
                                + (error.strip().splitlines() or ["no message"])[-1])
 
@@ -171,7 +175,7 @@ class SplitProcess:
             self.process.kill()
         self.process.wait()
         self.process.stdout.close()
-        self.process.stderr.close()
+        self.errors.close()
 
     def __enter__(self):
         return self
