@@ -18,17 +18,33 @@ if TYPE_CHECKING:
     from .bundles.split import SplitProcess
 
 _started: dict[Path, SplitProcess] = {}
+# The options of `ingest` and Django's that take a value, as the next argument or after "=".
+_VALUE_OPTIONS = {"--round", "--timeout", "--settings", "--pythonpath", "-v", "--verbosity"}
 
 
 def start(argv: list[str]) -> None:
-    """For `manage.py ingest ARCHIVE ...` (the archive first, as the README gives it): start splitting it."""
-    if argv[1:2] != ["ingest"] or len(argv) < 3 or not os.path.isfile(argv[2]):
+    """For `manage.py ingest ARCHIVE ...`, with options before or after the archive: start splitting it."""
+    archive = _archive(argv)
+    if archive is None:
         return
     from .bundles.split import SplitProcess  # imported here: manage.py imports this module for every command
 
-    path = Path(argv[2]).resolve()
+    path = Path(archive).resolve()
     _started[path] = SplitProcess(path, scratch_folder())
     atexit.register(_stop_untaken)  # the command may never take it: a wrong option ends it in argparse
+
+
+def _archive(argv: list[str]) -> str | None:
+    """The path argument of `manage.py ingest`, if it is a file. A misreading costs only a split no one takes."""
+    if argv[1:2] != ["ingest"]:
+        return None
+    args = iter(argv[2:])
+    for arg in args:
+        if arg in _VALUE_OPTIONS:
+            next(args, None)
+        elif not arg.startswith("-"):
+            return arg if os.path.isfile(arg) else None
+    return None
 
 
 def _stop_untaken() -> None:

@@ -149,14 +149,18 @@ def test_closing_stops_a_child_still_splitting(tmp_path):
 
 def test_manage_py_ingest_starts_the_split_before_django_and_the_command_takes_it_over(tmp_path):
     _tar(tmp_path / "round.tgz", {"./A/results/s/resnet/result_0.txt": b"a", "./B/results/t/ssd/result_0.txt": b"b"})
-    early_split.start(["manage.py", "ingest", "--round", "x", str(tmp_path / "round.tgz")])  # options first: not
-    assert early_split.take(tmp_path / "round.tgz") is None
-    early_split.start(["manage.py", "ingest", str(tmp_path / "round.tgz"), "--round", "x"])
-    split = early_split.take(tmp_path / "round.tgz")
-    with split:
-        assert [part.root for part in split] == ["A", "B"]
-    assert split.out_dir.parent == Path(settings.MEDIA_ROOT) / "tmp"
-    assert early_split.take(tmp_path / "round.tgz") is None  # taken once
+    archive = str(tmp_path / "round.tgz")
+    for argv in (["ingest", archive, "--round", "x"], ["ingest", "--round", "x", "--wait", archive],
+                 ["ingest", "--round=x", "-v", "2", archive, "--timeout", "9"]):
+        early_split.start(["manage.py", *argv])
+        split = early_split.take(tmp_path / "round.tgz")
+        with split:
+            assert [part.root for part in split] == ["A", "B"]
+        assert split.out_dir.parent == Path(settings.MEDIA_ROOT) / "tmp"
+        assert early_split.take(tmp_path / "round.tgz") is None  # taken once
+    for argv in (["ingest", "--round", archive], ["ingest", str(tmp_path)], ["migrate", archive]):
+        early_split.start(["manage.py", *argv])  # the archive is an option's value; a folder; another command
+        assert early_split.take(tmp_path / "round.tgz") is None and not early_split._started
 
 
 def test_an_ingest_that_stops_early_leaves_no_split_behind(tmp_path):
