@@ -49,11 +49,21 @@ def _times(a, b):
     return a * b if a is not None and b is not None else None
 
 
+def _group_accelerators(group: dict) -> int:
+    """The accelerators of one entry.json node group: num_accelerators per node (NVIDIA's 128 DGX-1 with 8),
+    but the group's total when the accelerator is named by that count: Google's "tpuv2-512" pod slice with
+    num_accelerators 512 runs on 64 hosts (num_nodes), not 64 x 512."""
+    count = to_int(group.get("num_accelerators")) or 0
+    if str(group.get("accelerator") or "").strip().endswith(f"-{count}"):
+        return count
+    return (to_int(group.get("num_nodes")) or 1) * count
+
+
 def from_entry_json(desc: dict) -> dict:
     """v0.5-style entry.json: top-level division/status/framework and a list of node groups."""
     nodes = [n for n in desc.get("nodes") or [] if isinstance(n, dict)]
     node_count = sum(to_int(n.get("num_nodes")) or 0 for n in nodes) or None
-    accelerators = sum((to_int(n.get("num_nodes")) or 1) * (to_int(n.get("num_accelerators")) or 0) for n in nodes)
+    accelerators = sum(map(_group_accelerators, nodes))
     processors = None
     processor_model = ""
     if nodes:

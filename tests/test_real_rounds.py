@@ -65,6 +65,9 @@ def test_training_v05(rounds, worker):
     assert round(resnet.score_s / 60, 2) == 301.58
     assert round(resnet.speedup, 2) == 29.28
     assert resnet.published
+    pods = [Result.objects.get(system__round__key="training-v0.5", path__endswith=f"{pod}/results/tpu/resnet").system
+            for pod in ("cloud_v2.512/resnet-tpuv2-512", "research_v3.32/resnet-tpuv3-32")]
+    assert [(pod.accelerator_count, pod.nodes) for pod in pods] == [(512, 64), (32, 2)]  # not 64 x 512
 
 
 def test_training_v06(rounds, worker):

@@ -18,6 +18,18 @@ def test_it_reads_a_v05_entry_json():
     assert fields["nodes"] == 2
 
 
+def test_a_tpu_pod_slice_counts_the_accelerators_its_name_gives_once_not_per_host():
+    def count(accelerator, nodes, accelerators):
+        desc = {"nodes": [{"num_nodes": nodes, "accelerator": accelerator, "num_accelerators": accelerators}]}
+        return fields_of(desc, "entry.json")["accelerator_count"]
+
+    # As v0.5's Google entries give them: the slice's size on its hosts.
+    assert (count("tpuv2-512", 64, 512), count("tpuv3-32", 2, 32), count("tpuv2-8", 1, 8)) == (512, 32, 8)
+    # Per node otherwise, also when a name ends in another number.
+    assert (count("Tesla V100-SXM2-16GB", 128, 8), count("Tesla V100-SXM3-H-32GB", 36, 16),
+            count("tpuv3-32", 2, 16)) == (1024, 576, 32)
+
+
 def test_it_reads_a_system_json_with_counts_as_strings():
     fields = fields_of({
         "division": "closed", "status": "Available cloud", "system_name": "tpu-v3",
