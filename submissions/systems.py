@@ -84,7 +84,9 @@ def from_entry_json(desc: dict) -> dict:
 
 
 def from_system_json(desc: dict) -> dict:
-    """v0.6+ systems/<name>.json: flat keys, counts as strings."""
+    """v0.6+ systems/<name>.json: flat keys, counts as strings. Keys are read as the schema spells them
+    whatever their case and separators (Intel's v0.6 files say "number of nodes")."""
+    desc = {re.sub(r"[\s-]+", "_", str(key).strip().lower()): value for key, value in desc.items()}
     nodes = to_int(desc.get("number_of_nodes"))
     return {
         "name": str(desc.get("system_name") or ""),
@@ -101,6 +103,10 @@ def from_system_json(desc: dict) -> dict:
 
 
 def fields_of(description: dict, description_format: str) -> dict:
-    if description_format == "entry.json":
+    """By the file's kind, or by its shape: a systems/*.json written as an entry.json (a "nodes" list, no
+    number_of_nodes: Fujitsu's v0.6 ABCI) is read as one."""
+    if description_format == "entry.json" or (
+        isinstance(description.get("nodes"), list) and not any("node" in str(key) for key in description
+                                                                   if key != "nodes")):
         return from_entry_json(description)
     return from_system_json(description)

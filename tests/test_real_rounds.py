@@ -77,6 +77,11 @@ def test_training_v06(rounds, worker):
     assert round(result("training-v0.6", "Google", "tpu-v3-32", "gnmt").score_s / 60, 2) == 12.25
     assert round(result("training-v0.6", "NVIDIA", "dgx1_ngc19.05_mxnet", "resnet").score_s / 60, 2) == 115.22
     assert result("training-v0.6", "Google", "tpu-v3-2048", "transformer").speedup is None
+    described = System.objects.filter(round__key="training-v0.6", key__in=["abci_2048xV100_mxnet", "clx-8260l-2s-x32"])
+    assert sorted(described.values_list("key", "accelerator_count", "nodes", "processor_count")) == [
+        ("abci_2048xV100_mxnet", 2048, 512, 1024),  # written as an entry.json
+        ("clx-8260l-2s-x32", None, 32, 64),  # "number of nodes"
+    ]
 
 
 def test_training_v51(rounds, worker):

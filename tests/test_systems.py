@@ -53,3 +53,17 @@ def test_categories_as_submitters_write_them():
     assert category_of("Research, Development, or Internal (RDI)") == "research"
     assert category_of("preview") == "preview"
     assert category_of("") == "unknown"
+
+
+def test_system_json_keys_are_read_whatever_their_case_and_separators():
+    fields = fields_of({"number of nodes": "32", "Host-Processors-Per-Node": "2", "system_name": "CLX-8260L-2S",
+                        "host_processor_model_name": "Xeon 8260L", "nodes": [{"num_nodes": 1}]}, "system.json")
+    assert (fields["nodes"], fields["processor_count"], fields["name"]) == (32, 64, "CLX-8260L-2S")
+
+
+def test_a_systems_json_written_as_an_entry_json_is_read_as_one():
+    fields = fields_of({"division": "open", "status": "research", "hardware": "CX2570-m4 ABCI(AIST)",
+                        "nodes": [{"num_nodes": 512, "cpu": "2x Intel(R) Xeon(R) Gold 6148",
+                                   "accelerator": "Tesla V100-SXM2-16GB", "num_accelerators": 4}]}, "system.json")
+    assert (fields["accelerator_count"], fields["nodes"], fields["processor_count"]) == (2048, 512, 1024)
+    assert (fields["name"], fields["division"], fields["category"]) == ("CX2570-m4 ABCI(AIST)", "open", "research")
