@@ -241,7 +241,7 @@ def test_a_runs_index_is_the_number_ending_its_file_names_stem(path):
     assert _run_index(path, -1) == (int(digits) if digits.isdigit() else -1)
 
 
-def test_update_rows_gives_each_row_its_values_sharing_statements_between_alike_rows(rounds):
+def test_update_rows_gives_each_row_its_values_sharing_statements_between_alike_rows(rounds, monkeypatch):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -255,6 +255,13 @@ def test_update_rows_gives_each_row_its_values_sharing_statements_between_alike_
         update_rows(Run, [(run.pk, {"counted": c, "dropped": d}) for run, (c, d) in zip(runs, marks)])
     assert len(captured) == 3  # one statement per set of values: (T, F) x3, (F, T) x2, and the one (F, F) row
     assert [(r.counted, r.dropped) for r in result.runs.order_by("index")] == marks
+
+    monkeypatch.setattr(connection.ops, "bulk_batch_size", lambda fields, objs: 2)  # as SQLite's, smaller
+    flipped = [(not c, not d) for c, d in marks]
+    with CaptureQueriesContext(connection) as captured:
+        update_rows(Run, [(run.pk, {"counted": c, "dropped": d}) for run, (c, d) in zip(runs, flipped)])
+    assert len(captured) == 4  # (F, T) x3 in two statements
+    assert [(r.counted, r.dropped) for r in result.runs.order_by("index")] == flipped
 
     curves = [{"eval_curve": [[1, i]], "seed": str(i)} for i in range(5)] + [{"seed": "x"}]
     update_rows(Run, [(run.pk, fields) for run, fields in zip(runs, curves)])

@@ -72,7 +72,9 @@ def update_rows(model, rows: list[tuple[int, dict]]) -> None:
             groups.setdefault(tuple(fields), []).append((pk, fields))
     for values, pks in alike.items():
         if len(pks) > 1:
-            model.objects.filter(pk__in=pks).update(**dict(values))
+            size = connection.ops.bulk_batch_size(["pk"], pks)  # SQLite takes 999 parameters at most
+            for start in range(0, len(pks), size):
+                model.objects.filter(pk__in=pks[start:start + size]).update(**dict(values))
         else:
             groups.setdefault(tuple(name for name, _ in values), []).append((pks[0], dict(values)))
     quote = connection.ops.quote_name
