@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .bundles.split import SplitProcess
 
 _started: dict[Path, SplitProcess] = {}
-# The options of `ingest` and Django's that take a value, as the next argument or after "=".
+# The options of `ingest` and Django's whose value is the next argument (unless it follows "=").
 _VALUE_OPTIONS = {"--round", "--timeout", "--settings", "--pythonpath", "-v", "--verbosity"}
 
 
