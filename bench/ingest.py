@@ -275,6 +275,7 @@ def eager(tmp: Path) -> dict:
     env = {
         **os.environ, "DATABASE_URL": f"sqlite:///{work}/bench.sqlite3", "MEDIA_ROOT": str(work / "media"),
         "CELERY_TASK_ALWAYS_EAGER": "1", "DJANGO_SETTINGS_MODULE": "portal.settings", "DEBUG": "0",
+        "SECRET_KEY": "bench-only",
     }
     prepare(env, work / "setup.log")
     output = work / "ingest.log"
@@ -288,7 +289,7 @@ def worker(tmp: Path) -> dict:
     work = tmp / "worker"
     work.mkdir()
     env = {**os.environ, "MEDIA_ROOT": str(work / "media"), "CELERY_TASK_ALWAYS_EAGER": "0",
-           "DJANGO_SETTINGS_MODULE": "portal.settings", "DEBUG": "0"}  # as deployed: no query log
+           "DJANGO_SETTINGS_MODULE": "portal.settings", "DEBUG": "0", "SECRET_KEY": "bench-only"}  # as deployed
     database = f"bench_ingest_{os.getpid()}"
     services, notes, created, flushed, proc = [], [], False, False, None
     try:

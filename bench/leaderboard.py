@@ -74,7 +74,7 @@ def ensure_database(url: str) -> None:
 
 
 def setup_django(url: str, media: str) -> None:
-    os.environ.update(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="portal.settings", DEBUG="0",
+    os.environ.update(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="portal.settings", DEBUG="0", SECRET_KEY="bench-only",
                       MEDIA_ROOT=media, CELERY_TASK_ALWAYS_EAGER="1", LOG_LEVEL="ERROR")
     import django
 
@@ -306,7 +306,7 @@ def main() -> int:
     # Persistent database connections, as a deployment would set them (a new PostgreSQL
     # connection per request costs more than serving a cached page).
     served_db = BENCH_DB + ("&" if "?" in BENCH_DB else "?") + "conn_max_age=600"
-    env = {**os.environ, "DATABASE_URL": served_db, "DEBUG": "0", "LOG_LEVEL": "ERROR"}
+    env = {**os.environ, "DATABASE_URL": served_db, "DEBUG": "0", "SECRET_KEY": "bench-only", "LOG_LEVEL": "ERROR"}
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "-b", f"127.0.0.1:{port}",
          "-w", str(args.workers), "--log-level", "warning"],

@@ -8,6 +8,7 @@ PostgreSQL and Redis. A bad value stops start-up with the variable's name.
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -15,7 +16,12 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 
 DEBUG = env.bool("DEBUG", default=True)
-SECRET_KEY = env.str("SECRET_KEY", default="dev-only-not-secret")
+DEV_SECRET_KEY = "dev-only-not-secret"
+SECRET_KEY = env.str("SECRET_KEY", default=DEV_SECRET_KEY)
+if not DEBUG and SECRET_KEY == DEV_SECRET_KEY:
+    # Sessions and password resets are signed with it: a deployment must not run on the one in this file.
+    raise ImproperlyConfigured("DEBUG is off but SECRET_KEY is not set: set SECRET_KEY to a long random string "
+                               "(python -c 'import secrets; print(secrets.token_urlsafe(50))').")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
