@@ -83,10 +83,15 @@ def from_entry_json(desc: dict) -> dict:
     }
 
 
+def _as_schema_spells(desc: dict) -> dict:
+    """The description's keys as the system.json schema spells them, whatever their case and separators
+    (Intel's v0.6 files say "number of nodes")."""
+    return {re.sub(r"[\s-]+", "_", str(key).strip().lower()): value for key, value in desc.items()}
+
+
 def from_system_json(desc: dict) -> dict:
-    """v0.6+ systems/<name>.json: flat keys, counts as strings. Keys are read as the schema spells them
-    whatever their case and separators (Intel's v0.6 files say "number of nodes")."""
-    desc = {re.sub(r"[\s-]+", "_", str(key).strip().lower()): value for key, value in desc.items()}
+    """v0.6+ systems/<name>.json: flat keys, counts as strings."""
+    desc = _as_schema_spells(desc)
     nodes = to_int(desc.get("number_of_nodes"))
     return {
         "name": str(desc.get("system_name") or ""),
@@ -104,9 +109,9 @@ def from_system_json(desc: dict) -> dict:
 
 def fields_of(description: dict, description_format: str) -> dict:
     """By the file's kind, or by its shape: a systems/*.json written as an entry.json (a "nodes" list, no
-    number_of_nodes: Fujitsu's v0.6 ABCI) is read as one."""
+    number_of_nodes: Fujitsu's v0.6 ABCI) is read as one. The rules still judge it as the file its kind asks
+    for (rules.check_system): this only fills the table's fields."""
     if description_format == "entry.json" or (
-        isinstance(description.get("nodes"), list) and not any("node" in str(key) for key in description
-                                                                   if key != "nodes")):
+            isinstance(description.get("nodes"), list) and "number_of_nodes" not in _as_schema_spells(description)):
         return from_entry_json(description)
     return from_system_json(description)

@@ -70,13 +70,13 @@ def update_rows(model, rows: list[tuple[int, dict]]) -> None:
             alike.setdefault(tuple(fields.items()), []).append(pk)
         except TypeError:  # a JSON value: unhashable, and rarely shared
             groups.setdefault(tuple(fields), []).append((pk, fields))
-    for values, pks in alike.items():
+    for assigned, pks in alike.items():
         if len(pks) > 1:
             size = connection.ops.bulk_batch_size(["pk"], pks)  # SQLite takes 999 parameters at most
             for start in range(0, len(pks), size):
-                model.objects.filter(pk__in=pks[start:start + size]).update(**dict(values))
+                model.objects.filter(pk__in=pks[start:start + size]).update(**dict(assigned))
         else:
-            groups.setdefault(tuple(name for name, _ in values), []).append((pks[0], dict(values)))
+            groups.setdefault(tuple(name for name, _ in assigned), []).append((pks[0], dict(assigned)))
     quote = connection.ops.quote_name
     table, pk_column = quote(model._meta.db_table), quote(model._meta.pk.column)
     with connection.cursor() as cursor:
