@@ -156,6 +156,10 @@ class Result(models.Model):
     runs_counted = models.PositiveIntegerField(default=0)
     score_message = models.CharField(max_length=500, blank=True, help_text="Why there is no score.")
     published = models.BooleanField(default=False, db_index=True)
+    public_id = models.CharField(
+        max_length=20, null=True, blank=True, unique=True,
+        help_text="MLPerf's public id (e.g. 5.1-0042): given at first publication, kept when withdrawn, never reused.",
+    )
     # Validation outcome, copied here by the write side so pages need not read findings.
     error_count = models.PositiveIntegerField(default=0)
     warning_count = models.PositiveIntegerField(default=0)
@@ -182,6 +186,16 @@ class Result(models.Model):
             "leaderboard:result",
             args=[system.round.key, system.submitter.name, system.key, self.benchmark.key],
         )
+
+
+class PublicIdSequence(models.Model):
+    """The last public id number given under one prefix (a ruleset's major.minor, e.g. "5.1")."""
+
+    prefix = models.CharField(max_length=10, unique=True)
+    last = models.PositiveIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.prefix}-{self.last:04d}"
 
 
 class Run(models.Model):
