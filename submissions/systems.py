@@ -1,5 +1,7 @@
-"""Reading a system description (v0.5 entry.json or v0.6+ systems/*.json) into table fields."""
+"""Reading a system description (v0.5 entry.json, v0.6+ systems/*.json, NVIDIA's v0.6 log lines) into table fields."""
 
+import ast
+import json
 import re
 
 CATEGORY_WORDS = [
@@ -10,6 +12,93 @@ CATEGORY_WORDS = [
     ("rdi", "research"),
     ("internal", "research"),
 ]
+# Bounds on a literal written as text, so that a hostile description costs little and cannot exhaust the stack.
+MAX_LITERAL_CHARS = 64 * 1024
+MAX_BRACKETS = 32  # nesting of ( [ { within one literal
+MAX_DEPTH = 8  # literals within literals, and levels a description is walked
+NO_VALUE = {"", "na", "n/a", "none", "-", "null", "not applicable"}
+# Spellings seen in published descriptions -> the schema's.
+ALIASES = {
+    "sumitter": "submitter",
+    "accelerator_per_node": "accelerators_per_node",
+    "host_processor_per_node": "host_processors_per_node",
+    "host_processors_model_name": "host_processor_model_name",
+    "number_of_node": "number_of_nodes",
+}
+
+
+class LiteralError(ValueError):
+    """A value written as a literal that cannot be read; str(e) says why."""
+
+
+def _bracket_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    return deepest
+
+
+def _plain(value, depth: int = 0):
+    """What literal_eval gave, as JSON can store it: tuples and sets become lists, other objects text."""
+    if depth > MAX_DEPTH:
+        raise LiteralError(f"nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v, depth + 1) for v in value), key=str)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def read_literal(text: str):
+    """A dict or list written as JSON or as a Python literal ("{'num_nodes': '96'}"): read with json or
+    ast.literal_eval (which evaluates nothing), within the bounds above. Raises LiteralError saying why not."""
+    text = text.strip()
+    if len(text) > MAX_LITERAL_CHARS:
+        raise LiteralError(f"longer than {MAX_LITERAL_CHARS} characters")
+    if _bracket_depth(text) > MAX_BRACKETS:
+        raise LiteralError(f"brackets nested more than {MAX_BRACKETS} deep")
+    try:
+        return _plain(json.loads(text))
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return _plain(ast.literal_eval(text))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as e:
+        reason = str(e).split("\n")[0] or type(e).__name__
+        raise LiteralError(f"not a JSON or Python literal ({reason})") from None
+
+
+def _looks_literal(text: str) -> bool:
+    text = text.strip()
+    return len(text) >= 2 and (text[0], text[-1]) in {("{", "}"), ("[", "]")}
+
+
+def expand_literals(value, problems: list[str] | None = None, where: str = "", depth: int = 0):
+    """The description with every text value that holds a dict or list (NVIDIA's v0.6 `entry`, and `nodes`
+    inside it) replaced by what it holds. A value that cannot be read stays text, and `problems` says why."""
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {k: expand_literals(v, problems, f"{where}.{k}" if where else str(k), depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_literals(v, problems, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if isinstance(value, str) and _looks_literal(value):
+        try:
+            parsed = read_literal(value)
+        except LiteralError as e:
+            if problems is not None:
+                problems.append(f"'{where}' is {e}; kept as text")
+            return value
+        return expand_literals(parsed, problems, where, depth + 1)
+    return value
 
 
 def category_of(status: str) -> str:
@@ -32,9 +121,17 @@ def to_int(value) -> int | None:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        return int(value)
+        return int(value) if value == value and abs(value) != float("inf") else None
     match = re.match(r"\s*(\d+)", str(value or ""))
     return int(match.group(1)) if match else None
+
+
+def _text(value) -> str:
+    """A text field as written; 'NA', 'none', '-' and the like say there is none."""
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    text = str(value).strip()
+    return "" if text.lower() in NO_VALUE else text
 
 
 def _leading_count(text: str) -> tuple[int | None, str]:
@@ -49,44 +146,74 @@ def _times(a, b):
     return a * b if a is not None and b is not None else None
 
 
-def _group_accelerators(group: dict) -> int:
+def _as_schema_spells(desc: dict) -> dict:
+    """The description's keys as the schemas spell them, whatever their case and separators (Intel's v0.6 files
+    say "number of nodes") and for the misspellings in ALIASES."""
+    out = {}
+    for key, value in desc.items():
+        spelled = re.sub(r"[\s-]+", "_", str(key).strip().lower())
+        out.setdefault(ALIASES.get(spelled, spelled), value)
+    return out
+
+
+def _node_groups(desc: dict) -> list[dict]:
+    """entry.json's node groups: a list, or one group written as a single table (NVIDIA's v0.6 `nodes`)."""
+    nodes = desc.get("nodes")
+    nodes = [nodes] if isinstance(nodes, dict) else nodes if isinstance(nodes, list) else []
+    return [_as_schema_spells(n) for n in nodes if isinstance(n, dict)]
+
+
+def _group_accelerators(group: dict) -> int | None:
     """The accelerators of one entry.json node group: num_accelerators per node (NVIDIA's 128 DGX-1 with 8),
     but the group's total when the accelerator is named by that count: Google's "tpuv2-512" pod slice with
     num_accelerators 512 runs on 64 hosts (num_nodes), not 64 x 512."""
-    count = to_int(group.get("num_accelerators")) or 0
+    count = to_int(group.get("num_accelerators"))
+    if count is None:
+        return None
     if str(group.get("accelerator") or "").strip().endswith(f"-{count}"):
         return count
     return (to_int(group.get("num_nodes")) or 1) * count
 
 
+def _processors_per_node(cpu: str, hardware: str) -> tuple[int, str]:
+    """(per node, model) from a node group's cpu ('2x Intel Xeon ...'), else from a hardware line that counts
+    the same processor ('8-nodes 2x Intel(R) Xeon(R) Platinum 8180 processor', Intel v0.5), else one."""
+    per_node, model = _leading_count(cpu)
+    if per_node is None and model:
+        first = " ".join(model.split()[:2]).lower()
+        for match in re.finditer(r"(\d+)\s*[xX×]\s*(\S+\s+\S+)", hardware or ""):
+            if match.group(2).lower() == first:
+                per_node = int(match.group(1))
+                break
+    return per_node or 1, model
+
+
 def from_entry_json(desc: dict) -> dict:
     """v0.5-style entry.json: top-level division/status/framework and a list of node groups."""
-    nodes = [n for n in desc.get("nodes") or [] if isinstance(n, dict)]
-    node_count = sum(to_int(n.get("num_nodes")) or 0 for n in nodes) or None
-    accelerators = sum(map(_group_accelerators, nodes))
-    processors = None
-    processor_model = ""
-    if nodes:
-        per_node, processor_model = _leading_count(str(nodes[0].get("cpu", "")))
-        processors = _times(per_node or 1, node_count) if processor_model else None
+    desc = _as_schema_spells(desc)
+    groups = _node_groups(desc)
+    node_count = sum(to_int(n.get("num_nodes")) or 0 for n in groups) or None
+    stated = [c for c in map(_group_accelerators, groups) if c is not None]
+    hardware = _text(desc.get("hardware"))
+    processors, processor_model = None, ""
+    for group in groups:
+        per_node, model = _processors_per_node(_text(group.get("cpu")), hardware)
+        if model:
+            processor_model = processor_model or model
+            processors = (processors or 0) + per_node * (to_int(group.get("num_nodes")) or 1)
+    accelerator_model = next((m for m in (_text(n.get("accelerator")) for n in groups) if m), "")
     return {
-        "name": str(desc.get("hardware") or ""),
+        "name": _text(desc.get("platform")) or hardware,
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
-        "accelerator_model": str(nodes[0].get("accelerator", "")) if nodes else "",
-        "accelerator_count": accelerators or None,
+        "accelerator_model": accelerator_model,
+        "accelerator_count": sum(stated) if stated else None,
         "processor_model": processor_model,
         "processor_count": processors,
         "nodes": node_count,
-        "framework": str(desc.get("framework") or ""),
-        "interconnect": str(desc.get("interconnect") or ""),
+        "framework": _text(desc.get("framework")),
+        "interconnect": _text(desc.get("interconnect")),
     }
-
-
-def _as_schema_spells(desc: dict) -> dict:
-    """The description's keys as the system.json schema spells them, whatever their case and separators
-    (Intel's v0.6 files say "number of nodes")."""
-    return {re.sub(r"[\s-]+", "_", str(key).strip().lower()): value for key, value in desc.items()}
 
 
 def from_system_json(desc: dict) -> dict:
@@ -94,24 +221,42 @@ def from_system_json(desc: dict) -> dict:
     desc = _as_schema_spells(desc)
     nodes = to_int(desc.get("number_of_nodes"))
     return {
-        "name": str(desc.get("system_name") or ""),
+        "name": _text(desc.get("system_name")),
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
-        "accelerator_model": str(desc.get("accelerator_model_name") or ""),
+        "accelerator_model": _text(desc.get("accelerator_model_name")),
         "accelerator_count": _times(nodes, to_int(desc.get("accelerators_per_node"))),
-        "processor_model": str(desc.get("host_processor_model_name") or ""),
+        "processor_model": _text(desc.get("host_processor_model_name")),
         "processor_count": _times(nodes, to_int(desc.get("host_processors_per_node"))),
         "nodes": nodes,
-        "framework": str(desc.get("framework") or ""),
-        "interconnect": str(desc.get("accelerator_interconnect") or desc.get("host_networking") or ""),
+        "framework": _text(desc.get("framework")) or _text(desc.get("framework_name")),
+        "interconnect": _text(desc.get("accelerator_interconnect")) or _text(desc.get("interconnect"))
+        or _text(desc.get("host_networking")),
     }
 
 
+def _with_entry(desc: dict) -> dict:
+    """NVIDIA's v0.6 log lines put entry.json's fields in one `entry` record beside org, division, status and
+    platform: one table of both."""
+    entry = desc.get("entry")
+    if not isinstance(entry, dict):
+        return desc
+    return {**{k: v for k, v in desc.items() if k != "entry"}, **entry}
+
+
 def fields_of(description: dict, description_format: str) -> dict:
-    """By the file's kind, or by its shape: a systems/*.json written as an entry.json (a "nodes" list, no
-    number_of_nodes: Fujitsu's v0.6 ABCI) is read as one. The rules still judge it as the file its kind asks
-    for (rules.check_system): this only fills the table's fields."""
-    if description_format == "entry.json" or (
-            isinstance(description.get("nodes"), list) and "number_of_nodes" not in _as_schema_spells(description)):
-        return from_entry_json(description)
-    return from_system_json(description)
+    """The table's fields, read by the file's kind or by its shape: a systems/*.json written as an entry.json
+    (node groups, no number_of_nodes: Fujitsu's v0.6 ABCI, NVIDIA's v0.6 log lines) is read as one. A field the
+    file's own schema leaves blank is taken from the other schema's keys where the file has them too (Intel's
+    v0.6 files state their accelerators only in a `nodes` list). The rules still judge the file by its kind
+    (rules.check_system): this only fills the table's fields."""
+    desc = _with_entry(expand_literals(description)) if isinstance(description, dict) else {}
+    spelled = _as_schema_spells(desc)
+    has_groups = bool(_node_groups(spelled))
+    as_entry = description_format == "entry.json" or (has_groups and "number_of_nodes" not in spelled)
+    fields = from_entry_json(desc) if as_entry else from_system_json(desc)
+    other = from_system_json(desc) if as_entry else from_entry_json(desc) if has_groups else {}
+    for key, value in other.items():
+        if fields[key] in ("", None):
+            fields[key] = value
+    return fields

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..systems import expand_literals
 from .files import FolderFiles, TarFiles
 
 RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
@@ -92,8 +93,17 @@ def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
     """The parsed object (or {}) and a signature to compare descriptions by."""
     try:
         raw = tree.bundle.read_bytes(rel)
+    except OSError as e:
+        notes.append(f"{rel}: not readable ({e}); its contents are ignored.")
+        return {}, ("unreadable", rel)
+    return read_description(raw, rel, notes)
+
+
+def read_description(raw: bytes, rel: str, notes: list[str]) -> tuple[dict, object]:
+    """A description file's bytes as _read_json reads them: JSON, else NVIDIA's v0.6 log lines."""
+    try:
         text = raw.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
         notes.append(f"{rel}: not readable ({e}); its contents are ignored.")
         return {}, ("unreadable", rel)
     dupes = []
@@ -111,7 +121,13 @@ def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
         data = _key_value_lines(text)
         fallback = "read as 'key: {\"value\": ...}' lines instead" if data else "it is ignored"
         notes.append(f"{rel}: not valid JSON (line {e.lineno} column {e.colno}: {e.msg}: {line!r}); {fallback}.")
+        problems = []
+        data = expand_literals(data, problems)  # NVIDIA's `entry` value, and `nodes` in it, are Python literals
+        notes.extend(f"{rel}: {problem}." for problem in problems)
         return (data, data) if data else ({}, ("unreadable", raw))
+    except (RecursionError, MemoryError):
+        notes.append(f"{rel}: nested too deeply to read as JSON; it is ignored.")
+        return {}, ("unreadable", raw)
     if dupes:
         keys = ", ".join(repr(k) for k in sorted(set(dupes)))
         notes.append(f"{rel}: key {keys} appears more than once; the last value is used.")
@@ -130,7 +146,7 @@ def _key_value_lines(text: str) -> dict:
         key, sep, value = line.partition(":")
         try:
             parsed = json.loads(value) if sep and re.fullmatch(r"\w+", key.strip()) else None
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return {}
         if not isinstance(parsed, dict) or "value" not in parsed:
             return {}
