@@ -10,6 +10,8 @@ import secrets
 from django.db import models
 from django.urls import reverse
 
+from .organisations import organisation_of
+
 
 def new_cache_token() -> str:
     return secrets.token_hex(8)
@@ -90,13 +92,25 @@ class Benchmark(models.Model):
 
 
 class Submitter(models.Model):
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200, unique=True, help_text="The name as submitted.")
+    organisation = models.CharField(
+        max_length=200, blank=True, db_index=True, editable=False,
+        help_text="The organisation the name belongs to, by leaderboard/organisations.toml: what filters, "
+        "progress, compare and the API group by.",
+    )
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self):
         return self.name
+
+    def save(self, *args, **kwargs):
+        # Derived from the name on every save, so a row made anywhere (ingest, admin, fixtures) is filed.
+        self.organisation = organisation_of(self.name)
+        if kwargs.get("update_fields") is not None and "name" in kwargs["update_fields"]:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "organisation"}
+        super().save(*args, **kwargs)
 
 
 class Division(models.TextChoices):

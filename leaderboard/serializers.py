@@ -5,6 +5,8 @@ from rest_framework import serializers
 
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
 
+ORGANISATION_HELP = "The organisation the submitter name belongs to, the same under every name it submitted as."
+
 
 class BenchmarkSerializer(serializers.ModelSerializer):
     class Meta:
@@ -27,13 +29,14 @@ class RoundSerializer(serializers.ModelSerializer):
 
 class SystemSerializer(serializers.ModelSerializer):
     round = serializers.CharField(source="round.key")
-    submitter = serializers.CharField(source="submitter.name")
+    submitter = serializers.CharField(source="submitter.name", help_text="The name as submitted.")
+    organisation = serializers.CharField(source="submitter.organisation", help_text=ORGANISATION_HELP)
     url = serializers.SerializerMethodField()
 
     class Meta:
         model = System
-        fields = ["id", "round", "submitter", "key", "name", "division", "category", "accelerator_model",
-                  "accelerator_count", "processor_model", "processor_count", "nodes", "framework",
+        fields = ["id", "round", "submitter", "organisation", "key", "name", "division", "category",
+                  "accelerator_model", "accelerator_count", "processor_model", "processor_count", "nodes", "framework",
                   "interconnect", "url"]
 
     def get_url(self, obj) -> str:
@@ -42,7 +45,8 @@ class SystemSerializer(serializers.ModelSerializer):
 
 class ResultSerializer(serializers.ModelSerializer):
     round = serializers.CharField(source="system.round.key")
-    submitter = serializers.CharField(source="system.submitter.name")
+    submitter = serializers.CharField(source="system.submitter.name", help_text="The name as submitted.")
+    organisation = serializers.CharField(source="system.submitter.organisation", help_text=ORGANISATION_HELP)
     system = serializers.CharField(source="system.key")
     system_id = serializers.IntegerField()
     system_name = serializers.CharField(source="system.name")
@@ -57,9 +61,9 @@ class ResultSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Result
-        fields = ["id", "round", "submitter", "system", "system_id", "system_name", "division", "category",
-                  "accelerator_model", "accelerator_count", "benchmark", "score_s", "score_minutes", "speedup",
-                  "scaling_factor", "energy_j", "runs_counted", "error_count", "warning_count", "advisory",
+        fields = ["id", "round", "submitter", "organisation", "system", "system_id", "system_name", "division",
+                  "category", "accelerator_model", "accelerator_count", "benchmark", "score_s", "score_minutes",
+                  "speedup", "scaling_factor", "energy_j", "runs_counted", "error_count", "warning_count", "advisory",
                   "url", "runs_url"]
 
     def get_score_minutes(self, obj) -> float | None:

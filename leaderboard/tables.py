@@ -65,6 +65,7 @@ class Row:
     accelerator_count: int | None
     nodes: int | None
     framework: str
+    organisation: str = ""  # the submitter's organisation (leaderboard.organisations): what the filter selects
     cells: dict[str, Cell] = field(default_factory=dict)
     cloud_scale: float | None = None
     cloud_scale_note: str = ""  # the tooltip: both prices, their dates and sources
@@ -84,7 +85,8 @@ class Row:
     @property
     def search_text(self):
         return " ".join([
-            self.submitter, self.name, self.key, self.processor_model, self.accelerator_model, self.framework,
+            self.submitter, self.organisation, self.name, self.key, self.processor_model, self.accelerator_model,
+            self.framework,
         ]).lower()
 
 
@@ -110,7 +112,8 @@ class RoundData:
 RESULT_FIELDS = [
     "id", "system_id", "benchmark__key", "score_s", "speedup", "energy_j", "runs_counted",
     "error_count", "warning_count", "advisory",
-    "system__key", "system__name", "system__submitter__name", "system__division", "system__category",
+    "system__key", "system__name", "system__submitter__name", "system__submitter__organisation",
+    "system__division", "system__category",
     "system__processor_model", "system__processor_count", "system__accelerator_model",
     "system__accelerator_count", "system__nodes", "system__framework",
 ]
@@ -142,6 +145,7 @@ def build_round_data(round_: Round) -> RoundData:
                 processor_model=r["system__processor_model"], processor_count=r["system__processor_count"],
                 accelerator_model=r["system__accelerator_model"], accelerator_count=r["system__accelerator_count"],
                 nodes=r["system__nodes"], framework=r["system__framework"],
+                organisation=r["system__submitter__organisation"] or r["system__submitter__name"],
             )
             scale = prices.cloud_scale(row.submitter, row.key, row.name) if prices else None
             if scale is not None:

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from django import forms
 
 from .models import Category, Division
+from .organisations import name_key, organisation_of
 from .tables import CATEGORIES, DIVISIONS, Bench, RoundData, Row
 
 SHOW_CHOICES = [("speedup", "speedup over the reference"), ("minutes", "minutes to train"), ("energy", "energy to train (kJ)")]
@@ -66,7 +67,8 @@ class TableForm(forms.Form):
         self.fields["category"].choices = any_ + [
             (c.value, c.label) for c in Category if any(p[1] == c.value for p in present)
         ]
-        for name, attr in (("submitter", "submitter"), ("accelerator", "accelerator_model"),
+        # The submitter filter selects organisations: one choice for all the names one submitted under.
+        for name, attr in (("submitter", "organisation"), ("accelerator", "accelerator_model"),
                            ("processor", "processor_model"), ("framework", "framework")):
             choices = [(value, f"{value} ({count})") for value, count in _distinct(getattr(r, attr) for r in rows)]
             self.fields[name].choices = choices
@@ -108,7 +110,10 @@ class TableView:
     @classmethod
     def from_query(cls, querydict, data: RoundData) -> tuple["TableView", TableForm]:
         default_show = "speedup" if data.has_reference else "minutes"
-        form = TableForm(_clean_query(querydict), data)
+        query = _clean_query(querydict)
+        if query.get("submitter"):
+            query["submitter"] = _organisations(query["submitter"], data)
+        form = TableForm(query, data)
         form.is_valid()
         values = {}
         for name in form.fields:
@@ -117,7 +122,7 @@ class TableView:
             elif isinstance(form.fields[name], forms.MultipleChoiceField):
                 # Keep the valid values of a list with an unknown one in it.
                 allowed = {str(k) for k, _ in form.fields[name].choices}
-                values[name] = [v for v in querydict.getlist(name)[:MAX_LIST] if v in allowed]
+                values[name] = [v for v in query.get(name, []) if v in allowed]
         view = cls(
             show=values.get("show") or default_show, default_show=default_show,
             **{k: v for k, v in values.items() if k != "show" and v not in (None, "")},
@@ -189,7 +194,7 @@ class TableView:
                 continue
             if self.category and row.category != self.category:
                 continue
-            if self.submitter and row.submitter not in self.submitter:
+            if self.submitter and row.organisation not in self.submitter:
                 continue
             if acc and row.accelerator_model not in acc:
                 continue
@@ -247,6 +252,12 @@ class TableView:
             new = f"-{column}" if self.best_first_descending(column, data) else column
             state = "none"
         return self.query(sort=new), state
+
+
+def _organisations(names: list[str], data: RoundData) -> list[str]:
+    """The organisations of the round that the names given belong to (any alias, any case), in order."""
+    present = {name_key(r.organisation): r.organisation for r in data.rows}
+    return list(dict.fromkeys(present.get(name_key(organisation_of(n)), n) for n in names))
 
 
 def _clean_query(querydict) -> dict:

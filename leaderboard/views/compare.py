@@ -7,8 +7,15 @@ from django.views.decorators.http import require_safe
 
 from .. import charts
 from ..models import Round
+from ..organisations import name_key, organisation_of
 from ..tables import round_data
 from .common import json_script
+
+
+def _organisation_key(slug: str) -> tuple[str, str]:
+    """A compare slug (submitter/key) as (organisation, key): any of an organisation's names finds its system."""
+    submitter, _, key = slug.rpartition("/")
+    return name_key(organisation_of(submitter)), key
 
 
 @require_safe
@@ -16,9 +23,13 @@ def compare_page(request, round_key):
     round_ = get_object_or_404(Round, key=round_key)
     data = round_data(round_)
     by_slug = {row.slug: row for row in data.rows}
+    by_organisation = {}
+    for row in data.rows:
+        by_organisation.setdefault((name_key(row.organisation), row.key), row)
     wanted = list(dict.fromkeys(request.GET.getlist("s")))
-    chosen = [by_slug[s] for s in wanted if s in by_slug]
-    unknown = [s for s in wanted if s not in by_slug]
+    found = {s: by_slug.get(s) or by_organisation.get(_organisation_key(s)) for s in wanted}
+    chosen = list({id(row): row for row in found.values() if row is not None}.values())
+    unknown = [s for s in wanted if found[s] is None]
     error = ""
     if len(chosen) < 2:
         error = "Pick at least two systems to compare (tick them in the round table)."

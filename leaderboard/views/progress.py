@@ -1,4 +1,8 @@
-"""Progress across rounds: the best time per benchmark in each round."""
+"""Progress across rounds: the best time per benchmark in each round, of everyone or of one organisation.
+
+An organisation is one under every name it submitted as (leaderboard.organisations), so
+NVIDIA's line runs from its v0.5 results, submitted as "Nvidia", to its latest.
+"""
 
 from django.db.models import Min
 from django.shortcuts import render
@@ -6,7 +10,16 @@ from django.views.decorators.http import require_safe
 
 from .. import cache, charts, public
 from ..models import Benchmark, Division, Round
+from ..organisations import name_key, organisation_of
 from .common import json_script
+
+
+def _organisation(requested: str, present: list[str]) -> str:
+    """The organisation of the list that a requested name (any alias, any case) belongs to; '' for none."""
+    if not requested.strip():
+        return ""
+    wanted = name_key(organisation_of(requested))
+    return next((o for o in present if name_key(o) == wanted), "")
 
 
 @require_safe
@@ -15,22 +28,29 @@ def progress_page(request):
     if division not in Division.values:
         division = "closed"
     rounds = list(Round.objects.order_by("publication_date", "key"))
-    key = cache.catalogue_key("progress", [f"{r.key}:{r.cache_token}" for r in rounds], division)
+    tokens = [f"{r.key}:{r.cache_token}" for r in rounds]
+    organisations = cache.get_or_set(cache.catalogue_key("progress-organisations", tokens, division), lambda: sorted(
+        set(public.results().filter(system__division=division, score_s__isnull=False)
+            .values_list("system__submitter__organisation", flat=True)) - {""}, key=str.casefold,
+    ))
+    requested = request.GET.get("organisation") or request.GET.get("submitter") or ""
+    organisation = _organisation(requested, organisations)
+    key = cache.catalogue_key("progress", tokens, division, organisation)
 
     def build():
-        best = (
-            public.results().filter(system__division=division, score_s__isnull=False)
-            .values("system__round__key", "benchmark__key").annotate(best=Min("score_s"))
-        )
+        scored = public.results().filter(system__division=division, score_s__isnull=False)
+        if organisation:
+            scored = scored.filter(system__submitter__organisation=organisation)
+        best = scored.values("system__round__key", "benchmark__key").annotate(best=Min("score_s"))
         bests = {(b["system__round__key"], b["benchmark__key"]): b["best"] for b in best}
         who = {}
         if bests:
-            holders = public.results().filter(
-                system__division=division, score_s__in=set(bests.values()),
-            ).values_list("system__round__key", "benchmark__key", "score_s", "system__submitter__name", "system__name")
-            for round_key, bench_key, score, submitter, name in holders:
+            holders = scored.filter(score_s__in=set(bests.values())).values_list(
+                "system__round__key", "benchmark__key", "score_s", "system__submitter__organisation", "system__name",
+            ).order_by("system__round__key", "benchmark__key", "system__submitter__name", "system__key")
+            for round_key, bench_key, score, holder_org, name in holders:
                 if bests.get((round_key, bench_key)) == score:
-                    who.setdefault((round_key, bench_key), f"{submitter}: {name}")
+                    who.setdefault((round_key, bench_key), f"{holder_org}: {name}")
         names = dict(  # the latest round's name of each benchmark key
             Benchmark.objects.order_by("round__publication_date", "round__key").values_list("key", "name")
         )
@@ -53,5 +73,6 @@ def progress_page(request):
 
     built = cache.get_or_set(key, build)
     return render(request, "leaderboard/progress.html", {
-        "division": division, "divisions": Division.choices, **built,
+        "division": division, "divisions": Division.choices, "organisation": organisation,
+        "organisations": organisations, "requested": requested if requested and not organisation else "", **built,
     })

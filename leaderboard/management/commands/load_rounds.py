@@ -1,14 +1,15 @@
 from django.core.management.base import BaseCommand
 
-from leaderboard import prices
+from leaderboard import organisations, prices
 from leaderboard.rounds import load_all
 
 
 class Command(BaseCommand):
     help = (
         "Load the shipped round files (leaderboard/rounds/*.toml) and their price tables "
-        "(leaderboard/prices/*.toml) into the catalogue. Idempotent: price lines edited in the "
-        "admin are kept unless --replace-prices."
+        "(leaderboard/prices/*.toml) into the catalogue, and re-file submitters by their organisation "
+        "(leaderboard/organisations.toml). Idempotent: price lines edited in the admin are kept unless "
+        "--replace-prices."
     )
 
     def add_arguments(self, parser):
@@ -19,3 +20,5 @@ class Command(BaseCommand):
             self.stdout.write(f"{round_.key}: {round_.benchmarks.count()} benchmarks")
         for key, added in prices.load_all(replace=options["replace_prices"]).items():
             self.stdout.write(f"{key}: {added} price line(s) {'replaced or ' if options['replace_prices'] else ''}added")
+        changed = organisations.refresh_submitters()
+        self.stdout.write(f"organisations: {changed} submitter(s) re-filed")

@@ -1,0 +1,114 @@
+"""Organisations across rounds: which submitter names are one organisation.
+
+The same organisation submits as "Google Inc." one round and "Google" the next, as "Nvidia"
+and "NVIDIA". `organisations.toml` lists, for each organisation, the names it was seen under;
+`organisation_of(name)` gives the organisation a name belongs to (ignoring case, spaces and
+punctuation), or the name itself when it is listed nowhere. Filters, progress across rounds,
+compare and the API group by it; result and system pages show the name as submitted.
+
+The lookup is pure (no Django); `refresh_submitters` is the thin part that re-files the
+Submitter rows after the file changes (`manage.py load_rounds`).
+"""
+
+import functools
+import tomllib
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DATA_FILE = Path(__file__).resolve().parent / "organisations.toml"
+
+
+def name_key(name: str) -> str:
+    """What two names of one organisation share: letters and digits, case folded ("Intel_Corp" = "intel corp.")."""
+    text = unicodedata.normalize("NFKC", name).casefold()
+    return "".join(c for c in text if c.isalnum())
+
+
+def clean(name: str) -> str:
+    """A name as it is shown when it is its own organisation: spaces collapsed."""
+    return " ".join(name.split())
+
+
+@dataclass(frozen=True)
+class Organisations:
+    """The alias list, read: each name's key → its organisation's name."""
+
+    by_key: dict[str, str] = field(default_factory=dict)
+
+    def of(self, name: str) -> str:
+        """The organisation `name` belongs to; the name itself (spaces collapsed) when it is not listed."""
+        return self.by_key.get(name_key(name), clean(name))
+
+    def knows(self, name: str) -> bool:
+        return name_key(name) in self.by_key
+
+    def same(self, a: str, b: str) -> bool:
+        return name_key(self.of(a)) == name_key(self.of(b))
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(set(self.by_key.values()), key=str.casefold)
+
+
+def parse(data: dict, source: str = "organisations.toml") -> Organisations:
+    """Read the parsed file's `[organisations]` table; a name listed under two organisations is an error."""
+    table = data.get("organisations")
+    if not isinstance(table, dict):
+        raise ValueError(f"{source}: no [organisations] table")
+    by_key: dict[str, str] = {}
+    for organisation, names in table.items():
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"{source}: {organisation!r} must list its names as strings")
+        shown = clean(organisation)
+        if not shown:
+            raise ValueError(f"{source}: an organisation without a name")
+        for name in [organisation, *names]:
+            key = name_key(name)
+            if not key:
+                raise ValueError(f"{source}: {organisation!r} lists {name!r}, which has no letters or digits")
+            other = by_key.get(key)
+            if other is not None and other != shown:
+                raise ValueError(f"{source}: {name!r} is listed under both {other!r} and {shown!r}")
+            by_key[key] = shown
+    return Organisations(by_key)
+
+
+def read(path: Path = DATA_FILE) -> Organisations:
+    with open(path, "rb") as f:
+        return parse(tomllib.load(f), path.name)
+
+
+@functools.cache
+def shipped() -> Organisations:
+    """The shipped alias list, read once per process."""
+    return read()
+
+
+def organisation_of(name: str) -> str:
+    """The organisation a submitter name belongs to, by the shipped alias list."""
+    return shipped().of(name)
+
+
+def same_organisation(a: str, b: str) -> bool:
+    return shipped().same(a, b)
+
+
+def refresh_submitters() -> int:
+    """Re-file every Submitter row by the alias list; drop the cached pages of the rounds whose
+    rows changed. Returns how many submitters changed organisation."""
+    from . import cache
+    from .models import Round, Submitter
+
+    shipped.cache_clear()  # the file may have changed since this process read it
+    changed = []
+    for submitter in Submitter.objects.all():
+        organisation = organisation_of(submitter.name)
+        if submitter.organisation != organisation:
+            submitter.organisation = organisation
+            changed.append(submitter)
+    if changed:
+        Submitter.objects.bulk_update(changed, ["organisation"])
+        for key in Round.objects.filter(systems__submitter__in=changed).values_list("key", flat=True).distinct():
+            cache.invalidate_round(key)
+    return len(changed)
