@@ -37,6 +37,54 @@ def test_submitter_roots():
     assert submitter_root("v0.5.0/google/cloud/results/tpu/resnet/result_0.txt") == "v0.5.0/google"
     assert submitter_root("results/a/resnet/result_0.txt") is None
     assert submitter_root("README.md") is None
+    assert submitter_root("training_results_v0.6/NVIDIA/results/a/resnet/result_0.txt") == "training_results_v0.6/NVIDIA"
+    assert submitter_root("v5.1/results/a/resnet/result_0.txt") is None  # one submitter's tree in a round folder
+    # One v0.5 submitter's entry folders are not submitters, whether results/ is one level down or more.
+    assert submitter_root("cloud_v2.8/resnet-tpuv2-8/results/tpu/resnet/result_0.txt") is None
+    assert submitter_root("cloud_v100x8/submission.json") is None
+
+
+def _v05_submitter(base: Path) -> Path:
+    """One v0.5 submitter's folder as Google's: an entry with results/ directly in it, others one level down."""
+    files = {
+        "cloud_v100x8/submission.json": '{"org": "Google"}', "cloud_v100x8/results/8xV100/entry.json": "{}",
+        "cloud_v100x8/results/8xV100/resnet/result_0.txt": "a",
+        "cloud_v2.8/resnet-tpuv2-8/submission.json": '{"org": "Google"}',
+        "cloud_v2.8/resnet-tpuv2-8/results/tpu/resnet/result_0.txt": "b",
+        "research_v3.32/ssd/submission.json": '{"org": "Google"}', "research_v3.32/ssd/results/tpu/ssd/result_0.txt": "c",
+    }
+    for name, text in files.items():
+        (base / name).parent.mkdir(parents=True, exist_ok=True)
+        (base / name).write_text(text)
+    return base
+
+
+def test_one_v05_submitters_folder_is_one_bundle(tmp_path):
+    google = _v05_submitter(tmp_path / "v0.5.0" / "google")
+    parts = split_folder(google, tmp_path / "out")
+    assert list(parts) == ["google"]
+    with tarfile.open(parts["google"]) as tar:
+        assert "google/cloud_v2.8/resnet-tpuv2-8/results/tpu/resnet/result_0.txt" in tar.getnames()
+        assert "google/cloud_v100x8/results/8xV100/resnet/result_0.txt" in tar.getnames()
+
+
+def test_an_archive_of_one_v05_submitters_entries_is_not_split(tmp_path):
+    google = _v05_submitter(tmp_path / "google")
+    for order in (sorted, lambda names: sorted(names, reverse=True)):  # whichever entry the archive lists first
+        _tar(tmp_path / "g.tgz", {f"./{p.relative_to(google).as_posix()}": p.read_bytes()
+                                  for p in order(google.rglob("*")) if p.is_file()})
+        assert split_archive(tmp_path / "g.tgz", tmp_path / "out") == {}
+
+
+def test_a_v05_round_folder_splits_per_submitter_whichever_folder_is_given(tmp_path):
+    _v05_submitter(tmp_path / "tree" / "v0.5.0" / "google")
+    (tmp_path / "tree/v0.5.0/intel/x/results/skx/ncf").mkdir(parents=True)
+    (tmp_path / "tree/v0.5.0/intel/x/results/skx/ncf/result_0.txt").write_text("i")
+    for folder in (tmp_path / "tree", tmp_path / "tree" / "v0.5.0"):
+        parts = split_folder(folder, tmp_path / "out" / folder.name)
+        assert sorted(parts) == ["v0.5.0/google", "v0.5.0/intel"]
+        with tarfile.open(parts["v0.5.0/intel"]) as tar:
+            assert tar.getnames()[0] == "intel"  # packed with the submitter folder on top, as an upload
 
 
 def test_a_round_archive_splits_into_one_tar_per_submitter(tmp_path):

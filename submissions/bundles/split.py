@@ -26,23 +26,53 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import Iterator, NamedTuple
 
-_VERSION_FOLDER = re.compile(r"^v\d+(\.\d+)*$")
+# Folders above the submitters: v0.5.0/ in v0.5, training_results_v0.6/ where a round was packed in its folder.
+_ROUND_FOLDER = re.compile(r"^(training_results_)?v\d+(\.\d+)*$")
+# What a v0.6+ submitter's folder holds. A v0.5 entry folder holds results/ too, but with submission.json beside it.
+_TREE_FOLDERS = ("results", "systems", "benchmarks", "documentation")
+_ENTRY_FILE = "submission.json"
 _COPY_BUFFER = 1 << 20  # tarfile copies members 16 KiB at a time by default
+
+
+def _root(member: str) -> tuple[str, str] | None:
+    """(the member's top folder below any round folders, what the member says of it: "tree" when it is a
+    submitter's, "entry" when it is a v0.5 entry folder, else ""); None for a member outside such a folder."""
+    parts = [p for p in PurePosixPath(member).parts if p not in (".", "/")]
+    lead = 0
+    while lead < len(parts) - 1 and _ROUND_FOLDER.match(parts[lead]):
+        lead += 1
+    if len(parts) - lead < 2 or parts[lead] in _TREE_FOLDERS:
+        return None  # a file at the top, or the tree of one submitter
+    root = "/".join(parts[: lead + 1])
+    if lead:  # below a round folder every folder is a submitter's (v0.5.0/google)
+        return root, "tree"
+    if parts[1] in _TREE_FOLDERS:
+        return root, "tree"
+    return root, "entry" if parts[1:] == [_ENTRY_FILE] else ""
+
+
+class _Trees:
+    """Which top folders are submitters' trees, from what their members say."""
+
+    def __init__(self):
+        self.marks: dict[str, set[str]] = {}
+
+    def add(self, root: str, mark: str) -> None:
+        if mark:
+            self.marks.setdefault(root, set()).add(mark)
+
+    def __contains__(self, root: str) -> bool:
+        return self.marks.get(root) == {"tree"}
 
 
 def submitter_root(member: str) -> str | None:
     """'NVIDIA/results/x/result_0.txt' -> 'NVIDIA'; 'v0.5.0/google/...' -> 'v0.5.0/google'.
 
-    None for top-level files and for a tree whose top already is one submitter.
+    None for top-level files, for a tree whose top already is one submitter, and for a top folder that is
+    not known from this one path to be a submitter's tree (one v0.5 submitter's entry folders).
     """
-    parts = [p for p in PurePosixPath(member).parts if p not in (".", "/")]
-    if len(parts) < 2:
-        return None
-    if _VERSION_FOLDER.match(parts[0]):
-        return "/".join(parts[:2]) if len(parts) > 2 else None
-    if parts[0] in ("results", "systems", "benchmarks", "documentation"):
-        return None
-    return parts[0]
+    found = _root(member)
+    return found[0] if found and found[1] == "tree" else None
 
 
 class Part(NamedTuple):
@@ -90,15 +120,23 @@ class RoundSplit:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         paths: dict[str, Path] = {}
         handed: set[str] = set()
+        trees = _Trees()
         root = writer = None
         try:
             with tarfile.open(self.archive, "r|*", copybufsize=_COPY_BUFFER) as source:
                 for member in source:
-                    member_root = submitter_root(member.name)
-                    if member_root is None:
+                    found = _root(member.name)
+                    if found is None:
                         continue
+                    member_root, mark = found
+                    trees.add(member_root, mark)
                     if member_root != root:
                         if writer is not None:
+                            if not handed and root not in trees:
+                                # The first top folder is no submitter's tree (one v0.5 submitter's entry
+                                # folders): the archive is one bundle, not a round.
+                                self.whole = True
+                                break
                             yield self._close(writer, root, paths, root in handed)
                             handed.add(root)
                         root = member_root
@@ -194,17 +232,24 @@ def _print_parts(archive: str, out_dir: str) -> None:
 
 
 def split_folder(folder: Path, out_dir: Path) -> dict[str, Path]:
-    """Pack a folder on disk as one plain tar per submitter root (or one for the whole folder)."""
+    """Pack a folder on disk as one plain tar per submitter root (or one for the whole folder).
+
+    It is split only when its top level holds several submitters' trees, as a round archive is.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
-    roots = sorted({
-        root for dirpath, _, files in os.walk(folder) for f in files
-        if (root := submitter_root((Path(dirpath) / f).relative_to(folder).as_posix()))
-    })
-    if len(roots) < 2:
-        roots = [""]
+    # A round folder's own name says that its folders are submitters (the v0.5.0 folder itself).
+    base = folder.parent if _ROUND_FOLDER.match(folder.name) else folder
+    roots, trees = set(), _Trees()
+    for dirpath, _, files in os.walk(folder):
+        for f in files:
+            found = _root((Path(dirpath) / f).relative_to(base).as_posix())
+            if found:
+                roots.add(found[0])
+                trees.add(*found)
+    roots = sorted(roots) if len(roots) > 1 and any(root in trees for root in roots) else [""]
     packed = {}
     for root in roots:
-        source = folder / root if root else folder
+        source = base / root if root else folder
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", root or folder.name)
         path = out_dir / f"{name}.tar"
         with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
