@@ -94,13 +94,19 @@ def test_v06_notes_for_unlisted_and_undescribed_systems_and_empty_benchmarks(tmp
         **runs("Dell/results/nodesc/bert", 1),
     })
     (tmp_path / "Dell/results/idle/bert").mkdir(parents=True)
+    (tmp_path / "Dell/systems/unused.json").write_text("{}")
     layout = detect(tmp_path)
-    assert [s.name for s in layout.systems] == ["busy", "nodesc"]
-    assert layout.systems[1].description == {} and layout.systems[1].description_path is None
-    assert notes_matching(layout, r"^Dell/systems/idle\.json: system has no results")
+    assert [s.name for s in layout.systems] == ["busy", "idle", "nodesc"]
+    assert layout.systems[2].description == {} and layout.systems[2].description_path is None
+    assert notes_matching(layout, r"^Dell/systems/unused\.json: system has no results")
     assert notes_matching(layout, r"^Dell/results/nodesc/: no description")
-    assert notes_matching(layout, r"^Dell/results/busy/llama/: no result_N\.txt")
-    assert notes_matching(layout, r"^Dell/results/idle/bert/: no result_N\.txt")
+    # A benchmark folder without a log is a result all the same, with the reason it has no runs.
+    no_logs = {(r.system, r.benchmark): r.no_logs for r in layout.results if not r.run_files}
+    assert no_logs == {
+        ("busy", "llama"): "Dell/results/busy/llama/ holds only folders (.keep-empty/); logs are read only directly "
+                           "inside the benchmark folder.",
+        ("idle", "bert"): "the folder Dell/results/idle/bert/ is empty.",
+    }
 
 
 def test_unreadable_json_is_a_note_with_the_line(tmp_path):
@@ -191,10 +197,14 @@ def test_v05_nvidia_style_single_entry_and_systems_without_logs(tmp_path):
         "nvidia/submission/results/private/entry.json": {"hardware": "SKX"},
     })
     (tmp_path / "nvidia/submission/results/private/minigo").mkdir()
+    (tmp_path / "nvidia/submission/results/unused").mkdir()
+    (tmp_path / "nvidia/submission/results/unused/entry.json").write_text("{}")
     layout = detect(tmp_path)
     assert (layout.kind, layout.submitter, layout.root) == ("v0.5", "Nvidia", "nvidia")
-    assert [s.name for s in layout.systems] == ["dgx1"]
-    assert notes_matching(layout, r"results/private/entry\.json: system has no results")
+    assert [s.name for s in layout.systems] == ["dgx1", "private"]
+    assert [(r.system, r.benchmark, r.run_files) for r in layout.results if r.system == "private"] == [
+        ("private", "minigo", [])]
+    assert notes_matching(layout, r"results/unused/entry\.json: system has no results")
     assert notes_matching(layout, r"dgx1/\.gitkeep: stray file")
 
 
@@ -245,18 +255,22 @@ def bundles(tmp_path_factory):
 
 
 def expected_counts(bundle: Path, kind: str) -> tuple[int, int, int]:
-    """Systems, results, runs by a plain walk: runs are results/<s>/<b>/result_N.txt; a system is a
-    results/<s> folder with runs, counted once per (folder name, entry.json bytes) for v0.5."""
+    """Systems, results, runs by a plain walk: a result is a results/<s>/<b> folder, with or without logs;
+    runs are its result_N.txt; a system is a results/<s> folder with results, counted once per (folder name,
+    entry.json bytes) for v0.5, unless those folders hold one benchmark twice (then each is a system)."""
     run_dirs = defaultdict(int)
     for dirpath, _, files in os.walk(bundle):
         parts = Path(dirpath).relative_to(bundle).parts
         if len(parts) >= 3 and parts[-3] == "results":
             run_dirs[Path(dirpath)] += sum(1 for f in files if RESULT.fullmatch(f))
-    run_dirs = {d: n for d, n in run_dirs.items() if n}
     system_dirs = {d.parent for d in run_dirs}
     if kind == "v0.5":
         entry = lambda d: (d / "entry.json").read_bytes() if (d / "entry.json").exists() else str(d).encode()
-        systems = len({(d.name, hashlib.sha256(entry(d)).hexdigest()) for d in system_dirs})
+        groups = defaultdict(list)
+        for d in system_dirs:
+            groups[(d.name, hashlib.sha256(entry(d)).hexdigest())].append(d)
+        benchmarks = lambda group: [b.name for b in run_dirs if b.parent in group]
+        systems = sum(1 if len(set(benchmarks(g))) == len(benchmarks(g)) else len(g) for g in groups.values())
     else:
         systems = len({d.name for d in system_dirs})
     return systems, len(run_dirs), sum(run_dirs.values())
@@ -279,7 +293,9 @@ def test_real_rounds_counts_per_submitter(bundles):
             summed = [a + b for a, b in zip(summed, got)]
         totals[round_] = summed
         print(f"v{round_}: {summed[0]} systems, {summed[1]} results, {summed[2]} runs over {len(subs)} submitters")
-    assert totals == {"0.5": [20, 35, 600], "0.6": [30, 61, 430], "5.1": [91, 184, 1669]}
+    # Empty benchmark folders are results without runs: v0.5 Intel's MiniGo (4) and NVIDIA's (8), v0.6 NVIDIA's and
+    # Intel's MiniGo, v5.1 Dell's llama2_70b_lora.
+    assert totals == {"0.5": [24, 47, 600], "0.6": [32, 63, 430], "5.1": [91, 185, 1669]}
 
 
 @pytest.mark.shared_rounds
@@ -294,8 +310,14 @@ def test_real_v05_hard_facts(bundles):
 
     intel = detect(bundles["0.5"]["intel"])
     assert intel.submitter == "Intel Corp."
-    assert sorted(s.name for s in intel.systems) == ["skx8180", "skx_8180_2s_1x", "skx_8180_2s_8x", "skx_8180_4s_4x"]
-    assert len(notes_matching(intel, r"minigo_submission_private_tensorflow/results/.*/entry\.json: system has no results")) == 2
+    assert sorted(s.name for s in intel.systems) == [  # MiniGo's systems are listed although their logs are missing
+        "intel_minigo_submission_private_tensorflow/skx_8180_2s_1x",
+        "intel_minigo_submission_private_tensorflow/skx_8180_4s_1x",
+        "intel_minigo_submission_public_tensorflow/skx_8180_2s_1x",
+        "intel_minigo_submission_public_tensorflow/skx_8180_4s_1x",
+        "intel_resnet_submission/skx_8180_2s_1x", "skx8180", "skx_8180_2s_8x", "skx_8180_4s_4x"]
+    minigo = [r for r in intel.results if r.benchmark == "minigo"]
+    assert len(minigo) == 4 and all(not r.run_files and r.no_logs.endswith("/minigo/ is empty.") for r in minigo)
     assert notes_matching(intel, r"ncf_timer\.sh: file not part of the layout")
     assert notes_matching(intel, r"intel_resnet_submission/\.DS_Store: stray file")
 
@@ -315,7 +337,11 @@ def test_real_v06_hard_facts(bundles):
     nvidia = detect(bundles["0.6"]["NVIDIA"])
     assert all(s.description.get("org") == "NVIDIA" for s in nvidia.systems)  # read from 'key: {value}' lines
     assert notes_matching(nvidia, r"NVIDIA/systems/README\.md: file not part of the layout")
-    assert notes_matching(nvidia, r"dgx1_n3_ngc19\.05_tensorflow\.json: system has no results")
+    [empty] = [r for r in nvidia.results if not r.run_files]
+    assert (empty.system, empty.benchmark, empty.no_logs) == (
+        "dgx1_n3_ngc19.05_tensorflow", "minigo", "the folder NVIDIA/results/dgx1_n3_ngc19.05_tensorflow/minigo/ is empty.")
+    minigo = [r for r in nvidia.results if r.system == "dgx1_ngc19.05_tensorflow" and r.benchmark == "minigo"]
+    assert [r.run_indices for r in minigo] == [list(range(10))]
     assert {r.benchmark for r in detect(bundles["0.6"]["Google"]).results} >= {"mask", "gnmt", "resnet"}
 
 
@@ -327,7 +353,8 @@ def test_real_v51_hard_facts(bundles):
 
     dell = detect(bundles["5.1"]["Dell"])
     assert notes_matching(dell, r"1xXE7745x8H200-NVL-141GB\.json: system has no results")
-    assert notes_matching(dell, r"2xXE9685Lx8B200-SXM-180GB/llama2_70b_lora/: no result_N\.txt")
+    [empty] = [r for r in dell.results if not r.run_files]
+    assert (empty.system, empty.benchmark) == ("2xXE9685Lx8B200-SXM-180GB", "llama2_70b_lora")
     extras = [f for r in dell.results for f in r.extra_files]
     assert any(f.endswith("/config_X780x8B200-SXM-180G_1x8x1xtp1pp1cp1.sh") for f in extras)
     assert any(f.endswith("/scaling.json") for f in extras)

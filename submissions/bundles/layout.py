@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 
 from ..systems import expand_literals
 from .files import FolderFiles, TarFiles
+from .runlogs import RESULT_FILE, declared_benchmark, holds_log_lines, run_indices
 
-RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
 JUNK = {".DS_Store", ".gitkeep", ".gitignore", "Thumbs.db", "desktop.ini"}
 JUNK_DIRS = {"__MACOSX", ".git"}
+DESCRIPTIONS = {"entry.json", "submission.json", "scaling.json"}  # files of the layout, never run logs
 ROUND_FOLDER = re.compile(r"^(training_results_)?v?\d+(\.\d+)+$")  # v0.5.0 above the submitters
 EXPECTED = (
     "Expected <Submitter>/results/<system>/<benchmark>/result_N.txt with <Submitter>/systems/<system>.json "
@@ -32,9 +33,18 @@ class SystemEntry:
 class ResultEntry:
     system: str
     benchmark: str
-    path: str
-    run_files: list[str]
+    path: str  # the benchmark folder; the system folder for logs put there
+    run_files: list[str]  # in run order
     extra_files: list[str]
+    run_indices: list[int] = field(default_factory=list)  # N of each run, as result_N.txt names it
+    misplaced: list[str] = field(default_factory=list)  # runs not named or placed as <log_folder>/result_N.txt
+    log_folder: str = ""  # where the rules put its logs: <system folder>/<benchmark>
+    no_logs: str = ""  # without runs: why no log was found, in words
+
+    def __post_init__(self):
+        self.log_folder = self.log_folder or self.path
+        if not self.run_indices:
+            self.run_indices = run_indices([p.rpartition("/")[2] for p in self.run_files])
 
 
 @dataclass
@@ -69,6 +79,7 @@ class _Tree:
 
     bundle: FolderFiles | TarFiles
     dirs: dict = field(default_factory=dict)
+    logs: dict = field(default_factory=dict)  # rel -> is_log's answer
 
     @classmethod
     def scan(cls, bundle: FolderFiles | TarFiles) -> "_Tree":
@@ -87,6 +98,17 @@ class _Tree:
 
     def has_file(self, rel: str, name: str) -> bool:
         return name in self.files(rel)
+
+    def is_log(self, rel: str) -> bool:
+        """A file not named result_N.txt that holds MLPerf log lines (looked at once, however often asked)."""
+        if rel not in self.logs:
+            name = rel.rpartition("/")[2]
+            try:
+                self.logs[rel] = not (name in JUNK or name.startswith("._") or name in DESCRIPTIONS) and \
+                    holds_log_lines(self.bundle.file(rel))
+            except OSError:
+                self.logs[rel] = False
+        return self.logs[rel]
 
 
 def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
@@ -168,41 +190,83 @@ def _junk(tree: _Tree, rel: str, notes: list[str]) -> None:
 
 
 def _system_folder(tree: _Tree, sys_rel: str, system: str, notes: list[str], describe: bool) -> list[ResultEntry]:
-    """The results in results/<system>/; notes about everything else there."""
-    results = []
+    """The results in results/<system>/: one per benchmark folder, with or without readable logs, and one per
+    benchmark that logs put directly in the system folder name; notes about everything else there."""
+    # benchmark, lower case -> [benchmark, path, runs, extra files, misplaced runs, log folder, why no logs]
+    results = {}
     for bench in tree.subdirs(sys_rel):
         bench_rel = _join(sys_rel, bench)
-        runs, extras = [], []
+        runs, extras, misnamed, other = [], [], [], []
         for name in tree.files(bench_rel):
-            match = RESULT_FILE.match(name)
-            if match:
-                runs.append((int(match.group(1)), _join(bench_rel, name)))
+            rel = _join(bench_rel, name)
+            if RESULT_FILE.match(name):
+                runs.append(rel)
             elif name in JUNK or name.startswith("._"):
-                _stray(_join(bench_rel, name), notes)
+                _stray(rel, notes)
+            elif tree.is_log(rel):
+                runs.append(rel)
+                misnamed.append(rel)
             else:
-                extras.append(_join(bench_rel, name))
-        for sub in tree.subdirs(bench_rel):
+                extras.append(rel)
+                if name not in DESCRIPTIONS:
+                    other.append(name)
+        subs = tree.subdirs(bench_rel)
+        for sub in subs:
             notes.append(f"{_join(bench_rel, sub)}/: folder inside a benchmark folder; ignored.")
-        if runs:
-            results.append(ResultEntry(system, bench, bench_rel, [p for _, p in sorted(runs)], extras))
-        else:
-            notes.append(f"{bench_rel}/: no result_N.txt run logs; ignored.")
+        no_logs = "" if runs else _why_no_logs(tree, bench_rel, other, subs)
+        results[bench.lower()] = [bench, bench_rel, runs, extras, misnamed, bench_rel, no_logs]
     for name in tree.files(sys_rel):
-        if not (describe and name == "entry.json"):
-            _stray(_join(sys_rel, name), notes)
-    return results
+        rel = _join(sys_rel, name)
+        if describe and name == "entry.json":
+            continue
+        if not tree.is_log(rel):
+            _stray(rel, notes)
+            continue
+        try:
+            bench = declared_benchmark(tree.bundle.file(rel))
+        except OSError as e:
+            notes.append(f"{rel}: not readable ({e}); ignored.")
+            continue
+        if bench is None:
+            notes.append(f"{rel}: MLPerf log lines that name no benchmark (no submission_benchmark); ignored. "
+                         f"Put the log in {sys_rel}/<benchmark>/result_N.txt.")
+            continue
+        found = results.setdefault(bench.lower(), [bench, sys_rel, [], [], [], _join(sys_rel, bench), ""])
+        found[2].append(rel)
+        found[4].append(rel)
+        found[6] = ""
+    entries = []
+    for bench, path, runs, extras, misplaced, log_folder, no_logs in results.values():
+        numbered = sorted(zip(run_indices([p.rpartition("/")[2] for p in runs]), runs))  # in run order: the first count
+        entries.append(ResultEntry(system, bench, path, [p for _, p in numbered], extras, [n for n, _ in numbered],
+                                   misplaced, log_folder, no_logs))
+    return sorted(entries, key=lambda r: r.benchmark)
+
+
+def _why_no_logs(tree: _Tree, bench_rel: str, other: list[str], subs: list[str]) -> str:
+    """Why a benchmark folder gives no run, for a reader."""
+    if other:
+        listed = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+        return f"none of the files in {bench_rel}/ holds MLPerf log lines ({listed})."
+    if subs:
+        return f"{bench_rel}/ holds only folders ({', '.join(s + '/' for s in subs[:5])}); logs are read only " \
+               "directly inside the benchmark folder."
+    if tree.files(bench_rel):
+        return f"{bench_rel}/ holds only stray files ({', '.join(tree.files(bench_rel)[:5])})."
+    return f"the folder {bench_rel}/ is empty."
 
 
 def _find_anchors(tree: _Tree, notes: list[str]) -> list[str]:
-    """Folders holding a results/<system>/<benchmark>/result_N.txt tree."""
+    """Folders holding a results/<system>/<benchmark>/ tree with run logs (or logs directly in a system folder)."""
     anchors, elsewhere = set(), []
     for rel, (_, files) in tree.dirs.items():
-        if not any(RESULT_FILE.match(f) for f in files):
-            continue
         parts = rel.split("/")
-        if len(parts) >= 3 and parts[-3] == "results":
+        if len(parts) >= 3 and parts[-3] == "results" and (
+                any(RESULT_FILE.match(f) for f in files) or any(tree.is_log(_join(rel, f)) for f in files)):
             anchors.add("/".join(parts[:-3]))
-        else:
+        elif len(parts) >= 2 and parts[-2] == "results" and any(tree.is_log(_join(rel, f)) for f in files):
+            anchors.add("/".join(parts[:-2]))
+        elif any(RESULT_FILE.match(f) for f in files):
             elsewhere.append(rel or ".")
     for rel in sorted(elsewhere):
         notes.append(f"{rel}/: result_N.txt files outside results/<system>/<benchmark>/; ignored.")
@@ -289,8 +353,9 @@ def _v05_names(cands: list[_Candidate]) -> dict[int, str]:
     def alone(c):  # a name that no other candidate can have
         return _join(c.entry, c.folder) if "/" not in c.entry else c.entry
 
-    def same(group):
-        return all(c.signature == group[0].signature for c in group)
+    def same(group):  # one system: described alike, and no benchmark twice (Intel's public and private MiniGo)
+        benchmarks = [r.benchmark.lower() for c in group for r in c.results]
+        return all(c.signature == group[0].signature for c in group) and len(benchmarks) == len(set(benchmarks))
 
     groups = []  # (name, candidates that share it)
     by_folder = {}

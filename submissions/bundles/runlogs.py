@@ -1,0 +1,86 @@
+"""Run logs found by what they hold: a cheap look for MLPerf log lines, the benchmark a log names, run numbers.
+
+The rules name a run log `result_N.txt` in `results/<system>/<benchmark>/`; real bundles also hold
+logs named otherwise (`result_3.log`, `result_0_retry.txt`, `run1.txt`) or put directly in the
+system folder. Such a file is a run when it holds MLPerf log lines, in any of the formats the parser
+reads; only its first bytes are looked at, up to the first line with a marker.
+"""
+
+import re
+
+from ..logs import parse_lines
+from ..logs.formats import open_binary
+
+RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
+# The formats' markers (see logs.formats): v5.1 ":::MLLOG", v0.6 ":::MLL ", v0.5 ":::MLPv0.5.0 ",
+# Alibaba's v0.6 "MLPerf: resnet [date], key" (its bare marker is too common a phrase to take alone).
+MARKER = re.compile(rb":::MLL|:::MLPv0\.5\.0 |MLPerf: [\w.-]+ \[")
+# Real logs print up to ~220 KB of other output before their first MLPerf line (v5.1 Supermicro).
+HEAD_LIMIT = 1 << 20
+# How far a log put outside a benchmark folder is read for the line that names its benchmark
+# (v5.1's submission_benchmark comes after up to ~130 KB of hyperparameters and output).
+BENCHMARK_LIMIT = 16 << 20
+_CHUNK = 64 << 10
+
+
+def holds_log_lines(source) -> bool:
+    """Whether the file (a path, or a bundle member) has an MLPerf log line within its first HEAD_LIMIT bytes.
+    A file with NUL bytes before that line is binary, not a log."""
+    with open_binary(source) as f:
+        seen, tail = 0, b""
+        while seen < HEAD_LIMIT:
+            chunk = f.read(_CHUNK)
+            if not chunk:
+                return False
+            if b"\0" in chunk:
+                return False
+            if MARKER.search(tail + chunk):
+                return True
+            seen += len(chunk)
+            tail = chunk[-24:]  # a marker cut by the chunk's end
+    return False
+
+
+def declared_benchmark(source) -> str | None:
+    """The benchmark the log names: its `submission_benchmark` (v0.6 on), or the benchmark field every
+    v0.5 (and Alibaba) line carries. None when the first BENCHMARK_LIMIT bytes name none."""
+    with open_binary(source) as f:
+        read = 0
+        for line in f:
+            read += len(line)
+            if read > BENCHMARK_LIMIT:
+                break
+            if b"submission_benchmark" in line or b":::MLPv0.5.0 " in line or b"MLPerf: " in line:
+                for event in parse_lines([line]).events:
+                    if event.key == "submission_benchmark" and isinstance(event.value, str) and event.value.strip():
+                        return event.value.strip()
+                    named = event.metadata.get("benchmark")
+                    if isinstance(named, str) and named.strip():
+                        return named.strip()
+    return None
+
+
+def _number_in(name: str) -> int | None:
+    """result_3.log, result_3_retry.txt -> 3; run7.txt -> 7; log.txt -> None."""
+    stem = name.rpartition(".")[0] or name
+    match = re.search(r"result_?(\d+)", stem, re.IGNORECASE) or re.search(r"(\d+)(?!.*\d)", stem)
+    return int(match.group(1)) if match else None
+
+
+def run_indices(names: list[str]) -> list[int]:
+    """A run index for each file name, unique within the list and the same for the same names: N for
+    result_N.txt; for another name the number in it when no other run has it, else one past the largest."""
+    out: list[int | None] = [None] * len(names)
+    taken: set[int] = set()
+    for i, name in enumerate(names):
+        match = RESULT_FILE.match(name)
+        if match and int(match.group(1)) not in taken:
+            out[i] = int(match.group(1))
+            taken.add(out[i])
+    for i in sorted((i for i in range(len(names)) if out[i] is None), key=lambda i: (names[i], i)):
+        number = _number_in(names[i])
+        if number is None or number in taken:
+            number = max(taken, default=-1) + 1
+        out[i] = number
+        taken.add(number)
+    return out
