@@ -230,17 +230,6 @@ def test_manage_py_freezes_what_is_left_before_python_exits_and_keeps_the_exit_c
     assert int(done.stdout.split()[-1]) > 10_000
 
 
-@pytest.mark.parametrize("path", ["a/result_12.txt", "result_3", "a/b.c/result_4", "a/result_x.txt", "a/.result_5",
-                                  "a/result_6.txt.gz", "r/result_.txt", "x/result_1_2.txt", "a/result_7.", "a/..", "."])
-def test_a_runs_index_is_the_number_ending_its_file_names_stem(path):
-    from pathlib import PurePosixPath
-
-    from submissions.pipeline.ingest import _run_index
-
-    digits = PurePosixPath(path).stem.rpartition("_")[2]
-    assert _run_index(path, -1) == (int(digits) if digits.isdigit() else -1)
-
-
 def test_update_rows_gives_each_row_its_values_sharing_statements_between_alike_rows(rounds, monkeypatch):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

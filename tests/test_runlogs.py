@@ -142,3 +142,23 @@ def test_a_result_folder_without_a_readable_log_is_a_result_with_the_reason(tmp_
     ]
     assert json.dumps([r.path for r in layout.results]) == json.dumps(
         ["Acme/results/s/bert", "Acme/results/s/rgat", "Acme/results/s/ssd"])
+
+
+def test_a_results_files_under_the_names_the_rcp_check_reads(tmp_path):
+    import tarfile
+
+    from submissions.bundles import FolderFiles, open_bundle
+    from submissions.bundles.runlogs import result_files
+
+    write(tmp_path / "b", {"A/results/s/rgat/run_a.log": "a", "A/results/s/rgat/scaling.json": "{}",
+                           "A/results/s/rgat.txt": "b"})
+    runs = [(0, "A/results/s/rgat/run_a.log"), (1, "A/results/s/rgat.txt")]
+    on_disk = result_files(FolderFiles(tmp_path / "b"), "A/results/s/rgat", runs)
+    assert {name: Path(f).read_text() for name, f in on_disk.items()} == {
+        "result_0.txt": "a", "result_1.txt": "b", "scaling.json": "{}"}
+    with tarfile.open(tmp_path / "b.tar", "w") as tar:
+        tar.add(tmp_path / "b" / "A", arcname="A")
+    in_place = result_files(open_bundle(tmp_path / "b.tar", tmp_path / "x"), "A/results/s/rgat", runs)
+    assert {name: f.read_bytes() for name, f in in_place.items()} == {
+        "result_0.txt": b"a", "result_1.txt": b"b", "scaling.json": b"{}"}
+    assert "scaling.json" not in result_files(FolderFiles(tmp_path / "b"), "A/results/s", runs)

@@ -30,10 +30,7 @@ def system_page(request, round_key, submitter, system_key):
     scale = cloud_scale(prices, system.submitter.name, system.key, system.name)
     for result in results:
         result.findings_note = public.findings_note(result.error_count, result.warning_count, result.advisory)
-    description = sorted(
-        (k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
-        for k, v in (system.description or {}).items() if v not in ("", None, [], {})
-    ) if isinstance(system.description, dict) else []
+    description = system.description if isinstance(system.description, dict) else {}
     return render(request, "leaderboard/system.html", {
         "system": system, "results": results, "scale": scale, "description": description,
         "is_cloud": system.category == "cloud",

@@ -84,3 +84,17 @@ def run_indices(names: list[str]) -> list[int]:
         out[i] = number
         taken.add(number)
     return out
+
+
+def result_files(files, result_path: str, runs: list[tuple[int, str]]) -> dict:
+    """A result's files as the RCP check reads a result folder ({file name: file}): each run under the name the
+    rules give it (result_<index>.txt), wherever it lies and whatever it is called, and the folder's scaling.json.
+
+    files: the bundle (FolderFiles or TarFiles); runs: (index, bundle-relative path) of each run.
+    """
+    out = {f"result_{index}.txt": files.file(path) for index, path in runs}
+    folder = files.folder(result_path)
+    scaling = folder.get("scaling.json") if isinstance(folder, dict) else folder / "scaling.json"
+    if scaling is not None and (isinstance(folder, dict) or scaling.is_file()):
+        out["scaling.json"] = scaling
+    return out

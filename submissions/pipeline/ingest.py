@@ -8,7 +8,8 @@ from django.db.models import F, Max
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
 
 from ..bundles import BundleError, LayoutError, detect
-from ..models import Submission, Validation
+from ..models import Finding, Submission, Validation
+from ..rules.bundle import LOG_NAME, LOG_PLACE, NO_RUN_LOG, log_placement, no_run_log
 from ..systems import fields_of
 from .common import Status, fail, open_submission, update
 
@@ -45,7 +46,10 @@ def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, 
     with transaction.atomic():
         run_ids = list(Run.objects.filter(result__system__submission_id=submission_id).order_by("pk")
                        .values_list("pk", flat=True))
+        earlier = submission.validations.order_by("-number").first()
         validation = _start_validation(submission, run_ids, reason, user)
+        if earlier is not None:  # what ingest found about the logs' names and places holds for this pass too
+            _carry_bundle_findings(earlier, validation)
         if was_published:
             update(submission_id, publish_when_valid=True)
     return validation.pk, run_ids
@@ -84,11 +88,46 @@ def system_key(name: str) -> str:
     return name.strip("/").replace("/", "~")
 
 
-def _run_index(path: str, fallback: int) -> int:
-    name = path.rpartition("/")[2]  # result_12.txt; its stem as pathlib's, without a Path per run
-    dot = name.rfind(".")
-    digits = (name[:dot] if 0 < dot < len(name) - 1 else name).rpartition("_")[2]
-    return int(digits) if digits.isdigit() else fallback
+def _bundle_findings(results: list, round_) -> list:
+    """The layout's findings: logs read though named or placed otherwise, result folders with no log."""
+    found = []  # (Result, Run or None, rules.Finding)
+    for result, entry, runs in results:
+        for run in runs:
+            found.append((result, run, log_placement(run.path, run.index, entry.log_folder, result.benchmark.key)))
+        if not runs:
+            found.append((result, None, no_run_log(entry.path, entry.log_folder, result.benchmark.key, entry.no_logs)))
+    return [
+        Finding(result=result, run=run, system_key=result.system.key, benchmark=result.benchmark.key,
+                severity=f.severity, rule=f.rule, file=f.file, line=f.line, message=f.message, hint=f.hint,
+                advisory=round_.history)
+        for result, run, f in found if f is not None
+    ]
+
+
+def _carry_bundle_findings(earlier: Validation, validation: Validation) -> None:
+    rows = list(earlier.findings.filter(rule__in=[LOG_NAME, LOG_PLACE, NO_RUN_LOG]))
+    for row in rows:
+        row.pk, row.validation = None, validation
+    Finding.objects.bulk_create(rows)
+
+
+def _merge(entries: list) -> list:
+    """Entries that the round reads as one benchmark of one system (a folder and logs naming it): one entry."""
+    merged = {}
+    for key, entry in entries:
+        if key not in merged:
+            merged[key] = entry
+            continue
+        into = merged[key]
+        into.run_files += entry.run_files
+        into.misplaced += entry.misplaced
+        into.extra_files += entry.extra_files
+        into.run_indices = []
+        into.__post_init__()  # indices for the runs together, unique
+        numbered = sorted(zip(into.run_indices, into.run_files))
+        into.run_indices, into.run_files = [n for n, _ in numbered], [p for _, p in numbered]
+        into.no_logs = "" if into.run_files else into.no_logs
+    return list(merged.values())
 
 
 @transaction.atomic
@@ -109,11 +148,15 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
         )
     benchmarks = _benchmarks_by_folder(round_)
     results = []  # (Result, its layout entry)
+    known = []
     for entry in layout.results:
         bench = benchmarks.get(entry.benchmark.lower())
         if bench is None:
             notes.append(f"{entry.path}: '{entry.benchmark}' is not a benchmark of {round_.name}; ignored.")
             continue
+        known.append(((entry.system, bench.pk), entry))
+    for entry in _merge(known):
+        bench = benchmarks[entry.benchmark.lower()]
         if entry.system not in systems:
             notes.append(f"{entry.path}: no description for system '{entry.system}'.")
             systems[entry.system] = System(
@@ -122,25 +165,31 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
             )
         result = Result(
             system=systems[entry.system], benchmark=bench, path=entry.path,
+            score_message="" if entry.run_files else f"No run log found: {entry.no_logs}"[:500],
             scaling_factor=_scaling_factor(files, entry, notes),
         )
         results.append((result, entry))
     System.objects.bulk_create(systems.values())  # results pick up their systems' new keys on insert
     Result.objects.bulk_create([result for result, _ in results])
-    Run.objects.bulk_create([
-        Run(result=result, index=_run_index(path, position), path=path)
-        for result, entry in results for position, path in enumerate(entry.run_files)
-    ])
+    recorded = [(result, entry, [Run(result=result, index=index, path=path)
+                                 for index, path in zip(entry.run_indices, entry.run_files)])
+                for result, entry in results]
+    Run.objects.bulk_create([run for _, _, runs in recorded for run in runs])
     runs = Run.objects.filter(result__system__submission=submission).order_by("pk")  # see checks._run_facts
     run_ids = list(runs.values_list("pk", flat=True))
-    if not run_ids:
+    if not run_ids:  # nothing in the bundle could be read: the submission fails as a whole
         found = sorted({e.benchmark for e in layout.results})
+        why = "".join(f" {e.path}: {e.no_logs}" for e in [e for e in layout.results if e.no_logs][:3])
         raise LayoutError(  # rolls back what was recorded
             "layout.no-benchmarks",
             f"No run logs for a benchmark of {round_.name}: found {', '.join(found) or 'none'}; "
             f"expected results/<system>/<benchmark>/result_N.txt with <benchmark> one of "
-            f"{', '.join(b.key for b in round_.benchmarks.all())}.",
+            f"{', '.join(b.key for b in round_.benchmarks.all())}.{why}",
         )
     update(submission.pk, submitter=submitter, notes=notes)
     validation = _start_validation(submission, run_ids, "ingest")
+    findings = _bundle_findings(recorded, round_)
+    for finding in findings:
+        finding.validation = validation
+    Finding.objects.bulk_create(findings)
     return validation.pk, run_ids
