@@ -202,3 +202,48 @@ def test_framework_name_stands_in_for_a_missing_framework():
 
 def notes_like(notes, pattern):
     return [n for n in notes if re.search(pattern, n)]
+
+
+# --- the system page ---------------------------------------------------------------------------------------
+
+def description_section(html: str) -> str:
+    start = html.index('id="desc-h"')
+    return html[start:html.index("</section>", start)]
+
+
+def test_the_system_page_shows_the_description_as_fields_never_as_a_repr(client, rounds):
+    from . import leaderboard_factories as make
+
+    v06 = rounds["training-v0.6"]
+    desc, _ = read(NVIDIA_V06)
+    fields = fields_of(desc, "system.json")
+    s = make.system(v06, "NVIDIA", "dgx2h_n96_ngc19.05_mxnet", description=desc, **fields)
+    make.result(s, v06.benchmarks.first().key, 80)
+    html = client.get(s.get_absolute_url()).content.decode()
+    assert re.search(r"<dt>Accelerators</dt><dd>1536 Tesla V100-SXM3-32GB-H</dd>", html)
+    section = description_section(html)
+    assert "{'" not in section and '{"' not in section and "&#x27;" not in section
+    assert re.search(r"<dt>entry</dt><dd><dl[^>]*>.*<dt>nodes</dt><dd><dl[^>]*>.*<dt>num_accelerators</dt><dd>16</dd>",
+                     section, re.S)
+    assert "<dt>nccl_version</dt><dd>2.4.6</dd>" in section and "<dt>poc_name</dt><dd>Someone</dd>" in section
+
+
+def test_the_system_page_shows_lists_and_bounds_what_a_file_nests(client, rounds):
+    from . import leaderboard_factories as make
+
+    v06 = rounds["training-v0.6"]
+    deep = "bottom"
+    for _ in range(40):
+        deep = {"k": deep}
+    desc = {"nodes": [{"num_nodes": 2, "cpu": "<b>Xeon</b>"}, {"num_nodes": 1}], "tags": ["a", "b"],
+            "flag": True, "deep": deep, "wide": {f"f{i:03d}": i for i in range(250)}}
+    s = make.system(v06, "Intel", "cpu", description=desc, accelerator_count=0, accelerator_model="")
+    make.result(s, v06.benchmarks.first().key, 80)
+    html = client.get(s.get_absolute_url()).content.decode()
+    assert "<dt>Accelerators</dt><dd>None (the description states 0)</dd>" in html
+    section = description_section(html)
+    assert re.search(r"<dt>nodes</dt><dd><ol[^>]*><li><dl[^>]*>.*<dt>cpu</dt><dd>&lt;b&gt;Xeon&lt;/b&gt;</dd>", section, re.S)
+    assert '<ul class="description"><li>a</li><li>b</li></ul>' in section and "<dt>flag</dt><dd>yes</dd>" in section
+    assert "nested deeper than" in section and "bottom" not in section
+    assert "<dd>50 more fields</dd>" in section and "f199" in section and "f200" not in section
+    assert "{'" not in section and '{"' not in section and "[" not in section
