@@ -77,11 +77,17 @@ def test_training_v06(rounds, worker):
     assert round(result("training-v0.6", "Google", "tpu-v3-32", "gnmt").score_s / 60, 2) == 12.25
     assert round(result("training-v0.6", "NVIDIA", "dgx1_ngc19.05_mxnet", "resnet").score_s / 60, 2) == 115.22
     assert result("training-v0.6", "Google", "tpu-v3-2048", "transformer").speedup is None
-    described = System.objects.filter(round__key="training-v0.6", key__in=["abci_2048xV100_mxnet", "clx-8260l-2s-x32"])
+    described = System.objects.filter(round__key="training-v0.6", key__in=[
+        "abci_2048xV100_mxnet", "clx-8260l-2s-x32", "dgx2h_n96_ngc19.05_mxnet"])
     assert sorted(described.values_list("key", "accelerator_count", "nodes", "processor_count")) == [
         ("abci_2048xV100_mxnet", 2048, 512, 1024),  # written as an entry.json
-        ("clx-8260l-2s-x32", None, 32, 64),  # "number of nodes"
+        ("clx-8260l-2s-x32", 0, 32, 64),  # "number of nodes"; CPU only: 0 accelerators stated
+        ("dgx2h_n96_ngc19.05_mxnet", 1536, 96, 192),  # log lines, a Python literal inside
     ]
+    v06 = System.objects.filter(round__key="training-v0.6")
+    assert not v06.filter(accelerator_count__isnull=True).exists()
+    assert sorted(v06.filter(accelerator_model="").values_list("key", flat=True)) == [
+        "clx-8260l-2s-x32", "clx-9282-2s-x1"]  # Intel's CPU-only systems
 
 
 def test_training_v51(rounds, worker):
