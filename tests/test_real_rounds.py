@@ -110,8 +110,9 @@ def test_training_v51(rounds, worker):
     assert round(result("training-v5.1", "NVIDIA", "tyche_ngpu72_ngc25.04_pytorch", "retinanet").score_s / 60, 2) == 3.77
 
 
-EXPECTED = {  # (systems, results, runs), counted from the unpacked trees
-    "training-v0.5": (20, 35, 600),
-    "training-v0.6": (30, 61, 430),
-    "training-v5.1": (91, 184, 1669),
+EXPECTED = {  # (systems, results, runs), counted from the unpacked trees: every benchmark folder is a result,
+    # with or without logs (v0.5: Intel's 4 and NVIDIA's 8 empty ones; v0.6: 2 MiniGo; v5.1: Dell's llama2_70b_lora)
+    "training-v0.5": (24, 47, 600),
+    "training-v0.6": (32, 63, 430),
+    "training-v5.1": (91, 185, 1669),
 }
