@@ -16,6 +16,7 @@ CATEGORY_WORDS = [
 MAX_LITERAL_CHARS = 64 * 1024
 MAX_BRACKETS = 32  # nesting of ( [ { within one literal
 MAX_DEPTH = 8  # literals within literals, and levels a description is walked
+MAX_NESTING = 16  # levels of a description file's JSON (published ones have 3): deeper is refused, not stored
 NO_VALUE = {"", "na", "n/a", "none", "-", "null", "not applicable"}
 # Spellings seen in published descriptions -> the schema's.
 ALIASES = {
@@ -40,6 +41,17 @@ def _bracket_depth(text: str) -> int:
         elif char in ")]}":
             depth -= 1
     return deepest
+
+
+def nested_deeper(value, limit: int) -> bool:
+    """Whether dicts and lists in `value` nest more than `limit` levels (walked without recursion)."""
+    level = [value]
+    for _ in range(limit + 1):
+        level = [v for item in level if isinstance(item, (dict, list))
+                 for v in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return False
+    return True
 
 
 def _plain(value, depth: int = 0):

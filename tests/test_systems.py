@@ -158,9 +158,20 @@ def test_literals_nested_in_literals_stop_at_a_depth():
 
 def test_json_nested_past_the_recursion_limit_is_a_note_not_an_error():
     desc, notes = read("[" * 200_000 + "]" * 200_000)
-    assert desc == {} and notes_like(notes, r"nested too deeply to read as JSON; it is ignored")
+    assert desc == {} and notes_like(notes, r"nested more than 16 levels deep; it is ignored")
     desc, notes = read('a: {"value": ' + "[" * 200_000 + "]" * 200_000 + "}\n")
     assert desc == {}
+
+
+def test_json_deeper_than_a_description_needs_is_refused_before_it_is_stored():
+    deep = {"k": 1}
+    for _ in range(20):
+        deep = {"k": deep}
+    desc, notes = read(json.dumps({"division": "closed", "deep": deep}))
+    assert desc == {} and notes_like(notes, r"nested more than 16 levels deep")
+    desc, notes = read(f'deep: {json.dumps({"value": deep})}\n')
+    assert desc == {}
+    assert read(json.dumps({"a": {"b": {"c": [1]}}}))[0] == {"a": {"b": {"c": [1]}}}
 
 
 def test_a_cpu_only_system_states_zero_accelerators():

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..systems import expand_literals
+from ..systems import MAX_NESTING, expand_literals, nested_deeper
 from .files import FolderFiles, TarFiles
 from .runlogs import RESULT_FILE, declared_benchmark, holds_log_lines, run_indices
 
@@ -148,7 +148,9 @@ def read_description(raw: bytes, rel: str, notes: list[str]) -> tuple[dict, obje
         notes.extend(f"{rel}: {problem}." for problem in problems)
         return (data, data) if data else ({}, ("unreadable", raw))
     except (RecursionError, MemoryError):
-        notes.append(f"{rel}: nested too deeply to read as JSON; it is ignored.")
+        data = None
+    if data is None or nested_deeper(data, MAX_NESTING):
+        notes.append(f"{rel}: nested more than {MAX_NESTING} levels deep; it is ignored.")
         return {}, ("unreadable", raw)
     if dupes:
         keys = ", ".join(repr(k) for k in sorted(set(dupes)))
@@ -170,7 +172,7 @@ def _key_value_lines(text: str) -> dict:
             parsed = json.loads(value) if sep and re.fullmatch(r"\w+", key.strip()) else None
         except (json.JSONDecodeError, RecursionError):
             return {}
-        if not isinstance(parsed, dict) or "value" not in parsed:
+        if not isinstance(parsed, dict) or "value" not in parsed or nested_deeper(parsed, MAX_NESTING):
             return {}
         out[key.strip()] = parsed["value"]
     return out
