@@ -46,6 +46,11 @@ class Round(models.Model):
     notes = models.TextField(blank=True)
     history = models.BooleanField(default=False, help_text="Imported history: findings are advisory.")
     require_init_stop_before_run_start = models.BooleanField(default=False)
+    blocking_rules = models.JSONField(
+        default=list, blank=True,
+        help_text="Rule ids of the portal's own checks (not mlperf-logging's) that this round makes blocking; "
+        "unlisted, they are warnings for reviewers.",
+    )
     cache_token = models.CharField(
         max_length=32, default=new_cache_token, editable=False,
         help_text="Part of every cache key of the round's pages and exports; replaced on publication "
@@ -166,7 +171,12 @@ class Result(models.Model):
     path = models.CharField(max_length=500, help_text="Bundle-relative folder of the result.")
     score_s = models.FloatField(null=True, blank=True, help_text="Olympic mean time to train, seconds.")
     speedup = models.FloatField(null=True, blank=True)
-    scaling_factor = models.FloatField(default=1.0, help_text="RCP normalisation (scaling.json).")
+    scaling_factor = models.FloatField(
+        default=1.0, help_text="RCP normalisation computed by the portal from the ruleset's RCPs (1 where none applies).",
+    )
+    claimed_scaling_factor = models.FloatField(
+        null=True, blank=True, help_text="What the bundle's scaling.json says: only compared, never used.",
+    )
     runs_counted = models.PositiveIntegerField(default=0)
     score_message = models.CharField(max_length=500, blank=True, help_text="Why there is no score.")
     published = models.BooleanField(default=False, db_index=True)

@@ -11,7 +11,7 @@ ROUNDS_DIR = Path(__file__).resolve().parent / "rounds"
 
 ROUND_FIELDS = [
     "name", "ruleset", "log_format", "submission_date", "publication_date",
-    "reference_system", "notes", "history", "require_init_stop_before_run_start",
+    "reference_system", "notes", "history", "require_init_stop_before_run_start", "blocking_rules",
 ]
 BENCHMARK_FIELDS = [
     "name", "quality_target", "higher_is_better", "required_runs", "counted_runs",

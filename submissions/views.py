@@ -13,6 +13,7 @@ from leaderboard.models import Result
 from .forms import UploadForm
 from .intake import submit
 from .models import Submission, Validation
+from .pipeline import held_results
 from .reports import findings_of, report_dict
 from .tasks import revalidate as revalidate_task
 
@@ -57,8 +58,10 @@ def detail(request, pk):
     )
     validation = submission.validations.filter(status=Validation.Status.DONE).first()
     findings = findings_of(validation) if validation else []
+    held = held_results(submission)
     return render(request, "submissions/detail.html", {
-        "submission": submission, "results": results, "validation": validation,
+        "submission": submission, "results": results, "validation": validation, "held": held,
+        "publishable": len(results) - len(held),
         "findings": findings[:FINDINGS_SHOWN], "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
         "validations": submission.validations.all(),
     })

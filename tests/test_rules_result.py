@@ -33,9 +33,9 @@ def system(description=None, *, fmt="system.json", division="closed", category="
                        description_format=fmt, description_path=SYSTEM_PATH, division=division, category=category)
 
 
-def ctx(ruleset="5.1.0", required=10, result_dir=None, benchmark="rgat"):
+def ctx(ruleset="5.1.0", required=10, result_dir=None, benchmark="rgat", blocking=()):
     return ResultContext(ruleset=ruleset, benchmark=benchmark, required_runs=required, result_path=RESULT,
-                         result_dir=result_dir, division="closed", category="onprem")
+                         result_dir=result_dir, division="closed", category="onprem", blocking_rules=frozenset(blocking))
 
 
 def only(findings, rule):
@@ -85,8 +85,18 @@ def test_a_hyperparameter_that_differs_names_the_key_and_both_files():
     runs = [run(n) for n in range(10)]
     runs[8] = run(8, hp={"global_batch_size": 16384, "opt_base_learning_rate": 0.005})
     f = only(check_result(ctx(), runs, system()), "result.hyperparameters-equal")
-    assert (f.severity, f.file) == ("error", f"{RESULT}/result_8.txt")
+    assert (f.severity, f.file) == ("warning", f"{RESULT}/result_8.txt")
     assert "'opt_base_learning_rate'" in f.message and "result_0.txt" in f.message and "0.005" in f.message
+    assert "does not list it as blocking" in f.hint
+
+
+def test_hyperparameters_that_differ_block_only_where_the_round_lists_the_rule():
+    runs = [run(n) for n in range(10)]
+    runs[8] = run(8, hp={"global_batch_size": 16384, "opt_base_learning_rate": 0.005})
+    listed = ctx(blocking=["result.hyperparameters-equal"])
+    assert only(check_result(listed, runs, system()), "result.hyperparameters-equal").severity == "error"
+    counters = [run(n, hp={"train_samples": 172032 + n}) for n in range(10)]
+    assert only(check_result(listed, counters, system()), "result.hyperparameters-equal").severity == "warning"
 
 
 def test_a_hyperparameter_logged_by_some_runs_only():

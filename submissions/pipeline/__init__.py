@@ -7,8 +7,12 @@ step, a page or the sweeper can read. Tasks in tasks.py only call these and queu
 
 from .checks import check_runs
 from .common import fail
-from .finalize import finalize, publish, score_result, withdraw
+from .finalize import finalize, score_result
 from .ingest import ingest, revalidate
+from .publication import held_results, publish, withdraw
 from .sweeper import sweep
 
-__all__ = ["check_runs", "fail", "finalize", "ingest", "publish", "revalidate", "score_result", "sweep", "withdraw"]
+__all__ = [
+    "check_runs", "fail", "finalize", "held_results", "ingest", "publish", "revalidate", "score_result", "sweep",
+    "withdraw",
+]

@@ -7,18 +7,19 @@ from django.db.models import Count, Prefetch, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from leaderboard.cache import invalidate_round
 from leaderboard.models import Benchmark, Result, Run, System
 
 from .. import rules, scoring
 from ..models import Finding, Submission, Validation
 from .common import Status, clear_work, submission_files, update, update_rows
+from .publication import publish
 
 
 def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset()) -> None:
     """Set the result's score and mark each run counted or dropped (in memory).
 
-    A run that failed, or whose log breaks a rule (`rejected` run ids), counts as infinitely slow.
+    A run that failed, or whose log breaks a rule (`rejected` run ids), counts as infinitely slow. The
+    score is multiplied by result.scaling_factor, the RCP normalisation the portal computed.
     """
     bench = result.benchmark
     times = [r.time_to_train_s if r.success and r.pk not in rejected else None for r in runs]
@@ -68,25 +69,33 @@ def _system_facts(system: System) -> rules.SystemFacts:
     )
 
 
-def _result_findings(result: Result, runs: list[Run], files) -> list[rules.Finding]:
+def _result_findings(result: Result, runs: list[Run], files) -> tuple[list[rules.Finding], float | None]:
+    """The result-level findings, and the RCP factor the portal computed (None where none was)."""
     system, bench = result.system, result.benchmark
-    findings = rules.check_result(
-        rules.ResultContext(
-            ruleset=system.round.ruleset, benchmark=bench.key, required_runs=bench.required_runs,
-            result_path=result.path, result_dir=files.folder(result.path),
-            division=system.division, category=system.category,
-        ),
-        [rules.RunFacts(rel_path=r.path, success=r.success, seed=r.seed or None, hyperparameters=r.hyperparameters,
-                        submission=r.submission_keys, convergence=r.convergence) for r in runs],
-        _system_facts(system),
-        include_system=False,  # checked once per system below
+    ctx = rules.ResultContext(
+        ruleset=system.round.ruleset, benchmark=bench.key, required_runs=bench.required_runs,
+        result_path=result.path, result_dir=files.folder(result.path),
+        division=system.division, category=system.category,
+        blocking_rules=frozenset(system.round.blocking_rules or ()),
     )
-    if result.score_s is None:
-        findings.append(rules.Finding(
-            "error", "result.no-score", f"No score: {result.score_message}",
-            "Every result needs the round's number of runs, and at most one may fail.", result.path,
-        ))
-    return findings
+    facts = [rules.RunFacts(rel_path=r.path, success=r.success, seed=r.seed or None,
+                            hyperparameters=r.hyperparameters, submission=r.submission_keys,
+                            convergence=r.convergence) for r in runs]
+    system_facts = _system_facts(system)
+    findings = rules.check_result(ctx, facts, system_facts, include_system=False,  # checked once per system
+                                  include_rcp=False)
+    rcp_findings, factor = rules.result_rcp(ctx, facts, system_facts)
+    findings += rcp_findings
+    if factor is None:  # when it computes one, the RCP check compares scaling.json itself
+        findings += rules.compare_scaling(result.claimed_scaling_factor, None, result.path)
+    return findings, factor
+
+
+def _no_score(result: Result) -> rules.Finding:
+    return rules.Finding(
+        "error", "result.no-score", f"No score: {result.score_message}",
+        "Every result needs the round's number of runs, and at most one may fail.", result.path,
+    )
 
 
 def _description_format(system: System) -> str:
@@ -122,9 +131,13 @@ def finalize(submission_id: int) -> None:
             ))
     for result in results:
         runs = list(result.runs.all())
+        findings, factor = _result_findings(result, runs, files)
+        result.scaling_factor = rules.normalisation(factor)
         score_result(result, runs, rejected)
+        if result.score_s is None:
+            findings.append(_no_score(result))
         all_runs.extend(runs)
-        for f in _result_findings(result, runs, files):
+        for f in findings:
             new_findings.append(Finding(
                 validation=validation, result=result, system_key=result.system.key,
                 benchmark=result.benchmark.key, severity=f.severity, rule=f.rule,
@@ -144,7 +157,7 @@ def finalize(submission_id: int) -> None:
             result.advisory = advisory
         update_rows(Run, [(run.pk, {"counted": run.counted, "dropped": run.dropped}) for run in all_runs])
         update_rows(Result, [(r.pk, {
-            "score_s": r.score_s, "speedup": r.speedup, "runs_counted": r.runs_counted, "score_message": r.score_message,
+            "score_s": r.score_s, "speedup": r.speedup, "scaling_factor": r.scaling_factor, "runs_counted": r.runs_counted, "score_message": r.score_message,
             "error_count": r.error_count, "warning_count": r.warning_count, "advisory": r.advisory,
         }) for r in results])
         severities = Counter(validation.findings.values_list("severity", flat=True))
@@ -164,40 +177,6 @@ def finalize(submission_id: int) -> None:
                       status=verdict, message=message, finished_at=timezone.now()):
             transaction.set_rollback(True)
             return
-        if submission.publish_when_valid and (verdict == Status.VALID or advisory):
-            publish(submission_id)
+        if submission.publish_when_valid:
+            publish(submission_id)  # its results that no blocking finding holds
     clear_work(submission_id)
-
-
-@transaction.atomic
-def withdraw(submission_id: int, message: str) -> None:
-    """Take a submission's results off the tables and stop any work still to do on it."""
-    submission = Submission.objects.select_related("round").get(pk=submission_id)
-    was_public = Result.objects.filter(system__submission=submission, published=True).update(published=False)
-    System.objects.filter(submission=submission).update(published=False)
-    update(submission_id, status=Status.WITHDRAWN, message=message, finished_at=timezone.now())
-    if was_public:
-        round_key = submission.round.key
-        transaction.on_commit(lambda: invalidate_round(round_key))
-    transaction.on_commit(lambda: clear_work(submission_id))
-
-
-@transaction.atomic
-def publish(submission_id: int) -> None:
-    """Make a submission's scored results public, withdrawing the submitter's earlier ones."""
-    submission = Submission.objects.get(pk=submission_id)
-    earlier = Submission.objects.filter(
-        round=submission.round, submitter=submission.submitter, status=Status.PUBLISHED
-    ).exclude(pk=submission_id)
-    for pk in earlier.values_list("pk", flat=True):
-        withdraw(pk, f"Withdrawn: #{submission_id} was published in its place.")
-    visible = Result.objects.filter(system__submission=submission, score_s__isnull=False)
-    if not submission.round.history:
-        visible = visible.filter(error_count=0)  # errors block publication; history is advisory
-    Result.objects.filter(system__submission=submission).exclude(pk__in=visible).update(published=False)
-    visible.update(published=True)
-    System.objects.filter(submission=submission).update(published=False)
-    System.objects.filter(submission=submission, results__published=True).update(published=True)
-    update(submission_id, status=Status.PUBLISHED)
-    round_key = submission.round.key
-    transaction.on_commit(lambda: invalidate_round(round_key))  # cached tables and exports are stale

@@ -1,6 +1,7 @@
 """Open a bundle (in place, or unpacked), record its systems, results and runs, and start a validation."""
 
 import json
+import math
 
 from django.db import transaction
 from django.db.models import F, Max
@@ -72,15 +73,20 @@ def _benchmarks_by_folder(round_) -> dict[str, Benchmark]:
     return by_name
 
 
-def _scaling_factor(files, entry, notes: list[str]) -> float:
+def _claimed_scaling_factor(files, entry, notes: list[str]) -> float | None:
+    """What the result's scaling.json says, for comparison with the factor the portal computes."""
     name = next((f for f in entry.extra_files if f.endswith("/scaling.json")), None)
     if not name:
-        return 1.0
+        return None
     try:
-        return float(json.loads(files.read_bytes(name))["scaling_factor"])
-    except (ValueError, KeyError, TypeError, OSError) as error:
-        notes.append(f"{name}: not read ({error}); the score is not scaled.")
-        return 1.0
+        value = float(json.loads(files.read_bytes(name))["scaling_factor"])
+    except (ValueError, KeyError, TypeError, OSError, RecursionError) as error:
+        notes.append(f"{name}: not read ({type(error).__name__}).")
+        return None
+    if not math.isfinite(value) or value <= 0:
+        notes.append(f"{name}: scaling_factor {value} is not a positive finite number; not kept.")
+        return None
+    return value
 
 
 def system_key(name: str) -> str:
@@ -166,7 +172,7 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
         result = Result(
             system=systems[entry.system], benchmark=bench, path=entry.path,
             score_message="" if entry.run_files else f"No run log found: {entry.no_logs}"[:500],
-            scaling_factor=_scaling_factor(files, entry, notes),
+            claimed_scaling_factor=_claimed_scaling_factor(files, entry, notes),
         )
         results.append((result, entry))
     System.objects.bulk_create(systems.values())  # results pick up their systems' new keys on insert

@@ -5,12 +5,13 @@ return findings, they do not raise. mlperf-logging is used for the rulesets it k
 on; see compliance.py and rcp.py for how it is run safely); v0.5 is checked from v05.toml.
 """
 from .findings import Finding, Findings, ResultContext, RunContext, RunFacts, RunOutcome, SystemFacts
-from .rcp import rcp_check
-from .result import check_result, tolerated_error_files
+from .rcp import compare_scaling, normalisation, rcp_check
+from .result import PORTAL_OWN_RULES, check_result, result_rcp, tolerated_error_files
 from .run import check_run
 from .systems import check_system
 
 __all__ = [
     "Finding", "Findings", "ResultContext", "RunContext", "RunFacts", "RunOutcome", "SystemFacts",
-    "check_result", "check_run", "check_system", "rcp_check", "tolerated_error_files",
+    "PORTAL_OWN_RULES", "check_result", "check_run", "check_system", "compare_scaling", "normalisation", "rcp_check",
+    "result_rcp", "tolerated_error_files",
 ]

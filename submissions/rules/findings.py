@@ -86,6 +86,7 @@ class ResultContext:
     result_dir: Path | dict | None = None  # the folder, or {name: file} of it read in place (for the RCP check)
     division: str = "closed"  # from the system description
     category: str = ""  # category key from the system description ("cloud", "onprem", ...)
+    blocking_rules: frozenset = frozenset()  # the portal's own checks that the round file makes blocking
 
 
 @dataclass(frozen=True)

@@ -256,26 +256,47 @@ def _files_of(result_dir) -> dict:
     return dict(result_dir)
 
 
+def normalisation(factor: float | None) -> float:
+    """What a score is multiplied by: the library's factor when the runs converge faster than the
+    reference (above 1), else 1."""
+    return factor if factor is not None and math.isfinite(factor) and factor > 1.0 else 1.0
+
+
 def _compare_scaling(found: Findings, scaling_json, factor: float | None, result_path: str) -> None:
     given = None
     if scaling_json is not None:
         try:
             with open_binary(scaling_json) as f:
                 given = float(json.loads(f.read())["scaling_factor"])
-        except (ValueError, KeyError, TypeError, OSError):
+        except (ValueError, KeyError, TypeError, OSError, RecursionError):
             found.warning(SCALING_RULE, "scaling.json cannot be read as {\"scaling_factor\": <number>}.",
-                          "Write the factor the RCP check computes.", file=_join(result_path, "scaling.json"))
+                          "Nothing to do for the score, which uses the factor the portal computes.",
+                          file=_join(result_path, "scaling.json"))
             return
-    expected = factor if factor is not None and factor > 1.0 else 1.0
+    found.extend(compare_scaling(given, factor, result_path))
+
+
+def compare_scaling(given: float | None, factor: float | None, result_path: str) -> list:
+    """The bundle's scaling.json (given) against the factor the portal computed (None: none computed).
+    The score always uses the portal's; a disagreement is a warning that shows both numbers."""
+    found = Findings(result_path)
+    where = _join(result_path, "scaling.json")
+    expected = normalisation(factor)
     if given is None:
         if expected > 1.0:
-            found.warning(SCALING_RULE, f"The RCP check normalises this result by {expected:.6g}, but the folder "
-                                        "has no scaling.json, so its score is not normalised.",
+            found.warning(SCALING_RULE, f"The portal's RCP check normalises this result by {expected:.6g}; the "
+                                        "folder has no scaling.json. The score uses the portal's factor.",
                           "Add scaling.json with this factor (the package checker writes it).")
-        return
-    if not math.isclose(given, expected, rel_tol=1e-3):
-        found.warning(SCALING_RULE, f"scaling.json says {given:.6g}, but the RCP check computes {expected:.6g}.",
-                      "Write the factor the RCP check computes.", file=_join(result_path, "scaling.json"))
+    elif factor is None:
+        if not math.isclose(given, 1.0, rel_tol=1e-3):
+            found.warning(SCALING_RULE, f"scaling.json says {given:.6g}, but the portal computed no RCP factor for "
+                                        "this result (see its RCP finding), so the score is not normalised (× 1).",
+                          "The score uses only a factor the portal computes.", file=where)
+    elif not math.isclose(given, expected, rel_tol=1e-3):
+        found.warning(SCALING_RULE, f"scaling.json says {given:.6g}, but the portal's RCP check computes "
+                                    f"{expected:.6g}; the score uses {expected:.6g}.",
+                      "Write the factor the RCP check computes.", file=where)
+    return list(found)
 
 
 def _join(folder: str, name: str) -> str:

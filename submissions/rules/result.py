@@ -15,28 +15,40 @@ COUNTER_KEYS = frozenset({
     "train_samples", "eval_samples", "max_steps", "max_samples", "epoch_count", "first_epoch_num",
     "init_checkpoint_step",
 })
+# Checks of the portal's own, which mlperf-logging's checkers for the rulesets do not make: a finding of
+# theirs is a warning for reviewers unless the round file lists the rule in blocking_rules.
+HYPERPARAMETERS_RULE = "result.hyperparameters-equal"
+PORTAL_OWN_RULES = frozenset({HYPERPARAMETERS_RULE})
 SEEDS_MUST_DIFFER_FROM = (1, 0, 0)  # mlperf-logging's seed checker; earlier rounds reused seeds freely
 _NO_SEED = {"", "none", "null", "nan", "n/a"}
 
 
 def check_result(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts, *,
-                 include_system: bool = True) -> list:
+                 include_system: bool = True, include_rcp: bool = True) -> list:
     """Findings for one result folder. include_system=False leaves out the system description's own
-    findings (call systems.check_system once per system instead of once per result)."""
+    findings (call systems.check_system once per system instead of once per result); include_rcp=False
+    leaves out the RCP check (call result_rcp for its findings and factor)."""
     found = Findings(ctx.result_path)
     _check_run_count(ctx, runs, found)
     _check_seeds(ctx, runs, found)
-    _check_hyperparameters(runs, found)
+    _check_hyperparameters(runs, found, blocking=HYPERPARAMETERS_RULE in ctx.blocking_rules)
     _check_division_and_category(runs, system, found)
     if include_system:
         found.extend(systems.check_system(system, ctx.ruleset))
-    division = (system.division or ctx.division or "").lower()
-    if ctx.result_dir is not None and division == "closed" and rcp.applies(ctx.ruleset, ctx.benchmark):
-        readings = {_name(run): run.convergence for run in runs if run.convergence}
-        findings, _ = rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path,
-                                    readings=readings)
-        found.extend(findings)
+    if include_rcp:
+        found.extend(result_rcp(ctx, runs, system)[0])
     return list(found)
+
+
+def result_rcp(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts) -> tuple[list, float | None]:
+    """The RCP check of a closed-division result: (findings, the library's factor or None when none was
+    computed). rcp.normalisation turns the factor into the one the score is multiplied by."""
+    division = (system.division or ctx.division or "").lower()
+    if ctx.result_dir is None or division != "closed" or not rcp.applies(ctx.ruleset, ctx.benchmark):
+        return [], None
+    readings = {_name(run): run.convergence for run in runs if run.convergence}
+    return rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path,
+                         readings=readings)
 
 
 def tolerated_error_files(benchmark: str) -> int:
@@ -98,7 +110,7 @@ def _same(a, b) -> bool:
 _ABSENT = object()
 
 
-def _check_hyperparameters(runs: list[RunFacts], found: Findings) -> None:
+def _check_hyperparameters(runs: list[RunFacts], found: Findings, blocking: bool) -> None:
     with_hp = [r for r in runs if r.hyperparameters]
     if len(with_hp) < 2:
         return
@@ -109,11 +121,13 @@ def _check_hyperparameters(runs: list[RunFacts], found: Findings) -> None:
             value = run.hyperparameters.get(key, _ABSENT)
             if value is _ABSENT or not _same(base.hyperparameters[key], value):
                 shown = "not logged" if value is _ABSENT else repr(value)[:80]
-                found.add("warning" if key in COUNTER_KEYS else "error", "result.hyperparameters-equal",
+                hint = "All runs of a result must use the same hyperparameters; only the seed may differ."
+                if not blocking:
+                    hint += (" A check of the portal's own (mlperf-logging does not make it), so a warning for "
+                             "reviewers: this round's file does not list it as blocking.")
+                found.add("error" if blocking and key not in COUNTER_KEYS else "warning", HYPERPARAMETERS_RULE,
                           f"Hyperparameter {key!r} is {repr(base.hyperparameters[key])[:80]} in {_name(base)} but "
-                          f"{shown} in {_name(run)}.",
-                          "All runs of a result must use the same hyperparameters; only the seed may differ.",
-                          file=run.rel_path)
+                          f"{shown} in {_name(run)}.", hint, file=run.rel_path)
                 break  # one finding per key
 
 

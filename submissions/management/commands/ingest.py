@@ -10,7 +10,7 @@ from leaderboard.models import Round
 from submissions import early_split
 from submissions.bundles.split import SplitProcess, split_folder
 from submissions.intake import file_chunks, ready_the_broker, store_file, submit
-from submissions.pipeline import withdraw
+from submissions.pipeline import held_results, withdraw
 from submissions.models import Submission, Validation
 
 
@@ -105,6 +105,11 @@ class Command(BaseCommand):
                 f"#{s.pk} {s.original_name}: {s.status}; findings: {done.errors} errors, "
                 f"{done.warnings} warnings, {done.infos} info. {s.message}"
             )
+            for held in held_results(s):
+                f = held.finding
+                where = f.file + (f":{f.line}" if f.line else "")
+                more = f" (and {held.more} more)" if held.more else ""
+                self.stdout.write(f"  held: {held.label}: {f.rule} {where}: {f.message}{more}")
             if s.status in (Submission.Status.FAILED, Submission.Status.INVALID):
                 failed.append(s)
         if failed:

@@ -1,0 +1,124 @@
+"""Publication per result: which results of a submission may go public, and making them so.
+
+A result is held when its latest validation has a blocking finding about it (an error on the
+result, one of its runs, or its system's description) that is not advisory (imported history).
+Every other result of a published submission is public, scored or "not scored" with its reason:
+one held result never holds back the others.
+"""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from leaderboard.cache import invalidate_round
+from leaderboard.models import PublicIdSequence, Result, System
+
+from ..models import Finding, Submission, Validation
+from .common import Status, clear_work, update
+
+
+@dataclass(frozen=True)
+class Held:
+    """A result that stays off the public tables, and the first finding that holds it there."""
+
+    result_id: int
+    label: str  # "system/benchmark"
+    finding: Finding
+    more: int  # further blocking findings of the same result
+
+
+def held_results(submission: Submission) -> list[Held]:
+    """The submission's held results, from its latest finished validation (none before one)."""
+    validation = submission.validations.filter(status=Validation.Status.DONE).first()
+    if validation is None:
+        return []
+    blocking = list(
+        validation.findings.filter(severity=Finding.Severity.ERROR, advisory=False)
+        .order_by("pk").only("result_id", "system_key", "rule", "file", "line", "message", "severity")
+    )
+    by_result: dict[int, list[Finding]] = {}
+    by_system: dict[str, list[Finding]] = {}
+    for finding in blocking:
+        if finding.result_id is not None:
+            by_result.setdefault(finding.result_id, []).append(finding)
+        elif finding.system_key:
+            by_system.setdefault(finding.system_key, []).append(finding)
+    held = []
+    results = (Result.objects.filter(system__submission=submission).order_by("system__key", "benchmark__position")
+               .values_list("pk", "system__key", "benchmark__key"))
+    for pk, system, benchmark in results:
+        reasons = by_result.get(pk, []) + by_system.get(system, [])
+        if reasons:
+            held.append(Held(pk, f"{system}/{benchmark}", reasons[0], len(reasons) - 1))
+    return held
+
+
+def public_id_prefix(ruleset: str) -> str:
+    """MLPerf's public ids start with the ruleset's major.minor: '5.1.0' -> '5.1'."""
+    return ".".join(ruleset.split(".")[:2])
+
+
+def _give_public_ids(results: list[Result], prefix: str) -> None:
+    """Number the results that have no public id yet, after the last number given under the prefix.
+    The counter row is locked, so two publications never draw the same number."""
+    new = [r for r in results if not r.public_id]
+    if not new:
+        return
+    PublicIdSequence.objects.get_or_create(prefix=prefix)
+    sequence = PublicIdSequence.objects.select_for_update().get(prefix=prefix)
+    for result in new:
+        sequence.last += 1
+        result.public_id = f"{prefix}-{sequence.last:04d}"
+    sequence.save(update_fields=["last"])
+    Result.objects.bulk_update(new, ["public_id"])
+
+
+@transaction.atomic
+def withdraw(submission_id: int, message: str) -> None:
+    """Take a submission's results off the tables and stop any work still to do on it. Their public
+    ids stay theirs: an id is never given to another result."""
+    submission = Submission.objects.select_related("round").get(pk=submission_id)
+    was_public = Result.objects.filter(system__submission=submission, published=True).update(published=False)
+    System.objects.filter(submission=submission).update(published=False)
+    update(submission_id, status=Status.WITHDRAWN, message=message, finished_at=timezone.now())
+    if was_public:
+        round_key = submission.round.key
+        transaction.on_commit(lambda: invalidate_round(round_key))
+    transaction.on_commit(lambda: clear_work(submission_id))
+
+
+@transaction.atomic
+def publish(submission_id: int) -> int:
+    """Make every result of the submission that is not held public, and return how many are.
+
+    With at least one public result, the submission is published and replaces the same submitter's
+    earlier published submission of the round (withdrawn, saying by which). With none, nothing changes.
+    """
+    submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
+    held = {h.result_id for h in held_results(submission)}
+    results = list(
+        Result.objects.filter(system__submission=submission).exclude(pk__in=held)
+        .order_by("system__key", "benchmark__position")
+    )
+    if not results:
+        return 0
+    earlier = Submission.objects.filter(
+        round=submission.round, submitter=submission.submitter, status=Status.PUBLISHED,
+    ).exclude(pk=submission_id)
+    for pk in earlier.values_list("pk", flat=True):
+        withdraw(pk, f"Replaced by #{submission_id}, a later submission of {submission.submitter} for this round.")
+    _give_public_ids(results, public_id_prefix(submission.round.ruleset))
+    mine = Q(system__submission=submission)
+    Result.objects.filter(mine, pk__in=held).update(published=False)
+    Result.objects.filter(mine).exclude(pk__in=held).update(published=True)
+    System.objects.filter(submission=submission).update(published=False)
+    System.objects.filter(submission=submission, results__published=True).update(published=True)
+    total = len(results) + len(held)
+    note = f" Public: {len(results)} of {total} results" + (f"; {len(held)} held." if held else ".")
+    message = submission.message.split(" Public: ")[0] + note
+    update(submission_id, status=Status.PUBLISHED, message=message)
+    round_key = submission.round.key
+    transaction.on_commit(lambda: invalidate_round(round_key))  # cached tables and exports are stale
+    return len(results)
