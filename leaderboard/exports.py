@@ -18,8 +18,9 @@ from .tables import RoundData
 from .tableview import TableView, sections
 
 COLUMNS = [
-    "submitter", "system", "division", "category", "benchmark",
-    "runs_counted", "score_minutes", "speedup", "path",
+    "public_id", "submitter", "system", "division", "category", "benchmark",
+    "runs_counted", "score_minutes", "speedup", "scaling_factor", "claimed_scaling_factor", "not_scored_because",
+    "path",
 ]
 
 
@@ -140,10 +141,12 @@ def results_frame(round_: Round, *, published_only: bool = True) -> pd.DataFrame
     rows = results.filter(system__round=round_).order_by(
         "system__submitter__name", "system__key", "benchmark__position"
     ).values_list(
-        "system__submitter__name", "system__key", "system__division", "system__category",
-        "benchmark__key", "runs_counted", "score_s", "speedup", "path",
+        "public_id", "system__submitter__name", "system__key", "system__division", "system__category",
+        "benchmark__key", "runs_counted", "score_s", "speedup", "scaling_factor", "claimed_scaling_factor",
+        "score_message", "path",
     )
     frame = pd.DataFrame.from_records(list(rows), columns=COLUMNS)
     frame["score_minutes"] = (frame["score_minutes"].astype("float64") / 60).round(4)
     frame["speedup"] = frame["speedup"].astype("float64").round(4)
+    frame.loc[frame["score_minutes"].notna(), "not_scored_because"] = ""  # a scored result's note is not a reason
     return frame

@@ -61,10 +61,10 @@ class ResultSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Result
-        fields = ["id", "round", "submitter", "organisation", "system", "system_id", "system_name", "division",
-                  "category", "accelerator_model", "accelerator_count", "benchmark", "score_s", "score_minutes",
-                  "speedup", "scaling_factor", "energy_j", "runs_counted", "error_count", "warning_count", "advisory",
-                  "url", "runs_url"]
+        fields = ["id", "public_id", "round", "submitter", "organisation", "system", "system_id", "system_name",
+                  "division", "category", "accelerator_model", "accelerator_count", "benchmark", "score_s",
+                  "score_minutes", "speedup", "scaling_factor", "claimed_scaling_factor", "score_message", "energy_j",
+                  "runs_counted", "error_count", "warning_count", "advisory", "url", "runs_url"]
 
     def get_score_minutes(self, obj) -> float | None:
         return None if obj.score_s is None else round(obj.score_s / 60, 4)

@@ -53,7 +53,10 @@ def rows_html(view: TableView, rows: list[Row], benches: list[Bench], *, cloud_s
                 continue
             value = view.cell_value(row, bench)
             text = "" if value is None else _number(value, speedup_of[bench.key] and bool(cell.speedup))
-            notes = []
+            notes = [f"{cell.public_id}."] if cell.public_id else []
+            if cell.not_scored_because:
+                text = '<span class="not-scored">not scored</span>'
+                notes.append(f"Not scored: {cell.not_scored_because}")
             if cell.findings:
                 notes.append(f"Findings: {cell.findings}.")
             if cell.energy_j is not None and show != "energy":

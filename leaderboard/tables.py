@@ -40,6 +40,8 @@ class Cell:
     energy_j: float | None
     runs_counted: int
     findings: str  # '' when clean, else e.g. '2 errors (advisory)'
+    public_id: str = ""
+    not_scored_because: str = ""  # why a public result has no score ('' when it has one)
 
     @property
     def minutes(self):
@@ -111,7 +113,7 @@ class RoundData:
 
 RESULT_FIELDS = [
     "id", "system_id", "benchmark__key", "score_s", "speedup", "energy_j", "runs_counted",
-    "error_count", "warning_count", "advisory",
+    "error_count", "warning_count", "advisory", "public_id", "score_message",
     "system__key", "system__name", "system__submitter__name", "system__submitter__organisation",
     "system__division", "system__category",
     "system__processor_model", "system__processor_count", "system__accelerator_model",
@@ -157,6 +159,8 @@ def build_round_data(round_: Round) -> RoundData:
                 result_id=r["id"], url=f"{row.url}{r['benchmark__key']}/", score_s=r["score_s"],
                 speedup=r["speedup"], energy_j=r["energy_j"], runs_counted=r["runs_counted"],
                 findings=public.findings_note(r["error_count"], r["warning_count"], r["advisory"]),
+                public_id=r["public_id"] or "",
+                not_scored_because="" if r["score_s"] is not None else (r["score_message"] or "no score"),
             )
     return RoundData(round_.key, benchmarks, list(rows.values()))
 

@@ -111,8 +111,9 @@ def test_export_lists_every_result_of_the_round(rounds, bundle, capsys):
     capsys.readouterr()
     call_command("export_results", "--round", "training-v5.1", "--format", "csv")
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "submitter,system,division,category,benchmark,runs_counted,score_minutes,speedup,path"
-    assert "Acme,alpha,closed,onprem,retinanet,3,11.0,,Acme/results/alpha/retinanet" in lines
+    assert lines[0] == ("public_id,submitter,system,division,category,benchmark,runs_counted,score_minutes,speedup,"
+                        "scaling_factor,claimed_scaling_factor,not_scored_because,path")
+    assert "5.1-0002,Acme,alpha,closed,onprem,retinanet,3,11.0,,1.0,,,Acme/results/alpha/retinanet" in lines
     assert len(lines) == 1 + 3
 
 

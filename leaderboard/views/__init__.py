@@ -3,8 +3,8 @@ of systems (compare), and progress across rounds (progress). Only public results
 (leaderboard.public)."""
 
 from .compare import compare_page
-from .details import result_page, system_page
+from .details import public_id_page, result_page, system_page
 from .progress import progress_page
 from .rounds import home, round_page
 
-__all__ = ["compare_page", "home", "progress_page", "result_page", "round_page", "system_page"]
+__all__ = ["compare_page", "home", "progress_page", "public_id_page", "result_page", "round_page", "system_page"]

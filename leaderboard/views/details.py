@@ -3,7 +3,7 @@
 import json
 
 from django.http import Http404, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_safe
 
 from .. import charts, panels, public
@@ -65,6 +65,14 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
         "hyperparameters": _hyperparameters(runs),
         "curve_chart": json_script(charts.convergence(runs, bench.quality_target, bench.higher_is_better, x_label)),
     })
+
+
+@require_safe
+def public_id_page(request, public_id):
+    """/id/5.1-0042: MLPerf's public id of a result leads to its page while the result is public."""
+    result = get_object_or_404(public.results().select_related("system__round", "system__submitter", "benchmark"),
+                               public_id=public_id)
+    return redirect(result)
 
 
 def _hyperparameters(runs) -> list[tuple[str, str, bool]]:
