@@ -48,9 +48,11 @@ def test_one_held_result_does_not_hold_back_the_others(rounds, tmp_path):
     assert submission.status == Submission.Status.PUBLISHED, submission.message
     assert public_results(submission) == {("alpha", "retinanet"), ("alpha", "llama31_405b"), ("beta", "rgat")}
     assert "Public: 3 of 4 results; 1 held." in submission.message
+    assert "3 of 4 results publishable; 1 held:" in out
     assert "held: beta/retinanet:" in out  # with the finding that holds it
     held = Result.objects.get(system__key="beta", benchmark__key="retinanet")
     assert held.score_s is None and not held.published and held.public_id is None
+    assert held.score_message == "2 of 5 runs failed; at most 1 may fail. Why: run_stop status is 'aborted' (line 48) (2 runs)."
     assert Finding.objects.filter(result=held, severity="error").exists()
 
 

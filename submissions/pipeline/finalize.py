@@ -34,7 +34,19 @@ def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset
     result.score_s = None if score.seconds is None else score.seconds * result.scaling_factor
     result.speedup = scoring.speedup(bench.reference_time_s, result.score_s)
     result.runs_counted = len(score.counted)
-    result.score_message = score.message[:500]
+    if not runs and result.score_message:
+        return  # ingest said why the folder has no runs
+    result.score_message = (score.message + _failures_in_words(runs, times) if score.seconds is None
+                            else score.message)[:500]
+
+
+def _failures_in_words(runs: list[Run], times: list) -> str:
+    """' Why: <the most common reason> (N runs).' for a result left without a score by failed runs."""
+    reasons = Counter(run.failure_reason or "the log breaks a rule" for run, t in zip(runs, times) if t is None)
+    if not reasons:
+        return ""
+    (reason, count), = reasons.most_common(1)
+    return f" Why: {reason} ({count} run{'s' if count != 1 else ''})."
 
 
 TOLERATED = " Tolerated: the result still scores, with this run counted as infinitely slow."

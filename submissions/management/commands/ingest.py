@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.models import Round
+from leaderboard.models import Result, Round
 from submissions import early_split
 from submissions.bundles.split import SplitProcess, split_folder
 from submissions.intake import file_chunks, ready_the_broker, store_file, submit
@@ -105,11 +105,16 @@ class Command(BaseCommand):
                 f"#{s.pk} {s.original_name}: {s.status}; findings: {done.errors} errors, "
                 f"{done.warnings} warnings, {done.infos} info. {s.message}"
             )
-            for held in held_results(s):
-                f = held.finding
+            held = held_results(s) if s.status not in (Submission.Status.FAILED, Submission.Status.WITHDRAWN) else []
+            total = Result.objects.filter(system__submission=s).count()
+            if total:
+                self.stdout.write(f"  {total - len(held)} of {total} results publishable"
+                                  + (f"; {len(held)} held:" if held else "."))
+            for one in held:
+                f = one.finding
                 where = f.file + (f":{f.line}" if f.line else "")
-                more = f" (and {held.more} more)" if held.more else ""
-                self.stdout.write(f"  held: {held.label}: {f.rule} {where}: {f.message}{more}")
+                more = f" (and {one.more} more)" if one.more else ""
+                self.stdout.write(f"  held: {one.label}: {f.rule} {where}: {f.message}{more}")
             if s.status in (Submission.Status.FAILED, Submission.Status.INVALID):
                 failed.append(s)
         if failed:
