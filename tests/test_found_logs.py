@@ -58,6 +58,9 @@ def test_an_untidy_bundle_reads_every_log_and_keeps_every_result_folder(rounds, 
         assert result.score_s == pytest.approx(10.875 * 60, abs=0.01), result.score_message  # the 8 middle runs
     assert alpha.runs.get(index=3).path == "Acme/results/alpha/rgat/result_3.log"
     assert beta.path == "Acme/results/beta"
+    for result in (alpha, beta):  # the RCP check reads every run under its rules' name, wherever it lies
+        assert Finding.objects.filter(result=result, rule="result.rcp", severity="info").exists()
+        assert not Finding.objects.filter(result=result, rule="result.rcp", severity="error").exists()
 
     named = findings(submission, "bundle.log-name")
     assert [(f.severity, f.file, f.run.index) for f in named] == [

@@ -52,7 +52,7 @@ def test_one_held_result_does_not_hold_back_the_others(rounds, tmp_path):
     assert "held: beta/retinanet:" in out  # with the finding that holds it
     held = Result.objects.get(system__key="beta", benchmark__key="retinanet")
     assert held.score_s is None and not held.published and held.public_id is None
-    assert held.score_message == "2 of 5 runs failed; at most 1 may fail. Why: run_stop status is 'aborted' (line 48) (2 runs)."
+    assert held.score_message == "2 of 5 runs failed; at most 1 may fail. Why: run_stop status is 'aborted' (2 runs)."
     assert Finding.objects.filter(result=held, severity="error").exists()
 
 

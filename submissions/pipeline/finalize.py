@@ -1,5 +1,6 @@
 """Finalizing a validation: score each result, apply result-level rules, set the verdict, publish."""
 
+import re
 from collections import Counter
 
 from django.db import transaction
@@ -10,6 +11,7 @@ from django.utils import timezone
 from leaderboard.models import Benchmark, Result, Run, System
 
 from .. import rules, scoring
+from ..bundles.runlogs import result_files
 from ..models import Finding, Submission, Validation
 from .common import Status, clear_work, submission_files, update, update_rows
 from .publication import publish
@@ -40,9 +42,13 @@ def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset
                             else score.message)[:500]
 
 
+_LINE_NOTE = re.compile(r" \((line|line count) \d+\)")  # where in its own log; runs differ there
+
+
 def _failures_in_words(runs: list[Run], times: list) -> str:
     """' Why: <the most common reason> (N runs).' for a result left without a score by failed runs."""
-    reasons = Counter(run.failure_reason or "the log breaks a rule" for run, t in zip(runs, times) if t is None)
+    reasons = Counter(_LINE_NOTE.sub("", run.failure_reason) or "the log breaks a rule"
+                      for run, t in zip(runs, times) if t is None)
     if not reasons:
         return ""
     (reason, count), = reasons.most_common(1)
@@ -86,13 +92,15 @@ def _result_findings(result: Result, runs: list[Run], files) -> tuple[list[rules
     system, bench = result.system, result.benchmark
     ctx = rules.ResultContext(
         ruleset=system.round.ruleset, benchmark=bench.key, required_runs=bench.required_runs,
-        result_path=result.path, result_dir=files.folder(result.path),
+        result_path=result.path,
+        # Each run under its rules' name (result_N.txt) wherever it lies, as the RCP check reads a folder.
+        result_dir=result_files(files, result.path, [(r.index, r.path) for r in runs]),
         division=system.division, category=system.category,
         blocking_rules=frozenset(system.round.blocking_rules or ()),
     )
     facts = [rules.RunFacts(rel_path=r.path, success=r.success, seed=r.seed or None,
                             hyperparameters=r.hyperparameters, submission=r.submission_keys,
-                            convergence=r.convergence) for r in runs]
+                            convergence=r.convergence, index=r.index) for r in runs]
     system_facts = _system_facts(system)
     findings = rules.check_result(ctx, facts, system_facts, include_system=False,  # checked once per system
                                   include_rcp=False)

@@ -100,6 +100,7 @@ class RunFacts:
     submission: dict = field(default_factory=dict)  # benchmark/org/division/status/platform from the log
     first_line: dict = field(default_factory=dict)  # {key: line}, when known
     convergence: dict | None = None  # rcp.read_run's reading, made when the log was checked
+    index: int | None = None  # N of the result_N.txt the rules name it, whatever the file is called
 
 
 @dataclass(frozen=True)

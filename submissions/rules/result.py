@@ -46,7 +46,7 @@ def result_rcp(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts) ->
     division = (system.division or ctx.division or "").lower()
     if ctx.result_dir is None or division != "closed" or not rcp.applies(ctx.ruleset, ctx.benchmark):
         return [], None
-    readings = {_name(run): run.convergence for run in runs if run.convergence}
+    readings = {_rcp_name(run): run.convergence for run in runs if run.convergence}
     return rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path,
                          readings=readings)
 
@@ -55,6 +55,11 @@ def tolerated_error_files(benchmark: str) -> int:
     """How many run files of a result may fail their checks and the result still stand: mlperf-logging's
     package checker accepts one non-compliant file under olympic scoring (four for UNet3D)."""
     return 4 if benchmark == "unet3d" else 1
+
+
+def _rcp_name(run: RunFacts) -> str:
+    """The name the RCP check knows a run by: result_N.txt, as runlogs.result_files presents the folder."""
+    return _name(run) if run.index is None else f"result_{run.index}.txt"
 
 
 def _name(run: RunFacts) -> str:
