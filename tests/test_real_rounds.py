@@ -11,31 +11,9 @@ from leaderboard.models import Result, Run, System
 from submissions.models import Finding, Submission
 
 from .conftest import shared_tarball
-from .worker import Worker, purge_broker, require_services
+from .worker import media, media_root, worker  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
-
-
-@pytest.fixture(scope="module")
-def media_root(tmp_path_factory):
-    return tmp_path_factory.mktemp("real-rounds") / "media"
-
-
-@pytest.fixture
-def media(settings, media_root):  # one media folder shared with the worker process
-    settings.MEDIA_ROOT = media_root
-    return media_root
-
-
-@pytest.fixture(scope="module")
-def worker(django_db_setup, django_db_blocker, media_root):
-    with django_db_blocker.unblock():
-        require_services()
-        purge_broker()
-        media_root.mkdir(parents=True, exist_ok=True)
-        process = Worker(media_root)
-    yield process
-    process.stop()
 
 
 def ingest_round(key, tarball):

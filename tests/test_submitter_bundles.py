@@ -13,7 +13,7 @@ from leaderboard.models import Result, Run, System
 from submissions.models import Submission
 
 from .conftest import shared_tarball
-from .worker import Worker, purge_broker, require_services
+from .worker import media, media_root, worker  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
 
@@ -24,28 +24,6 @@ RESULT_FIELDS = ("system__key", "benchmark__key", "path", "score_s", "speedup", 
                  "score_message", "published", "error_count", "warning_count")
 RUN_FIELDS = ("result__system__key", "result__benchmark__key", "index", "path", "checked", "success", "time_to_train_s",
               "failure_reason", "counted", "dropped", "seed")
-
-
-@pytest.fixture(scope="module")
-def media_root(tmp_path_factory):
-    return tmp_path_factory.mktemp("submitter-bundles") / "media"
-
-
-@pytest.fixture
-def media(settings, media_root):  # one media folder shared with the worker process
-    settings.MEDIA_ROOT = media_root
-    return media_root
-
-
-@pytest.fixture(scope="module")
-def worker(django_db_setup, django_db_blocker, media_root):
-    with django_db_blocker.unblock():
-        require_services()
-        purge_broker()
-        media_root.mkdir(parents=True, exist_ok=True)
-        process = Worker(media_root)
-    yield process
-    process.stop()
 
 
 def rows() -> dict:

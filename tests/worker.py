@@ -67,3 +67,28 @@ class Worker:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
         self.log.close()
+
+
+# Fixtures for a module whose tests share one real worker; import them into the module:
+# `from .worker import media, media_root, worker  # noqa: F401`.
+
+@pytest.fixture(scope="module")
+def media_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("worker") / "media"
+
+
+@pytest.fixture
+def media(settings, media_root):  # one media folder shared with the worker process
+    settings.MEDIA_ROOT = media_root
+    return media_root
+
+
+@pytest.fixture(scope="module")
+def worker(django_db_setup, django_db_blocker, media_root):
+    with django_db_blocker.unblock():
+        require_services()
+        purge_broker()
+        media_root.mkdir(parents=True, exist_ok=True)
+        process = Worker(media_root)
+    yield process
+    process.stop()
