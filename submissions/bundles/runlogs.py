@@ -9,12 +9,9 @@ reads; only its first bytes are looked at, up to the first line with a marker.
 import re
 
 from ..logs import parse_lines
-from ..logs.formats import open_binary
+from ..logs.formats import LOG_LINE, open_binary
 
 RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
-# The formats' markers (see logs.formats): v5.1 ":::MLLOG", v0.6 ":::MLL ", v0.5 ":::MLPv0.5.0 ",
-# Alibaba's v0.6 "MLPerf: resnet [date], key" (its bare marker is too common a phrase to take alone).
-MARKER = re.compile(rb":::MLL|:::MLPv0\.5\.0 |MLPerf: [\w.-]+ \[")
 # Real logs print up to ~220 KB of other output before their first MLPerf line (v5.1 Supermicro).
 HEAD_LIMIT = 1 << 20
 # How far a log put outside a benchmark folder is read for the line that names its benchmark
@@ -34,7 +31,7 @@ def holds_log_lines(source) -> bool:
                 return False
             if b"\0" in chunk:
                 return False
-            if MARKER.search(tail + chunk):
+            if LOG_LINE.search(tail + chunk):
                 return True
             seen += len(chunk)
             tail = chunk[-24:]  # a marker cut by the chunk's end

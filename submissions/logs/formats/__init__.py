@@ -4,6 +4,7 @@ from __future__ import annotations
 import bisect
 import functools
 import os
+import re
 from itertools import repeat
 from operator import attrgetter, itemgetter, methodcaller
 from typing import Collection, Iterable
@@ -21,6 +22,9 @@ count_lf = _scan.count_lf if _scan is not None else methodcaller("count", b"\n")
 
 # Order matters only for overlapping markers: ":::MLL " needs its space, so MLLOG never matches it.
 FORMATS = (mllog, mll, mlperf05, alibaba)
+# A line of any format, for telling a log by its first bytes (bundles.runlogs): each format's marker, or
+# its SNIFF where the marker alone is too common.
+LOG_LINE = re.compile(b"|".join(getattr(fmt, "SNIFF", re.escape(fmt.MARKER.encode())) for fmt in FORMATS))
 MAX_PROBLEMS = 100  # a garbage file must not grow the problem list without bound
 BLOCK_SIZE = 4 << 20  # parse_file reads this many bytes at a time; tests lower it to hit block boundaries
 _DECODE_ERRORS = (ValueError, IndexError, KeyError, TypeError, OverflowError, RecursionError)

@@ -9,6 +9,8 @@ from ._decode import decode_value, is_key
 
 NAME = "alibaba"
 MARKER = "MLPerf: "
+# "MLPerf: " alone is too common a phrase to tell a log by; its lines go on with the benchmark and "[date".
+SNIFF = rb"MLPerf: [\w.-]+ \["
 
 
 @lru_cache(maxsize=1024)
