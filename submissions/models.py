@@ -41,6 +41,9 @@ class Submission(models.Model):
     runs_total = models.PositiveIntegerField(default=0)
     runs_checked = models.PositiveIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
+    queue_pending = models.BooleanField(
+        default=False, help_text="Its first step could not be handed to the task queue (the broker did not answer); "
+                                 "the sweeper hands it over once the broker is back.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -142,3 +145,21 @@ class Finding(models.Model):
             "message": self.message, "hint": self.hint, "advisory": self.advisory,
             "system": self.system_key, "benchmark": self.benchmark,
         }
+
+
+class TaskLease(models.Model):
+    """A task a worker process has started, kept fresh by that process's heartbeat. When the beats stop
+    (the process died), the sweeper queues the task again at once instead of waiting for the broker to
+    hand its unacknowledged message to another worker."""
+
+    task_id = models.CharField(max_length=255, unique=True)
+    task_name = models.CharField(max_length=200)
+    args = models.JSONField(default=list)
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="leases")
+    options = models.JSONField(default=dict, help_text="What the task was queued with (its time limits).")
+    worker = models.CharField(max_length=200, help_text="host:pid of the process running it")
+    started_at = models.DateTimeField(auto_now_add=True)
+    beat_at = models.DateTimeField(db_index=True)
+
+    def __str__(self):
+        return f"{self.task_name}{tuple(self.args)} on {self.worker}"
