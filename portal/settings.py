@@ -5,23 +5,40 @@ transport on the file system. Set DATABASE_URL and CELERY_BROKER_URL to run on
 PostgreSQL and Redis. A bad value stops start-up with the variable's name.
 """
 
+import os
 from pathlib import Path
 
 import environ
-from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 
-DEBUG = env.bool("DEBUG", default=True)
-DEV_SECRET_KEY = "dev-only-not-secret"
-SECRET_KEY = env.str("SECRET_KEY", default=DEV_SECRET_KEY)
-if not DEBUG and SECRET_KEY == DEV_SECRET_KEY:
-    # Sessions and password resets are signed with it: a deployment must not run on the one in this file.
-    raise ImproperlyConfigured("DEBUG is off but SECRET_KEY is not set: set SECRET_KEY to a long random string "
-                               "(python -c 'import secrets; print(secrets.token_urlsafe(50))').")
+VAR_DIR = Path(env.str("VAR_DIR", default=str(BASE_DIR / "var")))
+# Off unless set on (`make run` sets it for the embedded demo): its error pages show code and settings.
+DEBUG = env.bool("DEBUG", default=False)
+
+
+def _local_secret_key() -> str:
+    """A key made on first start and kept in VAR_DIR (readable by its owner only), for a single machine
+    that does not set SECRET_KEY; several machines must share one SECRET_KEY."""
+    path = VAR_DIR / "secret_key"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        import secrets
+
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        try:
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+                out.write(secrets.token_urlsafe(50))
+        except FileExistsError:  # another process made it first
+            pass
+        return path.read_text().strip()
+
+
+# Sessions and password resets are signed with it.
+SECRET_KEY = env.str("SECRET_KEY", default="") or _local_secret_key()
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
@@ -161,6 +178,19 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     # Redis: a task not acknowledged within this time is delivered again (acks_late).
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 60}
+
+# Served over HTTPS (behind a proxy that sets X-Forwarded-Proto when TRUST_X_FORWARDED_PROTO is on): redirect
+# plain HTTP, secure cookies, HSTS. `manage.py check --deploy` with the README's production settings is clean.
+HTTPS = env.bool("HTTPS", default=False)
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=HTTPS)
+if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Error pages and error mails hide passwords written inside URLs too (CELERY_BROKER_URL, in locals).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "portal.errors.SecretsFilter"
 
 LOGGING = {
     "version": 1,

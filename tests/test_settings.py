@@ -1,20 +1,71 @@
-"""The settings module, read as a deployment reads it: from the environment."""
+"""The settings module, read as a deployment reads it: from the environment; and what error pages show."""
 
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from django.test import RequestFactory
+from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
-def _import_settings(**env) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY")}
-    return subprocess.run([sys.executable, "-c", "import portal.settings as s; print(s.DEBUG)"],
-                          cwd=Path(__file__).parents[1], env={**base, **env}, capture_output=True, text=True)
+ROOT = Path(__file__).parents[1]
+PRODUCTION = {  # the README's production settings
+    "SECRET_KEY": "a-long-random-string-for-tests-only-" + "k" * 30, "ALLOWED_HOSTS": "results.example.org",
+    "HTTPS": "1", "DATABASE_URL": "postgres://portal:pw@127.0.0.1:5432/portal",
+    "CELERY_BROKER_URL": "redis://:pw@127.0.0.1:6379/0",
+}
 
 
-def test_debug_off_refuses_the_development_secret_key():
-    refused = _import_settings(DEBUG="0")
-    assert refused.returncode == 1
-    assert "ImproperlyConfigured: DEBUG is off but SECRET_KEY is not set" in refused.stderr
-    assert _import_settings(DEBUG="0", SECRET_KEY="x" * 50).stdout.strip() == "False"
-    assert _import_settings().stdout.strip() == "True"  # the embedded default, as `make run` uses it
+def _run(code: str, tmp_path, **env) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("DEBUG", "SECRET_KEY", "HTTPS", "DATABASE_URL", "CELERY_BROKER_URL")}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env={**base, "VAR_DIR": str(tmp_path), **env})
+
+
+def _settings(tmp_path, **env) -> str:
+    return _run("import portal.settings as s; print(s.DEBUG, s.SECRET_KEY)", tmp_path, **env).stdout.split()
+
+
+def test_debug_is_off_unless_set_on(tmp_path):
+    assert _settings(tmp_path)[0] == "False"
+    assert _settings(tmp_path, DEBUG="1")[0] == "True"
+
+
+def test_without_a_secret_key_one_is_made_once_and_kept_private(tmp_path):
+    first, again = _settings(tmp_path)[1], _settings(tmp_path)[1]
+    assert first == again and len(first) >= 50
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+    assert _settings(tmp_path, SECRET_KEY="given" * 12)[1] == "given" * 12
+
+
+def test_the_deploy_check_is_clean_with_the_production_settings(tmp_path):
+    check = [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"]
+    code = f"import subprocess, sys; sys.exit(subprocess.call({check!r}))"
+    clean = _run(code, tmp_path, **PRODUCTION)
+    assert clean.returncode == 0, clean.stderr
+    assert "no issues" in clean.stdout
+    plain_http = _run(code, tmp_path, **{**PRODUCTION, "HTTPS": "0"})
+    assert plain_http.returncode != 0 and "security.W004" in plain_http.stderr  # the check can fail
+
+
+def _error_page(request, **local_variables) -> str:
+    try:
+        broker = local_variables["broker"]  # noqa: F841 - a local the traceback shows
+        raise ConnectionError("the broker did not answer")
+    except ConnectionError:
+        return ExceptionReporter(request, *sys.exc_info()).get_traceback_html()
+
+
+def test_error_pages_mask_passwords_in_urls(settings):
+    settings.DEBUG = True
+    settings.CELERY_BROKER_URL = "redis://:broker-s3cret@redis.internal:6379/0"
+    settings.ANALYTICS_ENDPOINT = "https://user:endpoint-s3cret@example.org/"
+    settings.SEARCH_SERVICE = {"NAME": "x", "PASSWORD": "db-s3cret"}
+    page = _error_page(RequestFactory().get("/"), broker=["amqp://guest:local-s3cret@rabbit//"])
+    assert "redis.internal" in page and "example.org" in page  # the settings are shown...
+    for secret in ("broker-s3cret", "endpoint-s3cret", "db-s3cret", "local-s3cret"):
+        assert secret not in page  # ...without their passwords
+    plain = RequestFactory().get("/")
+    plain.exception_reporter_filter = SafeExceptionReporterFilter()
+    assert "broker-s3cret" in _error_page(plain, broker=[])  # what Django's own filter shows
