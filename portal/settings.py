@@ -29,11 +29,15 @@ def _local_secret_key() -> str:
         import secrets
 
         VAR_DIR.mkdir(parents=True, exist_ok=True)
+        draft = path.with_name(f".secret_key.{os.getpid()}")
+        with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            out.write(secrets.token_urlsafe(50))
         try:
-            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
-                out.write(secrets.token_urlsafe(50))
-        except FileExistsError:  # another process made it first
+            os.link(draft, path)  # whole or not at all; another process's key, if it made one first
+        except FileExistsError:
             pass
+        finally:
+            draft.unlink()
         return path.read_text().strip()
 
 
