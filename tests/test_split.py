@@ -14,6 +14,7 @@ from django.conf import settings
 
 from submissions import early_split
 from submissions.bundles.split import RoundSplit, SplitProcess, split_folder, submitter_root
+from submissions.bundles.unpack import BundleError, Limits
 
 
 def _tar(path, files):
@@ -254,3 +255,112 @@ def test_a_child_that_writes_much_to_stderr_does_not_stop(tmp_path, monkeypatch)
     split.close()  # kills a stuck child, which ends the thread
     done.join()
     assert not stuck and split.whole and split.process.returncode == 0
+
+
+# The unpacker's limits, applied by the splitter before it writes.
+
+def _zeros_tgz(path, members: dict[str, int]):
+    """A tar.gz of members made of zeros (name -> size): megabytes that compress to a few kilobytes."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, size in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = size
+            tar.addfile(info, io.BytesIO(bytes(size)))
+    return path
+
+
+def _left(folder: Path) -> list:
+    return sorted(p.name for p in folder.rglob("*")) if folder.exists() else []
+
+
+def test_a_bomb_in_a_round_is_refused_on_the_ratio_before_it_is_written(tmp_path):
+    archive = _zeros_tgz(tmp_path / "round.tgz", {"A/results/s/resnet/result_0.txt": 1000,
+                                                  "B/results/t/ssd/result_0.txt": 64 * 1024**2})
+    assert archive.stat().st_size < 100_000
+    split = RoundSplit(archive, tmp_path / "out", Limits(max_ratio=10))
+    handed = [part.root for part in split]
+    assert handed == ["A"]  # complete before B began; B is never handed over
+    assert split.whole and split.refused.rule == "bundle.ratio"
+    assert split.refused.member == "B/results/t/ssd/result_0.txt"
+    assert "more than 10 times its own size (stopped at 'B/results/t/ssd/result_0.txt')" in str(split.refused)
+    assert _left(tmp_path / "out") == ["A.tar"]  # the part handed over is the caller's; B's is not left
+
+
+def test_each_part_is_held_to_a_bundles_limits_not_the_whole_round(tmp_path):
+    files = {f"{org}/results/s/resnet/result_{i}.txt": os.urandom(3000) for org in "AB" for i in range(3)}
+    _tar(tmp_path / "round.tgz", files)
+    limits = Limits(max_total_bytes=10_000, max_files=3)
+    assert set(split_archive(tmp_path / "round.tgz", tmp_path / "fits")) == {"A", "B"}  # 18,000 bytes in all
+    split = RoundSplit(tmp_path / "round.tgz", tmp_path / "fits-too", limits)
+    assert [part.root for part in split] == ["A", "B"] and split.refused is None
+
+    _tar(tmp_path / "many.tgz", {**files, "B/results/s/resnet/result_3.txt": b"x"})
+    split = RoundSplit(tmp_path / "many.tgz", tmp_path / "many", limits)
+    assert [part.root for part in split] == ["A"] and split.whole
+    assert (split.refused.rule, split.refused.member) == ("bundle.too-many-files", "B/results/s/resnet/result_3.txt")
+
+    _tar(tmp_path / "large.tgz", {**files, "B/results/s/resnet/result_2.txt": os.urandom(5000)})
+    split = RoundSplit(tmp_path / "large.tgz", tmp_path / "large", limits)
+    list(split)
+    assert (split.refused.rule, split.refused.member) == ("bundle.too-large", "B/results/s/resnet/result_2.txt")
+    assert _left(tmp_path / "many") == _left(tmp_path / "large") == ["A.tar"]
+
+
+def test_the_splitter_refuses_a_large_file_as_the_unpacker_does(tmp_path):
+    from submissions.bundles.unpack import unpack
+
+    _tar(tmp_path / "round.tgz", {"A/results/s/resnet/result_0.txt": b"a",
+                                  "B/results/t/ssd/result_0.txt": b"b" * 5000})
+    limits = Limits(max_file_bytes=4096)
+    split = RoundSplit(tmp_path / "round.tgz", tmp_path / "out", limits)
+    list(split)
+    with pytest.raises(BundleError) as unpacked:
+        unpack(tmp_path / "round.tgz", tmp_path / "unpacked", limits)
+    assert split.refused.rule == unpacked.value.rule == "bundle.file-too-large"
+    assert str(split.refused) == str(unpacked.value)  # one message, whichever reads it first
+    assert "'B/results/t/ssd/result_0.txt' is larger than the 4.0 KiB allowed for one file" in str(split.refused)
+
+
+def test_copies_of_a_submitter_that_comes_back_count_towards_the_ratio(tmp_path):
+    """A root that comes back is written on in a copy of its part: an archive alternating two roots would
+    otherwise write its first root's part again at each return."""
+    members = {"A/results/s/resnet/result_0.txt": 900 * 1024}
+    for i in range(20):
+        members[f"B/results/t/ssd/result_{i}.txt"] = 10
+        members[f"A/results/s/resnet/result_{i + 1}.txt"] = 10
+    archive = _zeros_tgz(tmp_path / "round.tgz", members)
+    split = RoundSplit(archive, tmp_path / "out", Limits(max_ratio=10))  # the 1 MiB floor is the cap here
+    handed = [part.path.name for part in split]
+    assert split.refused is not None and split.refused.rule == "bundle.ratio"
+    assert len(handed) < 5 and _left(tmp_path / "out") == sorted(handed)
+
+
+def test_the_child_process_refuses_under_the_settings_limits(tmp_path, settings):
+    settings.BUNDLE_MAX_FILE_BYTES = 4096
+    _tar(tmp_path / "round.tgz", {"A/results/s/resnet/result_0.txt": b"a",
+                                  "B/results/t/ssd/result_0.txt": b"b" * 5000})
+    with SplitProcess(tmp_path / "round.tgz", tmp_path / "out") as split:
+        assert [part.root for part in split] == ["A"]
+        assert split.whole and split.process.returncode == 0
+    assert isinstance(split.refused, BundleError)
+    assert (split.refused.rule, split.refused.member) == ("bundle.file-too-large", "B/results/t/ssd/result_0.txt")
+    assert _left(tmp_path / "out") == ["A.tar"]
+
+
+@pytest.mark.usefixtures("eager")
+def test_ingest_of_a_round_with_a_bomb_keeps_no_large_file_and_fails_with_the_rule(rounds, tmp_path, settings):
+    """The issue's case: a small archive that expanded to gigabytes. The split stops at the limit, the archive
+    is submitted whole, and the unpacker refuses it with the same rule; nothing large is written or kept."""
+    from django.core.management import call_command
+
+    from submissions.models import Submission
+
+    settings.BUNDLE_MAX_RATIO = 20
+    archive = _zeros_tgz(tmp_path / "round.tgz", {"A/results/s/resnet/result_0.txt": 100,
+                                                  "B/results/t/ssd/result_0.txt": 256 * 1024**2})
+    call_command("ingest", str(archive), "--round", "training-v5.1")
+    whole = Submission.objects.get(original_name="round.tgz")
+    assert (whole.status, whole.rule) == ("failed", "bundle.ratio"), whole.message
+    assert "B/results/t/ssd/result_0.txt" in whole.message
+    media = Path(settings.MEDIA_ROOT)
+    assert sum(p.stat().st_size for p in media.rglob("*") if p.is_file()) < 2 * 1024**2

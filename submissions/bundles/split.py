@@ -4,14 +4,22 @@ A published round is one tree with a folder per submitter (`NVIDIA/`, or `v0.5.0
 in v0.5). Each submitter's part becomes a plain tar of its own, written in a single
 streaming pass, so it can go through the same pipeline as an uploaded bundle. A part is
 handed over as soon as the archive moves on to the next submitter (a published round lists
-each one's files together), so its checks start while the rest is still being read. Nothing
-is checked here: open_bundle applies every limit to each part.
+each one's files together), so its checks start while the rest is still being read.
+
+The unpacker's size and count limits (limits.Tally) are applied here too, from each member's
+header before a byte of it is written: each part is held to a bundle's limits (files, bytes per
+file, bytes in all), and everything written to the ratio against the round archive's own size.
+A refusal stops the split and removes the part it was writing; the archive is then submitted
+whole, which the unpacker refuses under the same limits with the same rule. Everything else
+(paths, links, special files) open_bundle checks in each part.
 
 SplitProcess runs the split in a process of its own (this file run as a script): it is mostly
 decompression, which then runs beside the caller's work instead of taking turns with it.
-This module imports nothing but the standard library, so that the script starts at once.
+This module imports nothing but the standard library and its neighbour limits.py, so that the script
+starts at once.
 """
 
+import dataclasses
 import hashlib
 import json
 import lzma
@@ -25,6 +33,12 @@ import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
 from typing import Iterator, NamedTuple
+
+if __package__:
+    from .limits import BundleError, Limits, Tally
+else:  # SplitProcess's child, run as a script: its neighbour is read on its own, not through the package
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the standard library: it shadows nothing
+    from limits import BundleError, Limits, Tally
 
 # Folders above the submitters: v0.5.0/ in v0.5, training_results_v0.6/ where a round was packed in its folder.
 _ROUND_FOLDER = re.compile(r"^(training_results_)?v\d+(\.\d+)*$")
@@ -106,12 +120,14 @@ class RoundSplit:
     A root's part is handed over when the next root starts. Should a root come back later (an archive
     not made by `tar` from a folder), its part is written on and handed over again with `again` set, to
     replace the earlier one. After iterating, `whole` is True when the archive is to be submitted as it
-    is: it is not a tar, holds fewer than two roots, or is broken (the unpacker then says what is wrong).
+    is: it is not a tar, holds fewer than two roots, is broken, or passes a limit (the unpacker then
+    says what is wrong); `refused` is the BundleError of a limit passed, else None.
     """
 
-    def __init__(self, archive: Path, out_dir: Path):
-        self.archive, self.out_dir = archive, out_dir
+    def __init__(self, archive: Path, out_dir: Path, limits: Limits = Limits()):
+        self.archive, self.out_dir, self.limits = archive, out_dir, limits
         self.whole = False
+        self.refused: BundleError | None = None
 
     def __iter__(self) -> Iterator[Part]:
         if not tarfile.is_tarfile(self.archive):
@@ -120,7 +136,11 @@ class RoundSplit:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         paths: dict[str, Path] = {}
         handed: set[str] = set()
+        kept: set[Path] = set()  # the files of the parts handed over
         trees = _Trees()
+        # Each part is a bundle, held to a bundle's limits; the ratio is of all that is written to the archive.
+        tallies: dict[str, Tally] = {}
+        written = Tally(_ratio_only(self.limits), os.path.getsize(self.archive))
         root = writer = None
         try:
             with tarfile.open(self.archive, "r|*", copybufsize=_COPY_BUFFER) as source:
@@ -137,23 +157,37 @@ class RoundSplit:
                                 # folders): the archive is one bundle, not a round.
                                 self.whole = True
                                 break
-                            yield self._close(writer, root, paths, root in handed)
+                            part = self._close(writer, root, paths, root in handed)
                             handed.add(root)
+                            kept.add(part.path)
+                            yield part
+                        if member_root in paths:  # it comes back: its part is copied to be written on
+                            written.count_bytes(member.name, 0, paths[member_root].stat().st_size)
                         root = member_root
                         writer = self._open(root, paths)
+                    tally = tallies.setdefault(root, Tally(self.limits, None))
+                    if member.isdir():
+                        tally.count_dir(member.name)
+                    else:  # links and special files too: each is a header written, and the unpacker refuses them
+                        size = member.size if member.isfile() else 0
+                        tally.count_copied(member.name, size)
+                        written.count_copied(member.name, size)
                     # Paths inside each part keep the submitter folder, as an upload would.
                     member.pax_headers.pop("path", None)  # else the old name wins on write
                     member.name = str(PurePosixPath(member.name)).removeprefix("./")
                     if root.count("/"):
                         member.name = member.name[len(root) - len(root.rpartition("/")[2]):]
                     writer.addfile(member, source.extractfile(member) if member.isfile() else None)
+        except BundleError as refusal:
+            self.refused, self.whole = refusal, True  # the part being written is removed below
         except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error):
             self.whole = True  # submit it whole: the unpacker will say what is wrong with it
         finally:
             last = self._close(writer, root, paths, root in handed) if writer is not None else None
         if self.whole or (len(paths) < 2 and not handed):
             self.whole = True
-            for path in paths.values():
+            # The parts handed over are the caller's, who may be storing one now; the others go.
+            for path in set(paths.values()) - kept:
                 path.unlink(missing_ok=True)
             return
         yield last
@@ -179,19 +213,28 @@ class RoundSplit:
         return Part(root, paths[root], again)
 
 
-class SplitProcess:
-    """RoundSplit(archive, out_dir) in a child process: iterate for its parts, as each is handed over; then
-    `whole` is RoundSplit's. The child starts at once; close() stops it if it is still running (a part file it
-    was writing stays in out_dir, which the caller removes)."""
+def _ratio_only(limits: Limits) -> Limits:
+    """The limits of everything a split writes: the ratio alone (each part is held to the rest)."""
+    return dataclasses.replace(limits, max_total_bytes=sys.maxsize, max_files=sys.maxsize, max_file_bytes=sys.maxsize)
 
-    def __init__(self, archive: Path, out_dir: Path):
+
+class SplitProcess:
+    """RoundSplit(archive, out_dir, limits) in a child process: iterate for its parts, as each is handed over;
+    then `whole` and `refused` are RoundSplit's. limits: the settings' BUNDLE_MAX_* when not given. The child
+    starts at once; close() stops it if it is still running (a part file it was writing stays in out_dir,
+    which the caller removes)."""
+
+    def __init__(self, archive: Path, out_dir: Path, limits: Limits | None = None):
         self.archive, self.out_dir = Path(archive).resolve(), Path(out_dir).resolve()
         self.whole = False
+        self.refused: BundleError | None = None
+        limits = limits or configured_limits()
         # Its errors go to a file: a pipe read only at the end could fill up and stop the child.
         self.errors = tempfile.TemporaryFile("w+")
         # -I: nothing from the environment or the script's folder on sys.path (its neighbours are no stdlib).
         self.process = subprocess.Popen(
-            [sys.executable, "-I", __file__, str(self.archive), str(self.out_dir)],
+            [sys.executable, "-I", __file__, str(self.archive), str(self.out_dir),
+             json.dumps(dataclasses.asdict(limits))],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.errors, text=True,
         )
 
@@ -200,6 +243,8 @@ class SplitProcess:
             item = json.loads(line)
             if "whole" in item:
                 self.whole = item["whole"]
+                if item.get("refused"):
+                    self.refused = BundleError(**item["refused"])
             else:
                 yield Part(item["root"], Path(item["path"]), item["again"], item["sha256"])
         if self.process.wait():
@@ -222,13 +267,25 @@ class SplitProcess:
         self.close()
 
 
-def _print_parts(archive: str, out_dir: str) -> None:
-    """SplitProcess's child: each part as a JSON line, as soon as it is handed over; then {"whole": ...}."""
-    split = RoundSplit(Path(archive), Path(out_dir))
+def configured_limits() -> Limits:
+    """The settings' BUNDLE_MAX_*, as the pipeline opens a bundle under them (pipeline.common.bundle_limits).
+    Read here, not there: manage.py starts a split before Django's apps are loaded (early_split)."""
+    from django.conf import settings
+
+    return Limits(max_total_bytes=settings.BUNDLE_MAX_TOTAL_BYTES, max_files=settings.BUNDLE_MAX_FILES,
+                  max_file_bytes=settings.BUNDLE_MAX_FILE_BYTES, max_ratio=settings.BUNDLE_MAX_RATIO)
+
+
+def _print_parts(archive: str, out_dir: str, limits: str) -> None:
+    """SplitProcess's child: each part as a JSON line, as soon as it is handed over; then
+    {"whole": ..., "refused": {"rule": ..., "message": ..., "member": ...} or null}."""
+    split = RoundSplit(Path(archive), Path(out_dir), Limits(**json.loads(limits)))
     for part in split:
         print(json.dumps({"root": part.root, "path": str(part.path), "again": part.again, "sha256": part.sha256}),
               flush=True)
-    print(json.dumps({"whole": split.whole}), flush=True)
+    refused = split.refused and {"rule": split.refused.rule, "message": str(split.refused),
+                                 "member": split.refused.member}
+    print(json.dumps({"whole": split.whole, "refused": refused}), flush=True)
 
 
 def split_folder(folder: Path, out_dir: Path) -> dict[str, Path]:

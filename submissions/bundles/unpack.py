@@ -14,33 +14,14 @@ import zlib
 from dataclasses import dataclass
 
 from .files import FolderFiles, TarFiles
+from .limits import BundleError, Limits, Tally  # Limits and BundleError are imported from here too
 
 CHUNK = 1024 * 1024
 # tarfile re-slices its read-ahead buffer on every read: a small read-ahead keeps that cheap
 # for the many small members, while 1 MiB reads of big members still gather several blocks.
 _TAR_READAHEAD = 64 * 1024
-# A bundle this small cannot be a bomb; without the floor a tiny tar.gz of a few padded
-# files would trip the ratio check.
-_RATIO_FLOOR = 1024 * 1024
 _NAME_ERRNOS = (errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ, errno.ELOOP)
 _PACK_HINT = "Pack the submission folder itself, e.g. `tar -C <round folder> -czf bundle.tgz <Submitter>`."
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_total_bytes: int = 2 * 1024**3
-    max_files: int = 20_000
-    max_file_bytes: int = 512 * 1024**2
-    max_ratio: float = 200.0  # total uncompressed bytes / archive bytes, checked as bytes are written
-
-
-class BundleError(Exception):
-    """A bundle that cannot be accepted; str(e) is a message for the submitter."""
-
-    def __init__(self, rule: str, message: str, member: str | None = None):
-        super().__init__(message)
-        self.rule = rule
-        self.member = member
 
 
 @dataclass
@@ -48,14 +29,6 @@ class UnpackReport:
     files: int
     total_bytes: int
     format: str  # "tar", "tar.gz", "tar.xz", "zip"
-
-
-def _size(n: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return ""
 
 
 def sniff(path) -> str | None:
@@ -82,13 +55,12 @@ def _is_tar_header(block: bytes) -> bool:
         return False
 
 
-class _Writer:
-    """Checks each member before writing and writes it under dest, counting every byte."""
+class _Writer(Tally):
+    """Checks each member before writing and writes it under dest, counting every byte (the Tally's limits)."""
 
     def __init__(self, dest: str, limits: Limits, archive_bytes: int):
-        self.dest, self.limits = dest, limits
-        self.max_ratio_bytes = max(limits.max_ratio * archive_bytes, _RATIO_FLOOR)
-        self.files = self.dirs = self.total = 0
+        super().__init__(limits, archive_bytes)
+        self.dest = dest
         self.made: set[str] = set()  # folders made so far: no makedirs call per file
 
     def parts(self, name: str) -> list[str]:
@@ -107,23 +79,6 @@ class _Writer:
                 f"'{name}' contains '..' and would land outside the bundle. {_PACK_HINT}", name)
         return parts
 
-    def count_dir(self, member: str) -> None:
-        self.dirs += 1
-        if self.dirs > self.limits.max_files:
-            raise BundleError(
-                "bundle.too-many-files",
-                f"The bundle has more than {self.limits.max_files} folders (stopped at '{member}'). "
-                "Leave out everything but results/ and systems/.", member)
-
-    def count_file(self, member: str, declared: int) -> None:
-        self.files += 1
-        if self.files > self.limits.max_files:
-            raise BundleError(
-                "bundle.too-many-files",
-                f"The bundle has more than {self.limits.max_files} files (stopped at '{member}'). "
-                "Leave out everything but results/ and systems/.", member)
-        self._check(member, declared, self.total + declared)  # trust a header only to refuse early
-
     def mkdir(self, parts: list[str], member: str) -> None:
         self.count_dir(member)
         path = os.path.join(self.dest, *parts)
@@ -135,7 +90,6 @@ class _Writer:
         self.write(parts, tf.extractfile(info), info.size, info.name)
 
     def write(self, parts: list[str], src, declared: int, member: str) -> None:
-        lim = self.limits
         self.count_file(member, declared)
         path = os.path.join(self.dest, *parts)
         folder = os.path.dirname(path)
@@ -147,26 +101,8 @@ class _Writer:
         with open(fd, "wb") as out:
             while chunk := src.read(CHUNK):
                 written += len(chunk)
-                self.total += len(chunk)
-                self._check(member, written, self.total)  # real bytes: a lying header still stops here
-                if self.total > self.max_ratio_bytes:
-                    raise BundleError(
-                        "bundle.ratio",
-                        f"The bundle expands to more than {lim.max_ratio:g} times its own size (stopped at "
-                        f"'{member}'), which looks like a decompression bomb. Upload the real result files.", member)
+                self.count_bytes(member, written, len(chunk))  # real bytes: a lying header still stops here
                 out.write(chunk)
-
-    def _check(self, member: str, file_bytes: int, total: int) -> None:
-        if file_bytes > self.limits.max_file_bytes:
-            raise BundleError(
-                "bundle.file-too-large",
-                f"'{member}' is larger than the {_size(self.limits.max_file_bytes)} allowed for one file. "
-                "Leave it out unless it is a result log; if it is, ask the portal's administrators.", member)
-        if total > self.limits.max_total_bytes:
-            raise BundleError(
-                "bundle.too-large",
-                f"The bundle unpacks to more than {_size(self.limits.max_total_bytes)} (stopped at '{member}'). "
-                "Leave out checkpoints, data sets and code outside results/ and systems/.", member)
 
     @staticmethod
     def _os(member, fn, *args, **kwargs):
