@@ -155,10 +155,18 @@ CHECK_SOFT_TIME_LIMIT = env.int("CHECK_SOFT_TIME_LIMIT", default=120)
 # round through 2 worker processes: 8 runs a task took 13-15 s, 16-48 took 11-12 s; once a run's
 # check cost 2 ms, 48 took 0.15-0.3 s less of the workers' CPU than 24 (a task costs about 4 ms).
 CHECK_BATCH_SIZE = env.int("CHECK_BATCH_SIZE", default=48)
-# The sweeper re-queues work not updated for this long, and gives up after N attempts.
+# Recovery (submissions/leases.py, pipeline/sweeper.py). A running task's process renews its lease every
+# LEASE_BEAT_S; a lease not renewed for LEASE_EXPIRY_S means the process died, and its task is queued again.
+# Work with no live lease, not updated for SWEEP_IDLE_S while nothing waits in the queues, was lost and is
+# queued again; anything not updated for SWEEP_OLDER_THAN_S is, whatever the queues say. After
+# SWEEP_MAX_ATTEMPTS a submission fails with the reason.
+LEASE_BEAT_S = env.int("LEASE_BEAT_S", default=15)
+LEASE_EXPIRY_S = env.int("LEASE_EXPIRY_S", default=60)
+SWEEP_EVERY_S = env.int("SWEEP_EVERY_S", default=30)
+SWEEP_IDLE_S = env.int("SWEEP_IDLE_S", default=60)
 SWEEP_OLDER_THAN_S = env.int("SWEEP_OLDER_THAN_S", default=CELERY_TASK_TIME_LIMIT + 60)
 SWEEP_MAX_ATTEMPTS = env.int("SWEEP_MAX_ATTEMPTS", default=3)
-CELERY_BEAT_SCHEDULE = {"sweep": {"task": "submissions.tasks.sweep", "schedule": 60.0}}
+CELERY_BEAT_SCHEDULE = {"sweep": {"task": "submissions.tasks.sweep", "schedule": float(SWEEP_EVERY_S)}}
 # Steps of a whole submission go on "ingest", batches of run checks on "checks". finalize is such a
 # step: on "checks" it waited behind every batch queued after its submission's last one, so a
 # round's submissions all finalized at the very end.

@@ -1,19 +1,21 @@
 """Celery tasks: thin wrappers that call a pipeline step and queue the next one.
 
-Arguments are ids. Tasks are acknowledged late, so a worker that dies mid-task has its
-task delivered again; the steps claim their work, so a repeat does nothing twice. The
-sweeper re-queues whatever is still stuck after that.
+Arguments are ids. Tasks are acknowledged late and hold a lease (leases.py) while they run;
+the steps claim their work, so a repeat does nothing twice. The sweeper re-queues the task
+of a process whose lease stopped beating, and whatever else is stuck.
 """
 
 import gc
 import logging
 from datetime import timedelta
 
-from celery import shared_task, signals, states
+from celery import current_app, shared_task, signals, states
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, connections
+from kombu.exceptions import OperationalError as BrokerError
 
-from . import pipeline
+from . import leases, pipeline
+from .pipeline.common import update
 
 log = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, InterfaceError)
@@ -37,6 +39,20 @@ def _drop_stale_connections(task=None, **_):
     broken, as Django does between requests. Not in eager mode: the caller's transaction is still open."""
     if not task.request.is_eager:
         close_old_connections()
+
+
+@signals.task_prerun.connect
+def _take_lease(task=None, task_id=None, args=(), **_):
+    if not task.request.is_eager:
+        hard, soft = task.request.timelimit or (None, None)
+        options = {name: value for name, value in (("time_limit", hard), ("soft_time_limit", soft)) if value}
+        leases.take(task_id, task.name, list(args), options)
+
+
+@signals.task_postrun.connect
+def _give_lease_back(task=None, task_id=None, **_):
+    if not task.request.is_eager:
+        leases.give_back(task_id)
 
 
 @signals.task_postrun.connect
@@ -97,15 +113,50 @@ def finalize(submission_id: int) -> None:
     pipeline.finalize(submission_id)
 
 
+def queue_ingest(submission_id: int) -> bool:
+    """Queue a new upload's ingest. When the broker does not answer, the upload is kept and marked
+    `queue_pending` (False is returned): the sweeper queues it once the broker is back."""
+    try:
+        ingest.delay(submission_id)
+        return True
+    except (BrokerError, OSError):
+        log.warning("the broker refused the ingest of submission %s; the sweeper will queue it", submission_id,
+                    exc_info=True)
+        update(submission_id, queue_pending=True,
+               message="Queued: the task queue is not answering just now. The bundle is stored; checking "
+                       "starts by itself within a minute of the queue's return. There is no need to upload again.")
+        return False
+
+
+def _waiting() -> int | None:
+    """Messages waiting in the pipeline's queues (not those a worker has taken), or None when unknown."""
+    total = 0
+    try:
+        with current_app.connection_for_read() as connection:
+            channel = connection.default_channel
+            for name in ("ingest", "checks"):
+                try:
+                    total += channel.queue_declare(name, passive=True).message_count
+                except connection.channel_errors:  # never declared: no worker ever consumed it, nothing waits
+                    channel = connection.channel()
+    except (BrokerError, OSError):
+        return None
+    return total
+
+
 class _Queue:
     """What the sweeper queues, as tasks."""
 
     ingest = staticmethod(lambda submission_id: ingest.delay(submission_id))
     check_run = staticmethod(lambda run_id, validation_id: _queue_checks([run_id], validation_id))
     finalize = staticmethod(lambda submission_id: finalize.delay(submission_id))
+    task = staticmethod(lambda name, args, options: current_app.send_task(name, args=args, **options))
+    waiting = staticmethod(_waiting)
 
 
 @shared_task
 def sweep(older_than_s: float | None = None) -> list:
     older = timedelta(seconds=older_than_s if older_than_s is not None else settings.SWEEP_OLDER_THAN_S)
-    return pipeline.sweep(older, settings.SWEEP_MAX_ATTEMPTS, _Queue)
+    return pipeline.sweep(older, settings.SWEEP_MAX_ATTEMPTS, _Queue,
+                          idle_after=timedelta(seconds=settings.SWEEP_IDLE_S),
+                          lease_expiry=timedelta(seconds=settings.LEASE_EXPIRY_S))

@@ -89,3 +89,87 @@ def test_it_gives_up_after_the_last_attempt_with_a_visible_reason(rounds):
     assert submission.status == "failed" and submission.rule == "pipeline.gave-up"
     assert "Gave up after 3 attempts while scoring" in submission.message
     assert queue.calls == []
+
+
+class QueueWithBroker(RecordingQueue):
+    """Also answers how many messages wait, and queues tasks by name."""
+
+    def __init__(self, waiting=0):
+        super().__init__()
+        self._waiting = waiting
+
+    def waiting(self):
+        return self._waiting
+
+    def task(self, name, args, options):
+        self.calls.append(("task", name, args, options))
+
+
+def lease(submission, task_name, args, seconds_ago):
+    from submissions.models import TaskLease
+
+    return TaskLease.objects.create(
+        task_id=f"t-{task_name}-{args}", task_name=task_name, args=args, options={"time_limit": 99},
+        submission=submission, worker="host:123", beat_at=timezone.now() - timedelta(seconds=seconds_ago),
+    )
+
+
+def sweep_now(queue):
+    return sweep(timedelta(minutes=31), 3, queue, idle_after=timedelta(seconds=60), lease_expiry=timedelta(seconds=60))
+
+
+def test_the_task_of_a_process_whose_heartbeat_stopped_is_queued_again_as_it_was(rounds):
+    from submissions.models import TaskLease
+
+    submission = stuck(rounds, Submission.Status.CHECKING, minutes_ago=2)
+    runs, validation = with_runs(submission, checked=1)
+    lease(submission, "submissions.tasks.check_runs", [[runs[1].pk, runs[2].pk], validation.pk], seconds_ago=90)
+    queue = QueueWithBroker(waiting=5)
+    assert sweep_now(queue) == [(submission.pk, "requeue check_runs of host:123")]
+    assert queue.calls == [("task", "submissions.tasks.check_runs", [[runs[1].pk, runs[2].pk], validation.pk],
+                            {"time_limit": 99})]
+    assert not TaskLease.objects.exists()
+    assert Submission.objects.get(pk=submission.pk).attempts == 2
+    assert sweep_now(QueueWithBroker(waiting=5)) == []  # once
+
+
+def test_a_task_whose_heartbeat_goes_on_is_left_alone_however_long_it_runs(rounds):
+    submission = stuck(rounds, Submission.Status.INGESTING, minutes_ago=45)
+    lease(submission, "submissions.tasks.ingest", [submission.pk], seconds_ago=10)
+    queue = QueueWithBroker(waiting=0)
+    assert sweep_now(queue) == [] and queue.calls == []
+
+
+def test_lost_work_is_queued_again_after_a_minute_when_nothing_waits_in_the_queues(rounds):
+    submission = stuck(rounds, Submission.Status.CHECKING, minutes_ago=2)
+    runs, validation = with_runs(submission, checked=2)
+    busy = QueueWithBroker(waiting=3)  # its batch may still be waiting behind others: only the old rule applies
+    assert sweep_now(busy) == [] and busy.calls == []
+    idle = QueueWithBroker(waiting=0)
+    assert sweep_now(idle) == [(submission.pk, "check 1 runs")]
+    assert idle.calls == [("check_run", runs[2].pk, validation.pk)]
+
+
+def test_a_broker_that_cannot_say_what_waits_leaves_only_the_old_rule(rounds):
+    stuck(rounds, Submission.Status.CHECKING, minutes_ago=2)
+    queue = QueueWithBroker(waiting=None)
+    assert sweep_now(queue) == []
+
+
+def test_an_upload_the_broker_refused_is_queued_at_the_next_sweep(rounds):
+    submission = stuck(rounds, Submission.Status.RECEIVED, minutes_ago=0)
+    Submission.objects.filter(pk=submission.pk).update(queue_pending=True, message="Queued: ...")
+    queue = QueueWithBroker(waiting=7)
+    assert sweep_now(queue) == [(submission.pk, "ingest (was waiting for the broker)")]
+    assert queue.calls == [("ingest", submission.pk)]
+    submission.refresh_from_db()
+    assert not submission.queue_pending and submission.message == ""
+
+
+def test_a_task_that_keeps_killing_its_worker_fails_with_the_reason(rounds):
+    submission = stuck(rounds, Submission.Status.INGESTING, minutes_ago=2, attempts=3)
+    lease(submission, "submissions.tasks.ingest", [submission.pk], seconds_ago=90)
+    queue = QueueWithBroker(waiting=1)
+    assert sweep_now(queue) == [(submission.pk, "failed")]
+    submission.refresh_from_db()
+    assert submission.status == "failed" and submission.rule == "pipeline.gave-up"

@@ -31,19 +31,22 @@ def purge_broker():
 class Worker:
     """Starts `celery -A portal worker` with the test's database and media folder."""
 
-    def __init__(self, media_root: Path, concurrency: int = 2, name: str = "w1"):
+    def __init__(self, media_root: Path, concurrency: int = 2, name: str = "w1", *, beat: bool = False,
+                 broker: str | None = None):
+        """`beat`: run the sweeper's clock inside this worker (`-B`), as a site's one beat would."""
         db = connection.settings_dict
         env = dict(os.environ)
         env.update(
             DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-            CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+            CELERY_BROKER_URL=broker or settings.CELERY_BROKER_URL,
             MEDIA_ROOT=str(media_root),
             CELERY_TASK_ALWAYS_EAGER="0",
         )
         self.log = open(media_root.parent / f"worker-{name}.log", "w")
+        clock = ["-B", "-s", str(media_root.parent / f"beat-{name}")] if beat else []
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,checks,celery",
-             "-c", str(concurrency), "--pool=prefork", "-n", f"{name}@%h", "--loglevel=INFO"],
+             "-c", str(concurrency), "--pool=prefork", "-n", f"{name}@%h", "--loglevel=INFO", *clock],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         self._wait_ready()

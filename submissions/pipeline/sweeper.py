@@ -1,7 +1,14 @@
-"""The sweeper: re-queues work that a dead worker or a lost message left behind.
+"""The sweeper: re-queues work that a dead worker, a lost message or a broker outage left behind.
 
-A submission not final and not updated for longer than `older_than` is stuck. Its step is
-queued again (the steps are idempotent); after `max_attempts` it fails with a visible reason.
+It runs every SWEEP_EVERY_S and looks, in this order, for
+1. leases whose heartbeat stopped (leases.py): the process running that task died; the task
+   is queued again as it was;
+2. uploads whose first task the broker refused (`queue_pending`): queued now;
+3. submissions not final, with no live lease, not updated for `idle_after` while nothing waits
+   in the queues: their message was lost (a broker restarted, a worker died before starting
+   it); their step is queued again;
+4. whatever is not final and not updated for `older_than`, whatever the queues say.
+Steps are idempotent. After `max_attempts` a submission fails with a visible reason.
 Returns what it did, as (submission id, action) pairs, for logs and tests.
 """
 
@@ -12,46 +19,94 @@ from django.utils import timezone
 
 from leaderboard.models import Run
 
-from ..models import Submission, Validation
+from ..models import Submission, TaskLease, Validation
 from .common import Status, fail, update
 
 STUCK = [Status.RECEIVED, Status.INGESTING, Status.CHECKING, Status.FINALIZING]
 
 
-def sweep(older_than: timedelta, max_attempts: int, queue) -> list[tuple[int, str]]:
-    """`queue` has ingest(submission_id), check_run(run_id, validation_id), finalize(submission_id)."""
+def sweep(older_than: timedelta, max_attempts: int, queue, *, idle_after: timedelta | None = None,
+          lease_expiry: timedelta | None = None) -> list[tuple[int, str]]:
+    """`queue` has ingest(submission_id), check_run(run_id, validation_id), finalize(submission_id),
+    and optionally task(name, args, options) and waiting() -> messages waiting in the pipeline's queues
+    (None when the broker cannot say)."""
+    now = timezone.now()
+    live_after = now - (lease_expiry if lease_expiry is not None else older_than)
     actions = []
-    cutoff = timezone.now() - older_than
-    for submission in Submission.objects.filter(status__in=STUCK, updated_at__lt=cutoff):
-        if submission.attempts >= max_attempts:
-            fail(submission.pk,
-                 f"Gave up after {submission.attempts} attempts while {submission.get_status_display().lower()}: "
-                 "the work was lost each time (a worker died or the broker lost the task). "
-                 "The bundle is kept; a reviewer can re-validate it.", "pipeline.gave-up")
-            actions.append((submission.pk, "failed"))
-            continue
-        # Claim the sweep of this submission once, even with several sweepers.
-        if not update(submission.pk, only_if={"updated_at": submission.updated_at}, attempts=F("attempts") + 1):
-            continue
-        if submission.status in (Status.RECEIVED, Status.INGESTING):
-            update(submission.pk, status=Status.RECEIVED)
-            queue.ingest(submission.pk)
-            actions.append((submission.pk, "ingest"))
-        elif submission.status == Status.CHECKING:
-            validation = submission.validations.filter(status=Validation.Status.RUNNING).first()
-            if validation is None:
-                continue
-            unchecked = Run.objects.filter(result__system__submission=submission).exclude(
-                checks__validation=validation
-            ).values_list("pk", flat=True)
-            if unchecked:
-                for run_id in unchecked:
-                    queue.check_run(run_id, validation.pk)
-                actions.append((submission.pk, f"check {len(unchecked)} runs"))
-            elif update(submission.pk, only_if={"status": Status.CHECKING}, status=Status.FINALIZING):
-                queue.finalize(submission.pk)  # every run was checked but the finalize claim was lost
-                actions.append((submission.pk, "finalize"))
-        else:
-            queue.finalize(submission.pk)
-            actions.append((submission.pk, "finalize"))
+    if lease_expiry is not None:
+        actions += _requeue_dead_leases(live_after, max_attempts, queue)
+    actions += _queue_pending(queue)
+    waiting = queue.waiting() if hasattr(queue, "waiting") else None
+    quiet_for = min(idle_after, older_than) if idle_after is not None and waiting == 0 else older_than
+    candidates = (
+        Submission.objects.filter(status__in=STUCK, updated_at__lt=now - quiet_for)
+        .exclude(leases__beat_at__gte=live_after)
+        .order_by("pk")
+    )
+    for submission in candidates:
+        actions += _requeue_step(submission, max_attempts, queue)
     return actions
+
+
+def _give_up(submission: Submission) -> tuple[int, str]:
+    fail(submission.pk,
+         f"Gave up after {submission.attempts} attempts while {submission.get_status_display().lower()}: "
+         "the work was lost each time (a worker died or the broker lost the task). "
+         "The bundle is kept; a reviewer can re-validate it.", "pipeline.gave-up")
+    return submission.pk, "failed"
+
+
+def _requeue_dead_leases(expired_before, max_attempts: int, queue) -> list[tuple[int, str]]:
+    actions = []
+    for lease in TaskLease.objects.filter(beat_at__lt=expired_before).select_related("submission").order_by("pk"):
+        # Deleting the lease claims it: a second sweeper, or a late heartbeat, leaves it alone.
+        if not TaskLease.objects.filter(pk=lease.pk, beat_at=lease.beat_at).delete()[0]:
+            continue
+        submission = lease.submission
+        if submission.is_final:
+            continue
+        if submission.attempts >= max_attempts:
+            actions.append(_give_up(submission))
+            continue
+        update(submission.pk, attempts=F("attempts") + 1)
+        queue.task(lease.task_name, lease.args, lease.options)
+        actions.append((submission.pk, f"requeue {lease.task_name.rsplit('.', 1)[-1]} of {lease.worker}"))
+    return actions
+
+
+def _queue_pending(queue) -> list[tuple[int, str]]:
+    actions = []
+    for pk in Submission.objects.filter(queue_pending=True, status=Status.RECEIVED).values_list("pk", flat=True):
+        queue.ingest(pk)  # raises while the broker is still down: the next sweep tries again
+        update(pk, queue_pending=False, message="")
+        actions.append((pk, "ingest (was waiting for the broker)"))
+    return actions
+
+
+def _requeue_step(submission: Submission, max_attempts: int, queue) -> list[tuple[int, str]]:
+    if submission.attempts >= max_attempts:
+        return [_give_up(submission)]
+    # Claim the sweep of this submission once, even with several sweepers.
+    if not update(submission.pk, only_if={"updated_at": submission.updated_at}, attempts=F("attempts") + 1):
+        return []
+    if submission.status in (Status.RECEIVED, Status.INGESTING):
+        update(submission.pk, status=Status.RECEIVED)
+        queue.ingest(submission.pk)
+        return [(submission.pk, "ingest")]
+    if submission.status == Status.CHECKING:
+        validation = submission.validations.filter(status=Validation.Status.RUNNING).first()
+        if validation is None:
+            return []
+        unchecked = Run.objects.filter(result__system__submission=submission).exclude(
+            checks__validation=validation
+        ).values_list("pk", flat=True)
+        if unchecked:
+            for run_id in unchecked:
+                queue.check_run(run_id, validation.pk)
+            return [(submission.pk, f"check {len(unchecked)} runs")]
+        if update(submission.pk, only_if={"status": Status.CHECKING}, status=Status.FINALIZING):
+            queue.finalize(submission.pk)  # every run was checked but the finalize claim was lost
+            return [(submission.pk, "finalize")]
+        return []
+    queue.finalize(submission.pk)
+    return [(submission.pk, "finalize")]

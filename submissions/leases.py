@@ -1,0 +1,83 @@
+"""Leases: which worker process is running which pipeline task, kept fresh by a heartbeat.
+
+A process takes a lease when it starts a task and gives it back when the task ends. A thread
+of the process renews its leases every LEASE_BEAT_S. When the process dies (killed, out of
+memory, its machine gone), the beats stop; after LEASE_EXPIRY_S the sweeper queues the task
+again. The broker would hand the dead process's unacknowledged message to another worker only
+after its visibility timeout, which must outlast the longest task (half an hour).
+"""
+
+import logging
+import os
+import socket
+import threading
+import time
+
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections
+from django.utils import timezone
+
+from .models import TaskLease, Validation
+
+log = logging.getLogger(__name__)
+
+
+def process_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _submission_of(task_name: str, args: list) -> int | None:
+    """The submission a pipeline task works on: its first argument, or for a batch of checks its validation's."""
+    short = task_name.rsplit(".", 1)[-1]
+    if short in ("ingest", "revalidate", "finalize"):
+        return args[0]
+    if short == "check_runs":
+        return Validation.objects.filter(pk=args[1]).values_list("submission_id", flat=True).first()
+    return None
+
+
+def take(task_id: str, task_name: str, args: list, options: dict) -> bool:
+    """Record that this process runs the task; False for tasks that work on no submission (the sweeper)."""
+    submission_id = _submission_of(task_name, list(args))
+    if submission_id is None:
+        return False
+    TaskLease.objects.update_or_create(task_id=task_id, defaults=dict(
+        task_name=task_name, args=list(args), options=options, submission_id=submission_id,
+        worker=process_name(), beat_at=timezone.now(),
+    ))
+    _heartbeat.start_here()
+    return True
+
+
+def give_back(task_id: str) -> None:
+    TaskLease.objects.filter(task_id=task_id).delete()
+
+
+class _Heartbeat:
+    """One daemon thread per process renewing that process's leases. Started by the first lease a process
+    takes: a pool process forked from the worker does not inherit its parent's threads."""
+
+    def __init__(self):
+        self._pid = None
+        self._lock = threading.Lock()
+
+    def start_here(self) -> None:
+        with self._lock:
+            if self._pid == os.getpid():
+                return
+            self._pid = os.getpid()
+            threading.Thread(target=self._run, name="lease-heartbeat", daemon=True).start()
+
+    def _run(self) -> None:
+        me = process_name()
+        while True:
+            time.sleep(settings.LEASE_BEAT_S)
+            try:
+                close_old_connections()  # this thread's own connection, as between requests
+                TaskLease.objects.filter(worker=me).update(beat_at=timezone.now())
+            except DatabaseError:
+                log.warning("lease heartbeat of %s failed; trying again in %s s", me, settings.LEASE_BEAT_S,
+                            exc_info=True)
+
+
+_heartbeat = _Heartbeat()
