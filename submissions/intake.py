@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 import shutil
+import unicodedata
 import uuid
 from pathlib import Path
 
@@ -22,9 +23,36 @@ from .tasks import ingest
 CHUNK = 1024 * 1024
 
 
-def _safe_name(name: str) -> str:
-    name = os.path.basename(name.replace("\\", "/")) or "bundle"
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:200]
+# Submission.original_name's length. The stored file's own name is kept far below the file systems' 255 bytes.
+DISPLAY_NAME_CHARS = 255
+STORED_STEM_CHARS = 40
+# .tar.gz as one extension, else the last one: what the stored name keeps of the uploader's name besides its stem.
+_EXTENSION = re.compile(r"(\.tar)?\.[a-z0-9]{1,4}$", re.IGNORECASE)
+
+
+def display_name(name: str) -> str:
+    """The uploader's file name as pages and the command line show it: its last path component, in any
+    script, without control or format characters (newlines, tabs, bidirectional overrides), at most
+    DISPLAY_NAME_CHARS characters with its extension kept."""
+    name = unicodedata.normalize("NFC", name.replace("\\", "/").rpartition("/")[2])
+    # A control character (newline, tab) parts words; a format character (a bidirectional override) goes.
+    name = "".join(c if c.isprintable() else " " if unicodedata.category(c) == "Cc" else "" for c in name)
+    name = " ".join(name.split()) or "bundle"
+    if len(name) > DISPLAY_NAME_CHARS:
+        extension = _EXTENSION.search(name)
+        tail = extension.group() if extension else ""
+        name = name[: DISPLAY_NAME_CHARS - len(tail) - 1] + "…" + tail
+    return name
+
+
+def _stored_name(sha: str, name: str) -> str:
+    """'<sha256>-<stem><extension>': the bytes' hash, then at most STORED_STEM_CHARS of the uploader's name in
+    ASCII letters, digits, '.', '_' and '-' (for whoever lists the folder), then its extension."""
+    ascii_name = unicodedata.normalize("NFKD", display_name(name)).encode("ascii", "ignore").decode()
+    extension = _EXTENSION.search(ascii_name)
+    tail = extension.group().lower() if extension else ""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_name[: len(ascii_name) - len(tail)]).strip("._-")
+    return f"{sha}-{stem[:STORED_STEM_CHARS].rstrip('._-') or 'bundle'}{tail}"
 
 
 def _incoming() -> Path:
@@ -36,7 +64,7 @@ def _incoming() -> Path:
 
 def _place(tmp: Path, sha: str, original_name: str) -> str:
     """Move tmp to its content-addressed place under MEDIA_ROOT; return the relative path."""
-    relative = Path("bundles") / sha[:2] / f"{sha}-{_safe_name(original_name)}"
+    relative = Path("bundles") / sha[:2] / _stored_name(sha, original_name)
     final = Path(settings.MEDIA_ROOT) / relative
     final.parent.mkdir(parents=True, exist_ok=True)
     os.replace(tmp, final)
@@ -98,7 +126,7 @@ def submit(round_: Round, chunks, original_name: str, *, user=None, publish=Fals
     try:
         with transaction.atomic():
             submission = Submission.objects.create(
-                round=round_, bundle=relative, original_name=_safe_name(original_name),
+                round=round_, bundle=relative, original_name=display_name(original_name),
                 sha256=sha, size=size, uploaded_by=user, publish_when_valid=publish,
             )
     except IntegrityError:  # the same bundle raced in from elsewhere
