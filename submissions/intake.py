@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from leaderboard.models import Round
 
 from .models import Submission
-from .tasks import ingest
+from .tasks import ingest, queue_ingest
 
 CHUNK = 1024 * 1024
 
@@ -131,5 +131,5 @@ def submit(round_: Round, chunks, original_name: str, *, user=None, publish=Fals
             )
     except IntegrityError:  # the same bundle raced in from elsewhere
         return Submission.objects.get(round=round_, sha256=sha), False
-    transaction.on_commit(lambda: ingest.delay(submission.pk))
+    transaction.on_commit(lambda: queue_ingest(submission.pk))  # kept and queued later if the broker is down
     return submission, True

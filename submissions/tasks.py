@@ -119,9 +119,9 @@ def queue_ingest(submission_id: int) -> bool:
     try:
         ingest.delay(submission_id)
         return True
-    except (BrokerError, OSError):
-        log.warning("the broker refused the ingest of submission %s; the sweeper will queue it", submission_id,
-                    exc_info=True)
+    except (BrokerError, OSError) as error:
+        log.warning("the broker refused the ingest of submission %s (%s); the sweeper will queue it",
+                    submission_id, error)
         update(submission_id, queue_pending=True,
                message="Queued: the task queue is not answering just now. The bundle is stored; checking "
                        "starts by itself within a minute of the queue's return. There is no need to upload again.")
