@@ -18,14 +18,15 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 setup: $(VENV)/.installed
 	@$(PY) bin/build_scan.py
 
-# Embedded: SQLite and a file-system Celery transport under ./var; a worker runs beside the site.
+# Embedded: SQLite and a file-system Celery transport under ./var (VAR_DIR), DEBUG on for the demo. The site,
+# a worker and beat run under bin/serve.py, which stops them all however it is stopped (make passes SIGTERM on).
+run: export DEBUG = 1
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_rounds
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py load_sample_data
 	$(PY) manage.py ensure_admin
-	$(VENV)/bin/celery -A portal worker -B -s var/celerybeat-schedule -Q ingest,checks,celery --pool=solo --loglevel=WARNING & \
-	  trap 'kill $$!' EXIT; $(PY) manage.py runserver $(PORT)
+	exec $(PY) bin/serve.py $(PORT)
 
 # Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
 test: setup
