@@ -133,6 +133,9 @@ BUNDLE_MAX_TOTAL_BYTES = env.int("BUNDLE_MAX_TOTAL_BYTES", default=4 * 1024**3)
 BUNDLE_MAX_FILES = env.int("BUNDLE_MAX_FILES", default=20_000)
 BUNDLE_MAX_FILE_BYTES = env.int("BUNDLE_MAX_FILE_BYTES", default=1024**3)
 BUNDLE_MAX_RATIO = env.float("BUNDLE_MAX_RATIO", default=200.0)
+# The largest bundle taken in one upload, counted as it is stored (a larger declared Content-Length is refused
+# before the body is read). The command line's imports have no such cap.
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=8 * 1024**3)
 
 # Celery. Embedded: a file-system transport under ./var, so no server is needed.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")

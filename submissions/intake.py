@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 
 from leaderboard.models import Round
 
+from .bundles.limits import size_text
 from .models import Submission
 from .tasks import ingest, queue_ingest
 
@@ -55,6 +56,17 @@ def _stored_name(sha: str, name: str) -> str:
     return f"{sha}-{stem[:STORED_STEM_CHARS].rstrip('._-') or 'bundle'}{tail}"
 
 
+class UploadTooLarge(Exception):
+    """An upload past the portal's UPLOAD_MAX_BYTES; str(e) tells the uploader so."""
+
+    def __init__(self, max_bytes: int):
+        super().__init__(
+            f"The bundle is larger than {size_text(max_bytes)} ({max_bytes:,} bytes), the most the portal takes in "
+            "one upload (UPLOAD_MAX_BYTES). Leave out checkpoints, data sets and code outside results/ and "
+            "systems/; if the results alone are larger, ask the portal's administrators.")
+        self.max_bytes = max_bytes
+
+
 def _incoming() -> Path:
     """A fresh temporary name under MEDIA_ROOT/bundles/incoming (the same file system as the bundles)."""
     incoming = Path(settings.MEDIA_ROOT) / "bundles" / "incoming"
@@ -71,15 +83,18 @@ def _place(tmp: Path, sha: str, original_name: str) -> str:
     return relative.as_posix()
 
 
-def store_bundle(chunks, original_name: str) -> tuple[str, str, int]:
-    """Write an iterable of byte chunks under MEDIA_ROOT/bundles/; return (relative path, sha256, size)."""
+def store_bundle(chunks, original_name: str, max_bytes: int | None = None) -> tuple[str, str, int]:
+    """Write an iterable of byte chunks under MEDIA_ROOT/bundles/; return (relative path, sha256, size).
+    Past max_bytes it stops reading and raises UploadTooLarge, leaving nothing written."""
     tmp = _incoming()
     digest, size = hashlib.sha256(), 0
     try:
         with open(tmp, "wb") as out:
             for chunk in chunks:
-                digest.update(chunk)
                 size += len(chunk)
+                if max_bytes is not None and size > max_bytes:
+                    raise UploadTooLarge(max_bytes)  # the part written goes below
+                digest.update(chunk)
                 out.write(chunk)
         sha = digest.hexdigest()
         return _place(tmp, sha, original_name), sha, size
@@ -113,13 +128,14 @@ def ready_the_broker() -> None:
 
 
 def submit(round_: Round, chunks, original_name: str, *, user=None, publish=False,
-           stored: tuple[str, str, int] | None = None) -> tuple[Submission, bool]:
+           stored: tuple[str, str, int] | None = None, max_bytes: int | None = None) -> tuple[Submission, bool]:
     """Store a bundle and create its Submission; returns (submission, created). `stored`: what
-    store_file returned for a bundle already stored (chunks are then not read).
+    store_file returned for a bundle already stored (chunks are then not read). max_bytes: the most an
+    upload may hold (UploadTooLarge past it); none for the command line's imports.
 
     The same bytes uploaded twice to one round give back the first submission.
     """
-    relative, sha, size = stored or store_bundle(chunks, original_name)
+    relative, sha, size = stored or store_bundle(chunks, original_name, max_bytes)
     existing = Submission.objects.filter(round=round_, sha256=sha).first()
     if existing:
         return existing, False

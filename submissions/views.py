@@ -1,23 +1,27 @@
 """Submitters' pages: upload a bundle, watch its progress, read its outcome."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from leaderboard.models import Result
 
 from .forms import UploadForm
-from .intake import submit
+from .intake import UploadTooLarge, submit
 from .models import Submission, Validation
 from .pipeline import held_results
 from .reports import findings_of, report_dict
 from .tasks import revalidate as revalidate_task
 
 FINDINGS_SHOWN = 2000  # the page stays readable; the JSON download has every finding
+# What a request may declare beyond UPLOAD_MAX_BYTES for the form around the file (boundaries, headers, the round).
+FORM_ENVELOPE_BYTES = 64 * 1024
 
 
 def _visible(user):
@@ -26,14 +30,38 @@ def _visible(user):
     return qs if user.is_staff else qs.filter(uploaded_by=user)
 
 
+@csrf_exempt  # the CSRF check would read the whole body first: a declared size too large is refused before it
 @login_required
 def upload(request):
+    limit = settings.UPLOAD_MAX_BYTES
+    if request.method == "POST" and _declared_length(request) > limit + FORM_ENVELOPE_BYTES:
+        return _too_large(request, UploadForm(), UploadTooLarge(limit))  # nothing of the body is read
+    return _upload(request, limit)
+
+
+@csrf_protect
+def _upload(request, limit: int):
     form = UploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         bundle = form.cleaned_data["bundle"]
-        submission, _ = submit(form.cleaned_data["round"], bundle.chunks(), bundle.name, user=request.user)
+        try:
+            submission, _ = submit(form.cleaned_data["round"], bundle.chunks(), bundle.name, user=request.user,
+                                   max_bytes=limit)
+        except UploadTooLarge as error:  # the size is counted while the bundle is stored, whatever was declared
+            return _too_large(request, form, error)
         return redirect(submission)
     return render(request, "submissions/upload.html", {"form": form})
+
+
+def _declared_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0  # Django then reads no body at all
+
+
+def _too_large(request, form, error: UploadTooLarge):
+    return render(request, "submissions/upload.html", {"form": form, "too_large": str(error)}, status=413)
 
 
 @login_required

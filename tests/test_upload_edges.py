@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from submissions.bundles.limits import size_text
 from submissions.intake import display_name
 from submissions.models import Submission
 
@@ -55,3 +56,62 @@ def test_display_names_lose_control_and_format_characters_and_keep_their_extensi
     assert display_name("\n\x00") == "bundle"
     long = display_name("ü" * 400 + ".tar.xz")
     assert len(long) == 255 and long.endswith("ü….tar.xz")
+
+
+# Size
+
+def test_an_upload_past_the_limit_is_refused_with_the_limit_named_and_nothing_kept(client, rounds, users, tmp_path,
+                                                                                   settings):
+    data = bundle_bytes(tmp_path)
+    settings.UPLOAD_MAX_BYTES = len(data) - 1  # the body's declared length passes: the count while storing refuses
+    client.force_login(users["owner"])
+    response = upload(client, "acme.tgz", data)
+    assert response.status_code == 413
+    page = response.content.decode()
+    limit = f"{size_text(len(data) - 1)} ({len(data) - 1:,} bytes)"  # e.g. 3.4 KiB (3,499 bytes)
+    assert f"The bundle is larger than {limit}, the most the portal takes in one upload" in page
+    assert "(UPLOAD_MAX_BYTES)" in page and 'value="training-v5.1" selected' in page  # the form as it was
+    assert not Submission.objects.exists() and files_under(settings.MEDIA_ROOT) == []
+
+    settings.UPLOAD_MAX_BYTES = len(data)  # exactly at the limit: taken
+    assert upload(client, "acme.tgz", data).status_code == 302 and Submission.objects.count() == 1
+
+
+def test_a_declared_length_past_the_limit_is_refused_before_the_body_is_read(client, rounds, users, settings):
+    settings.UPLOAD_MAX_BYTES = 1024**2
+    client.force_login(users["owner"])
+    # The declared length passes the limit by more than a form's envelope; the body is never read (it is short).
+    response = upload(client, "huge.tgz", b"x" * 10, CONTENT_LENGTH=str(2 * 1024**2))
+    assert response.status_code == 413
+    assert "larger than 1.0 MiB (1,048,576 bytes)" in response.content.decode()
+    assert not Submission.objects.exists() and files_under(settings.MEDIA_ROOT) == []
+
+
+def test_storing_stops_reading_at_the_limit(settings):
+    from submissions.intake import UploadTooLarge, store_bundle
+
+    read = []
+
+    def endless():
+        while True:
+            read.append(1)
+            yield b"z" * 1000
+
+    with pytest.raises(UploadTooLarge) as refused:
+        store_bundle(endless(), "x.tgz", max_bytes=5000)
+    assert len(read) == 6 and refused.value.max_bytes == 5000
+    assert files_under(settings.MEDIA_ROOT) == []  # the partial file is gone
+
+
+def test_the_upload_still_needs_its_csrf_token(rounds, users, tmp_path):
+    """The size is checked before Django's CSRF middleware would read the body; the token is checked after it."""
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(users["owner"])
+    assert upload(browser, "acme.tgz", bundle_bytes(tmp_path)).status_code == 403
+    assert not Submission.objects.exists()
+    token = browser.get(UPLOAD).cookies["csrftoken"].value
+    response = browser.post(UPLOAD, {"round": "training-v5.1", "csrfmiddlewaretoken": token,
+                                     "bundle": SimpleUploadedFile("acme.tgz", bundle_bytes(tmp_path))})
+    assert response.status_code == 302 and Submission.objects.count() == 1
