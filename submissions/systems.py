@@ -2,7 +2,9 @@
 
 import ast
 import json
+import math
 import re
+from typing import NamedTuple
 
 CATEGORY_WORDS = [
     ("cloud", "cloud"),
@@ -17,6 +19,12 @@ MAX_LITERAL_CHARS = 64 * 1024
 MAX_BRACKETS = 32  # nesting of ( [ { within one literal
 MAX_DEPTH = 8  # literals within literals, and levels a description is walked
 MAX_NESTING = 16  # levels of a description file's JSON (published ones have 3): deeper is refused, not stored
+# A count (nodes, accelerators or processors, per node or in all) above this is no real system: the largest
+# published ones have tens of thousands of accelerators. It also keeps the System table's integers in range.
+MAX_COUNT = 1_000_000
+_DIGITS = 9  # digits read of a count written in text: more are beyond MAX_COUNT (and cost int() nothing)
+# The System table's text columns (leaderboard.models.System): longer values are cut, and the check says so.
+FIELD_CHARS = {"name": 300, "accelerator_model": 200, "processor_model": 200, "framework": 300, "interconnect": 300}
 NO_VALUE = {"", "na", "n/a", "none", "-", "null", "not applicable"}
 # Spellings seen in published descriptions -> the schema's.
 ALIASES = {
@@ -126,16 +134,48 @@ def division_of(text: str) -> str:
     return "open" if "open" in (text or "").lower() else "closed"
 
 
-def to_int(value) -> int | None:
-    """'8', 8, '2x', ' 16 ' -> int; '-', '', 'N/A' -> None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
+def read_count(value) -> tuple[int | None, str]:
+    """(count, "") for a count as descriptions write it: 8, 8.0, '8', ' 16 ', '2x'; (None, "") where none is
+    given ('', 'N/A', null); (None, why) for a value that is no count: not finite, negative, fractional, above
+    MAX_COUNT, true or false, a list or a table, or text without a number."""
+    if value is None:
+        return None, ""
+    if isinstance(value, bool) or isinstance(value, (dict, list)):
+        return None, f"a {type(value).__name__}, not a count"
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in NO_VALUE:
+            return None, ""
+        if len(text) <= 64:  # a number written as text ('8', '8.0', '-1', 'NaN', '1e300'), read as one
+            try:
+                value = float(text) if not text.isdigit() else int(text)
+            except ValueError:
+                pass
+        if isinstance(value, str):
+            match = re.match(r"(\d+)", text)  # '2x', '8 GPUs'
+            if not match:
+                return None, "no number"
+            if len(match.group(1)) > _DIGITS:
+                return None, f"more than {MAX_COUNT:,}"
+            value = int(match.group(1))
     if isinstance(value, float):
-        return int(value) if value == value and abs(value) != float("inf") else None
-    match = re.match(r"\s*(\d+)", str(value or ""))
-    return int(match.group(1)) if match else None
+        if not math.isfinite(value):
+            return None, "not a finite number"
+        if value != int(value):
+            return None, "not a whole number"
+        value = int(value)
+    if not isinstance(value, int):
+        return None, f"a {type(value).__name__}, not a count"
+    if value < 0:
+        return None, "negative"
+    if value > MAX_COUNT:
+        return None, f"more than {MAX_COUNT:,}"
+    return value, ""
+
+
+def to_int(value) -> int | None:
+    """'8', 8, '2x', ' 16 ' -> int; '-', '', 'N/A', and whatever is no count (see read_count) -> None."""
+    return read_count(value)[0]
 
 
 def _text(value) -> str:
@@ -148,10 +188,40 @@ def _text(value) -> str:
 
 def _leading_count(text: str) -> tuple[int | None, str]:
     """'2x Intel Xeon' -> (2, 'Intel Xeon')."""
-    match = re.match(r"\s*(\d+)\s*[xX×]\s*(.+)", text or "")
+    match = re.match(r"\s*(\d{1,%d})\s*[xX×]\s*(.+)" % _DIGITS, text or "")
     if match:
         return int(match.group(1)), match.group(2).strip()
     return None, (text or "").strip()
+
+
+class Problem(NamedTuple):
+    """A value of a description the table cannot take as it is written."""
+
+    rule: str  # NUMBER or LONG_TEXT
+    where: str  # the key as the file spells it ("number_of_nodes", "nodes[1].num_accelerators"), or the field's
+    value: object
+    why: str
+
+
+NUMBER = "system.number"
+LONG_TEXT = "system.long-text"
+
+
+def _count(table: dict, key: str, problems: list | None, where: str = "") -> int | None:
+    """The count `table[key]`, or None; a value that is no count is a Problem."""
+    count, why = read_count(table.get(key))
+    if why and problems is not None:
+        problems.append(Problem(NUMBER, where + key, table.get(key), why))
+    return count
+
+
+def _total(count: int | None, what: str, problems: list | None) -> int | None:
+    """A count made of others (nodes x per node, a sum of node groups), if it is within MAX_COUNT."""
+    if count is None or count <= MAX_COUNT:
+        return count
+    if problems is not None:
+        problems.append(Problem(NUMBER, what, count, f"more than {MAX_COUNT:,}"))
+    return None
 
 
 def _times(a, b):
@@ -175,16 +245,16 @@ def _node_groups(desc: dict) -> list[dict]:
     return [_as_schema_spells(n) for n in nodes if isinstance(n, dict)]
 
 
-def _group_accelerators(group: dict) -> int | None:
+def _group_accelerators(group: dict, i: int, problems: list | None) -> int | None:
     """The accelerators of one entry.json node group: num_accelerators per node (NVIDIA's 128 DGX-1 with 8),
     but the group's total when the accelerator is named by that count: Google's "tpuv2-512" pod slice with
     num_accelerators 512 runs on 64 hosts (num_nodes), not 64 x 512."""
-    count = to_int(group.get("num_accelerators"))
+    count = _count(group, "num_accelerators", problems, f"nodes[{i}].")
     if count is None:
         return None
     if str(group.get("accelerator") or "").strip().endswith(f"-{count}"):
         return count
-    return (to_int(group.get("num_nodes")) or 1) * count
+    return (_count(group, "num_nodes", problems, f"nodes[{i}].") or 1) * count
 
 
 def _processors_per_node(cpu: str, hardware: str) -> tuple[int, str]:
@@ -193,53 +263,56 @@ def _processors_per_node(cpu: str, hardware: str) -> tuple[int, str]:
     per_node, model = _leading_count(cpu)
     if per_node is None and model:
         first = " ".join(model.split()[:2]).lower()
-        for match in re.finditer(r"(\d+)\s*[xX×]\s*(\S+\s+\S+)", hardware or ""):
+        for match in re.finditer(r"(\d{1,%d})\s*[xX×]\s*(\S+\s+\S+)" % _DIGITS, hardware or ""):
             if match.group(2).lower() == first:
                 per_node = int(match.group(1))
                 break
     return per_node or 1, model
 
 
-def from_entry_json(desc: dict) -> dict:
+def from_entry_json(desc: dict, problems: list | None = None) -> dict:
     """v0.5-style entry.json: top-level division/status/framework and a list of node groups."""
     desc = _as_schema_spells(desc)
-    groups = _node_groups(desc)
-    node_count = sum(to_int(n.get("num_nodes")) or 0 for n in groups) or None
-    stated = [c for c in map(_group_accelerators, groups) if c is not None]
+    groups = list(enumerate(_node_groups(desc), start=1))
+    node_count = sum(_count(n, "num_nodes", problems, f"nodes[{i}].") or 0 for i, n in groups) or None
+    stated = [c for c in (_group_accelerators(n, i, problems) for i, n in groups) if c is not None]
     hardware = _text(desc.get("hardware"))
     processors, processor_model = None, ""
-    for group in groups:
+    for i, group in groups:
         per_node, model = _processors_per_node(_text(group.get("cpu")), hardware)
         if model:
             processor_model = processor_model or model
-            processors = (processors or 0) + per_node * (to_int(group.get("num_nodes")) or 1)
-    accelerator_model = next((m for m in (_text(n.get("accelerator")) for n in groups) if m), "")
+            processors = (processors or 0) + per_node * (_count(group, "num_nodes", problems, f"nodes[{i}].") or 1)
+    accelerator_model = next((m for m in (_text(n.get("accelerator")) for _, n in groups) if m), "")
     return {
         "name": _text(desc.get("platform")) or hardware,
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
         "accelerator_model": accelerator_model,
-        "accelerator_count": sum(stated) if stated else None,
+        "accelerator_count": _total(sum(stated) if stated else None, "accelerators (all node groups)", problems),
         "processor_model": processor_model,
-        "processor_count": processors,
-        "nodes": node_count,
+        "processor_count": _total(processors, "host processors (all node groups)", problems),
+        "nodes": _total(node_count, "nodes (all node groups)", problems),
         "framework": _text(desc.get("framework")),
         "interconnect": _text(desc.get("interconnect")),
     }
 
 
-def from_system_json(desc: dict) -> dict:
+def from_system_json(desc: dict, problems: list | None = None) -> dict:
     """v0.6+ systems/<name>.json: flat keys, counts as strings."""
     desc = _as_schema_spells(desc)
-    nodes = to_int(desc.get("number_of_nodes"))
+    nodes = _count(desc, "number_of_nodes", problems)
+    accelerators = _times(nodes, _count(desc, "accelerators_per_node", problems))
+    processors = _times(nodes, _count(desc, "host_processors_per_node", problems))
     return {
         "name": _text(desc.get("system_name")),
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
         "accelerator_model": _text(desc.get("accelerator_model_name")),
-        "accelerator_count": _times(nodes, to_int(desc.get("accelerators_per_node"))),
+        "accelerator_count": _total(accelerators, "accelerators (number_of_nodes × accelerators_per_node)", problems),
         "processor_model": _text(desc.get("host_processor_model_name")),
-        "processor_count": _times(nodes, to_int(desc.get("host_processors_per_node"))),
+        "processor_count": _total(processors, "host processors (number_of_nodes × host_processors_per_node)",
+                                  problems),
         "nodes": nodes,
         "framework": _text(desc.get("framework")) or _text(desc.get("framework_name")),
         "interconnect": _text(desc.get("accelerator_interconnect")) or _text(desc.get("interconnect"))
@@ -256,19 +329,41 @@ def _with_entry(desc: dict) -> dict:
     return {**{k: v for k, v in desc.items() if k != "entry"}, **entry}
 
 
-def fields_of(description: dict, description_format: str) -> dict:
+def fields_of(description: dict, description_format: str, problems: list | None = None) -> dict:
     """The table's fields, read by the file's kind or by its shape: a systems/*.json written as an entry.json
     (node groups, no number_of_nodes: Fujitsu's v0.6 ABCI, NVIDIA's v0.6 log lines) is read as one. A field the
     file's own schema leaves blank is taken from the other schema's keys where the file has them too (Intel's
     v0.6 files state their accelerators only in a `nodes` list). The rules still judge the file by its kind
-    (rules.check_system): this only fills the table's fields."""
+    (rules.check_system): this only fills the table's fields.
+
+    Every count is None or within 0..MAX_COUNT and every text within FIELD_CHARS; `problems`, when given, gets
+    a Problem for each value read otherwise than it is written (see value_problems)."""
+    found: list[Problem] = []
     desc = _with_entry(expand_literals(description)) if isinstance(description, dict) else {}
     spelled = _as_schema_spells(desc)
     has_groups = bool(_node_groups(spelled))
     as_entry = description_format == "entry.json" or (has_groups and "number_of_nodes" not in spelled)
-    fields = from_entry_json(desc) if as_entry else from_system_json(desc)
-    other = from_system_json(desc) if as_entry else from_entry_json(desc) if has_groups else {}
+    fields = from_entry_json(desc, found) if as_entry else from_system_json(desc, found)
+    other = from_system_json(desc, found) if as_entry else from_entry_json(desc, found) if has_groups else {}
     for key, value in other.items():
         if fields[key] in ("", None):
             fields[key] = value
+    for key, limit in FIELD_CHARS.items():
+        if len(fields[key]) > limit:
+            found.append(Problem(LONG_TEXT, key, fields[key], f"{len(fields[key]):,} characters long"))
+            fields[key] = fields[key][:limit - 1] + "…"
+    if problems is not None:  # each value once, though both schemas' readings may have read it
+        seen = set()
+        for problem in found:
+            if (problem.rule, problem.where) not in seen:
+                seen.add((problem.rule, problem.where))
+                problems.append(problem)
     return fields
+
+
+def value_problems(description: dict, description_format: str) -> list[Problem]:
+    """The values of a description that fields_of cannot take as written: counts that are no counts (not
+    finite, negative, fractional, too large, not numbers) and texts longer than the table's columns."""
+    problems: list[Problem] = []
+    fields_of(description, description_format, problems)
+    return problems

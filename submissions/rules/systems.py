@@ -8,6 +8,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from .. import systems as descriptions
 from . import library
 from .findings import Findings, SystemFacts
 
@@ -88,7 +89,29 @@ def check_system(system: SystemFacts, ruleset: str) -> list:
     else:
         spec = rules()["system_json"]
         _require(found, desc, spec["required"], spec.get("expected", []), f"training {ruleset} system.json")
+    _check_values(found, desc, system.description_format)
     return list(found)
+
+
+def _check_values(found: Findings, desc: dict, description_format: str) -> None:
+    """Counts that are no counts (NaN, Infinity, negative, fractional, huge, words) are errors: the system's
+    accelerator count and everything computed from it would be wrong. Texts too long for the table are cut."""
+    for problem in descriptions.value_problems(desc, description_format):
+        value = _shown(problem.value)
+        if problem.rule == descriptions.NUMBER:
+            found.error(problem.rule, f"The system description's {problem.where!r} is {value}: {problem.why}, "
+                                      "so it is not taken as a count.",
+                        f"Write a whole number from 0 to {descriptions.MAX_COUNT:,}, e.g. \"8\".")
+        else:
+            limit = descriptions.FIELD_CHARS[problem.where]
+            found.warning(problem.rule, f"The system's {problem.where.replace('_', ' ')} read from the description "
+                                        f"is {problem.why}; it is shown cut to {limit} characters.",
+                          "Keep names short; put details in the notes fields.")
+
+
+def _shown(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _require(found: Findings, desc: dict, required, expected, source: str, where: str = "") -> None:

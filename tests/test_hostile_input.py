@@ -1,0 +1,113 @@
+"""Hostile bundles, written by the tests: each ends with a finding or a refusal under its own rule, never as an
+`internal` failure, and nothing that is not finite reaches the database."""
+
+import io
+import json
+import tarfile
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.models import Result, Run, System
+from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.models import Finding, Submission
+from submissions.systems import MAX_COUNT, fields_of, read_count
+
+pytestmark = pytest.mark.usefixtures("eager")
+
+TARGETS = {"rgat": 0.72}
+DEEP = 10_000
+
+
+def ingest(path):
+    try:
+        call_command("ingest", str(path), "--round", "training-v5.1", "--wait")
+    except Exception:  # --wait exits non-zero for an invalid submission: its findings are what is tested
+        pass
+    return Submission.objects.order_by("-pk").first()
+
+
+def acme(tmp_path, runs=3):
+    return write_bundle(tmp_path / "src", "Acme", [SystemSpec("alpha", results={"rgat": [10.0] * runs})], TARGETS)
+
+
+def plain_tar(archive, members):
+    """A plain tar (read in place) of (name, bytes) members."""
+    with tarfile.open(archive, "w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return archive
+
+
+def members_of(root, rename=lambda name: name):
+    return [(rename(f"{root.name}/{p.relative_to(root)}"), p.read_bytes())
+            for p in sorted(root.rglob("*")) if p.is_file()]
+
+
+def findings(submission, rule):
+    return list(Finding.objects.filter(validation__submission=submission, rule=rule))
+
+
+def assert_checked(submission):
+    """Final, not failed, and no finding of the portal's own faults."""
+    assert submission.status in (Submission.Status.VALID, Submission.Status.INVALID), (submission.status,
+                                                                                       submission.message)
+    rules = set(Finding.objects.filter(validation__submission=submission).values_list("rule", flat=True))
+    assert not {r for r in rules if r.startswith("internal") or r == "run.check-crashed"}, rules
+
+
+def assert_refused(submission, rule, *words):
+    assert submission.status == Submission.Status.FAILED and submission.rule == rule, submission.message
+    for word in words:
+        assert word in submission.message
+
+
+@pytest.mark.parametrize("value, shown, why", [
+    ("NaN", "'NaN'", "not a finite number"), ("Infinity", "'Infinity'", "not a finite number"),  # stored as text
+    ("-1", "-1", "negative"), ("1e300", "1" + "0" * 79 + "…", "more than 1,000,000"),  # jsonb writes it out
+    ("123456789012345678901234567890", "123456789012345678901234567890", "more than 1,000,000"),
+    ('"1e300"', "'1e300'", "more than 1,000,000"), ('"eight"', "'eight'", "no number"),
+    ("2.5", "2.5", "not a whole number"),
+])
+def test_a_node_count_that_is_no_count_is_an_error_naming_file_key_and_value(rounds, tmp_path, value, shown, why):
+    root = acme(tmp_path)
+    path = root / "systems" / "alpha.json"
+    path.write_text(path.read_text().replace('"number_of_nodes": "1"', f'"number_of_nodes": {value}'))
+    submission = ingest(root)
+    assert_checked(submission)
+    [finding] = findings(submission, "system.number")
+    assert (finding.severity, finding.file) == ("error", "Acme/systems/alpha.json")
+    assert f"'number_of_nodes' is {shown}: {why}" in finding.message
+    system = System.objects.get(submission=submission)
+    assert (system.nodes, system.accelerator_count, system.processor_count) == (None, None, None)
+
+
+def test_counts_whose_product_passes_the_limit_are_an_error_and_not_stored(rounds, tmp_path):
+    root = acme(tmp_path)
+    path = root / "systems" / "alpha.json"
+    text = path.read_text().replace('"number_of_nodes": "1"', '"number_of_nodes": "100000"')
+    path.write_text(text.replace('"accelerators_per_node": "8"', '"accelerators_per_node": "100000"'))
+    submission = ingest(root)
+    assert_checked(submission)
+    [finding] = findings(submission, "system.number")
+    assert "number_of_nodes × accelerators_per_node" in finding.message and "10000000000" in finding.message
+    system = System.objects.get(submission=submission)
+    assert (system.nodes, system.accelerator_count, system.processor_count) == (100_000, None, 200_000)
+
+
+@pytest.mark.parametrize("value, count, why", [
+    (8, 8, ""), ("16", 16, ""), (" 2x ", 2, ""), (8.0, 8, ""), ("N/A", None, ""), (None, None, ""),
+    (True, None, "a bool, not a count"), ([8], None, "a list, not a count"), (float("nan"), None, "not a finite number"),
+    ("9" * 5000, None, "more than 1,000,000"), ("-0", 0, ""), (MAX_COUNT + 1, None, "more than 1,000,000"),
+])
+def test_read_count(value, count, why):
+    assert read_count(value) == (count, why)
+
+
+def test_long_description_texts_are_cut_to_the_tables_columns():
+    problems = []
+    fields = fields_of({"system_name": "x" * 1000, "accelerator_model_name": "GPU"}, "system.json", problems)
+    assert len(fields["name"]) == 300 and fields["name"].endswith("…") and fields["accelerator_model"] == "GPU"
+    assert [(p.rule, p.where) for p in problems] == [("system.long-text", "name")]
