@@ -64,6 +64,22 @@ def assert_refused(submission, rule, *words):
         assert word in submission.message
 
 
+def test_a_folder_chain_two_thousand_deep_is_refused_with_its_rule(rounds, tmp_path):
+    deep = "Acme/" + "d/" * 2000 + "x.txt"
+    archive = plain_tar(tmp_path / "b.tar", [*members_of(acme(tmp_path)), (deep, b"x")])
+    assert_refused(ingest(archive), "bundle.path-too-deep", "2002 folders deep", "up to 64")
+
+
+def test_a_folder_chain_too_deep_is_refused_when_unpacked_too(rounds, tmp_path):
+    archive = tmp_path / "b.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, data in [*members_of(acme(tmp_path)), ("Acme/" + "d/" * 70 + "x.txt", b"x")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    assert_refused(ingest(archive), "bundle.path-too-deep", "72 folders deep")
+
+
 @pytest.mark.parametrize("value, shown, why", [
     ("NaN", "'NaN'", "not a finite number"), ("Infinity", "'Infinity'", "not a finite number"),  # stored as text
     ("-1", "-1", "negative"), ("1e300", "1" + "0" * 79 + "…", "more than 1,000,000"),  # jsonb writes it out
@@ -111,3 +127,24 @@ def test_long_description_texts_are_cut_to_the_tables_columns():
     fields = fields_of({"system_name": "x" * 1000, "accelerator_model_name": "GPU"}, "system.json", problems)
     assert len(fields["name"]) == 300 and fields["name"].endswith("…") and fields["accelerator_model"] == "GPU"
     assert [(p.rule, p.where) for p in problems] == [("system.long-text", "name")]
+
+
+def test_a_system_folder_name_too_long_for_the_tables_is_refused(rounds, tmp_path):
+    long = "s" * 250  # a name file systems take, longer than the 200 characters of a system's key
+    members = members_of(acme(tmp_path), lambda name: name.replace("alpha", long))
+    assert_refused(ingest(plain_tar(tmp_path / "b.tar", members)), "bundle.name-too-long", "250 characters")
+
+
+def test_a_name_longer_than_file_systems_take_is_refused(rounds, tmp_path):
+    members = [*members_of(acme(tmp_path)), ("Acme/" + "n" * 300 + ".txt", b"x")]
+    assert_refused(ingest(plain_tar(tmp_path / "b.tar", members)), "bundle.name-too-long", "304 bytes")
+
+
+def test_a_path_longer_than_the_tables_keep_is_refused(rounds, tmp_path):
+    members = [*members_of(acme(tmp_path)), ("Acme/" + "/".join(["p" * 100] * 5) + "/x.txt", b"x")]
+    assert_refused(ingest(plain_tar(tmp_path / "b.tar", members)), "bundle.path-too-long", "up to 500")
+
+
+def test_a_submitter_name_too_long_is_refused(rounds, tmp_path):
+    members = members_of(acme(tmp_path), lambda name: name.replace("Acme/", "A" * 220 + "/", 1))
+    assert_refused(ingest(plain_tar(tmp_path / "b.tar", members)), "bundle.name-too-long", "220 characters")

@@ -14,6 +14,9 @@ JUNK = {".DS_Store", ".gitkeep", ".gitignore", "Thumbs.db", "desktop.ini"}
 JUNK_DIRS = {"__MACOSX", ".git"}
 DESCRIPTIONS = {"entry.json", "submission.json", "scaling.json"}  # files of the layout, never run logs
 ROUND_FOLDER = re.compile(r"^(training_results_)?v?\d+(\.\d+)+$")  # v0.5.0 above the submitters
+# The longest name the tables keep for a system (its key) and a submitter: a longer one is refused, not cut,
+# since a cut name could be another system's.
+MAX_NAME_CHARS = 200
 EXPECTED = (
     "Expected <Submitter>/results/<system>/<benchmark>/result_N.txt with <Submitter>/systems/<system>.json "
     "(v0.6 and later), or for v0.5 <submitter>/<entry>/results/<system>/<benchmark>/result_N.txt with "
@@ -285,13 +288,36 @@ def detect(root: str | os.PathLike | FolderFiles | TarFiles) -> Layout:
     anchors = _find_anchors(tree, notes)
     with_systems = [a for a in anchors if "systems" in tree.subdirs(a)]
     if len(anchors) == 1 and (with_systems or not tree.has_file(anchors[0], "submission.json")):
-        return _v06(tree, anchors[0], notes)
-    if with_systems:
+        layout = _v06(tree, anchors[0], notes)
+    elif with_systems:
         raise LayoutError(
             "layout.multiple-submitters",
             f"The bundle holds several submitters' trees ({', '.join(a or '.' for a in anchors)}). "
             "Upload one bundle per submitter, e.g. `tar -C <round folder> -czf nvidia.tgz NVIDIA`.")
-    return _v05(tree, anchors, notes)
+    else:
+        layout = _v05(tree, anchors, notes)
+    _refuse_long_names(layout)
+    return layout
+
+
+def _refuse_long_names(layout: Layout) -> None:
+    """A system or submitter name longer than the tables keep is refused with the place it comes from."""
+    for name in {s.name for s in layout.systems} | {r.system for r in layout.results}:
+        if len(name) > MAX_NAME_CHARS:
+            log_folder = next((r.log_folder for r in layout.results if r.system == name), "")
+            above = log_folder.rpartition("/")[0].rpartition("/")[0]  # the folder holding the system's folder
+            raise LayoutError(
+                "bundle.name-too-long",
+                f"The system '{name[:60]}…' (a folder in {above or '.'}/) has a name of {len(name)} characters; "
+                f"the portal keeps system names of up to {MAX_NAME_CHARS}. Rename its folder (and its "
+                "systems/<name>.json).")
+    if len(layout.submitter) > MAX_NAME_CHARS:
+        source = f"its folder {layout.root}/" if layout.root.endswith(layout.submitter) else \
+            "as submission.json or the system descriptions name it"
+        raise LayoutError(
+            "bundle.name-too-long",
+            f"The submitter's name '{layout.submitter[:60]}…' ({source}) has {len(layout.submitter)} characters; "
+            f"the portal keeps names of up to {MAX_NAME_CHARS}. Use the organisation's usual name.")
 
 
 def _v06(tree: _Tree, top: str, notes: list[str]) -> Layout:

@@ -18,6 +18,12 @@ class Limits:
     max_files: int = 20_000
     max_file_bytes: int = 512 * 1024**2
     max_ratio: float = 200.0  # total uncompressed bytes / archive bytes, checked as bytes are written
+    # Shapes no submission has (published rounds: 8 levels, names of 45 bytes, paths of 101 characters), refused
+    # before anything reads them: a folder chain thousands deep, a name no file system takes (NAME_MAX), a path
+    # longer than the tables keep for a run's or a result's path (500 characters).
+    max_depth: int = 64
+    max_name_bytes: int = 255
+    max_path_chars: int = 500
 
 
 class BundleError(Exception):
@@ -27,6 +33,11 @@ class BundleError(Exception):
         super().__init__(message)
         self.rule = rule
         self.member = member
+
+
+def shown(name: str, limit: int = 120) -> str:
+    """A member's name as a message shows it: its start and its end."""
+    return name if len(name) <= limit else f"{name[:limit // 2]}…{name[-limit // 2:]}"
 
 
 def size_text(n: float) -> str:
@@ -48,6 +59,29 @@ class Tally:
         self.max_ratio_bytes = float("inf") if archive_bytes is None else max(
             limits.max_ratio * archive_bytes, RATIO_FLOOR)
         self.files = self.dirs = self.total = 0
+
+    def check_path(self, parts: list[str], member: str) -> None:
+        """A member's path, as its components: refused when deeper, or a name or the path longer, than the
+        limits (the checks cost a few comparisons per member)."""
+        lim = self.limits
+        if len(parts) > lim.max_depth:
+            raise BundleError(
+                "bundle.path-too-deep",
+                f"'{shown(member)}' lies {len(parts)} folders deep; the portal reads bundles up to {lim.max_depth} "
+                "deep. Leave out everything but results/ and systems/.", member)
+        for part in parts:
+            size = len(part.encode("utf-8", "surrogateescape"))
+            if size > lim.max_name_bytes:
+                raise BundleError(
+                    "bundle.name-too-long",
+                    f"'{shown(member)}' has a name of {size} bytes ('{shown(part, 40)}'); file systems take "
+                    f"{lim.max_name_bytes}. Rename it.", member)
+        length = sum(map(len, parts)) + len(parts) - 1
+        if length > lim.max_path_chars:
+            raise BundleError(
+                "bundle.path-too-long",
+                f"'{shown(member)}' has a path of {length} characters; the portal keeps paths of up to "
+                f"{lim.max_path_chars}. Shorten the folder names, or leave the file out.", member)
 
     def count_dir(self, member: str) -> None:
         self.dirs += 1

@@ -77,6 +77,7 @@ class _Writer(Tally):
             raise BundleError(
                 "bundle.path-traversal",
                 f"'{name}' contains '..' and would land outside the bundle. {_PACK_HINT}", name)
+        self.check_path(parts, name)
         return parts
 
     def mkdir(self, parts: list[str], member: str) -> None:
