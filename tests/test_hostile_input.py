@@ -64,6 +64,37 @@ def assert_refused(submission, rule, *words):
         assert word in submission.message
 
 
+def test_a_system_file_nested_ten_thousand_deep_is_an_error_on_that_file(rounds, tmp_path):
+    root = acme(tmp_path)
+    (root / "systems" / "alpha.json").write_text('{"a": ' * DEEP + "1" + "}" * DEEP)
+    submission = ingest(root)
+    assert_checked(submission)
+    [finding] = findings(submission, "bundle.json-too-deep")
+    assert (finding.severity, finding.file, finding.system_key) == ("error", "Acme/systems/alpha.json", "alpha")
+    assert "more than 16 levels deep" in finding.message
+    assert System.objects.get(submission=submission).description == {}
+
+
+def test_a_scaling_json_nested_ten_thousand_deep_is_an_error_on_its_result(rounds, tmp_path):
+    root = acme(tmp_path)
+    (root / "results" / "alpha" / "rgat" / "scaling.json").write_text("[" * DEEP + "]" * DEEP)
+    submission = ingest(root)
+    assert_checked(submission)
+    [finding] = findings(submission, "bundle.json-too-deep")
+    assert finding.file == "Acme/results/alpha/rgat/scaling.json"
+    assert finding.result == Result.objects.get(system__submission=submission)
+    assert finding.result.claimed_scaling_factor is None
+
+
+@pytest.mark.parametrize("factor", ["NaN", "Infinity", "-1", "0", "true", '"1.5"', "1" + "0" * 400])
+def test_a_scaling_factor_that_is_no_positive_number_is_not_kept(factor):
+    problems, notes = [], []
+    assert read_scaling_factor(f'{{"scaling_factor": {factor}}}'.encode(), "A/r/scaling.json", notes, problems) is None
+    [problem] = problems
+    assert (problem.rule, problem.file, problem.severity) == ("bundle.scaling-factor", "A/r/scaling.json", "warning")
+    assert read_scaling_factor(b'{"scaling_factor": 1.07}', "s.json", notes, problems) == 1.07
+
+
 def test_a_folder_chain_two_thousand_deep_is_refused_with_its_rule(rounds, tmp_path):
     deep = "Acme/" + "d/" * 2000 + "x.txt"
     archive = plain_tar(tmp_path / "b.tar", [*members_of(acme(tmp_path)), (deep, b"x")])
@@ -129,6 +160,19 @@ def test_long_description_texts_are_cut_to_the_tables_columns():
     assert [(p.rule, p.where) for p in problems] == [("system.long-text", "name")]
 
 
+def test_a_run_index_of_23_digits_is_read_as_the_next_run_and_said(rounds, tmp_path):
+    root = acme(tmp_path)
+    folder = root / "results" / "alpha" / "rgat"
+    name = f"result_{'9' * 23}.txt"
+    (folder / "result_2.txt").rename(folder / name)
+    submission = ingest(root)
+    assert_checked(submission)
+    assert sorted(Run.objects.filter(result__system__submission=submission).values_list("index", flat=True)) == [0, 1, 2]
+    [finding] = findings(submission, "bundle.run-index")
+    assert finding.file == f"Acme/results/alpha/rgat/{name}" and finding.run.index == 2
+    assert "23 digits" in finding.message and "result_2.txt" in finding.hint
+
+
 def test_a_system_folder_name_too_long_for_the_tables_is_refused(rounds, tmp_path):
     long = "s" * 250  # a name file systems take, longer than the 200 characters of a system's key
     members = members_of(acme(tmp_path), lambda name: name.replace("alpha", long))
@@ -148,3 +192,27 @@ def test_a_path_longer_than_the_tables_keep_is_refused(rounds, tmp_path):
 def test_a_submitter_name_too_long_is_refused(rounds, tmp_path):
     members = members_of(acme(tmp_path), lambda name: name.replace("Acme/", "A" * 220 + "/", 1))
     assert_refused(ingest(plain_tar(tmp_path / "b.tar", members)), "bundle.name-too-long", "220 characters")
+
+
+def test_a_number_json_will_not_read_is_an_error_on_the_description(rounds, tmp_path):
+    root = acme(tmp_path)
+    path = root / "systems" / "alpha.json"
+    path.write_text(path.read_text().replace('"number_of_nodes": "1"', f'"number_of_nodes": {"9" * 5000}'))
+    submission = ingest(root)
+    assert_checked(submission)
+    [finding] = findings(submission, "bundle.json-number")
+    assert finding.file == "Acme/systems/alpha.json" and "4300 digits" in finding.message
+
+
+def test_a_crash_reading_a_description_is_an_error_on_that_file(rounds, tmp_path, monkeypatch):
+    from submissions.bundles import layout
+
+    def crash(raw, rel, notes, problems=None):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(layout, "read_description", crash)
+    submission = ingest(acme(tmp_path))
+    assert submission.status == Submission.Status.INVALID, submission.message
+    [finding] = findings(submission, "internal.read")
+    assert finding.file == "Acme/systems/alpha.json" and "KeyError" in finding.message
+    assert System.objects.get(submission=submission).description == {}

@@ -1,11 +1,13 @@
 """Finding the submitter root of an unpacked bundle and listing its systems, results and run logs."""
 
 import json
+import math
 import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..rules import bundle as findings
 from ..systems import MAX_NESTING, expand_literals, nested_deeper
 from .files import FolderFiles, TarFiles
 from .runlogs import RESULT_FILE, declared_benchmark, holds_log_lines, run_indices
@@ -58,6 +60,7 @@ class Layout:
     results: list[ResultEntry]
     notes: list[str]
     root: str  # "" when the unpacked folder itself is the submitter root
+    problems: list = field(default_factory=list)  # rules.Finding for files that could not be read (too deep...)
 
 
 class LayoutError(Exception):
@@ -83,6 +86,7 @@ class _Tree:
     bundle: FolderFiles | TarFiles
     dirs: dict = field(default_factory=dict)
     logs: dict = field(default_factory=dict)  # rel -> is_log's answer
+    problems: list = field(default_factory=list)  # rules.Finding, one per file that could not be read
 
     @classmethod
     def scan(cls, bundle: FolderFiles | TarFiles) -> "_Tree":
@@ -111,6 +115,9 @@ class _Tree:
                     holds_log_lines(self.bundle.file(rel))
             except OSError:
                 self.logs[rel] = False
+            except Exception as e:  # a fault of ours: this file is not taken as a log, the others are read
+                self.problems.append(findings.read_crashed(rel, e))
+                self.logs[rel] = False
         return self.logs[rel]
 
 
@@ -121,11 +128,17 @@ def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
     except OSError as e:
         notes.append(f"{rel}: not readable ({e}); its contents are ignored.")
         return {}, ("unreadable", rel)
-    return read_description(raw, rel, notes)
+    try:
+        return read_description(raw, rel, notes, tree.problems)
+    except Exception as e:  # a fault of ours: the file counts as absent, and the report says why
+        tree.problems.append(findings.read_crashed(rel, e))
+        return {}, ("unreadable", rel)
 
 
-def read_description(raw: bytes, rel: str, notes: list[str]) -> tuple[dict, object]:
-    """A description file's bytes as _read_json reads them: JSON, else NVIDIA's v0.6 log lines."""
+def read_description(raw: bytes, rel: str, notes: list[str], problems: list | None = None) -> tuple[dict, object]:
+    """A description file's bytes as _read_json reads them: JSON, else NVIDIA's v0.6 log lines. `problems`
+    gets a rules.Finding for a file nested too deep or holding a number json refuses (it is read as {})."""
+    problems = [] if problems is None else problems
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -141,19 +154,16 @@ def read_description(raw: bytes, rel: str, notes: list[str]) -> tuple[dict, obje
     try:
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as e:
-        lines = text.splitlines()
-        line = lines[e.lineno - 1].strip()[:80] if e.lineno <= len(lines) else ""
-        data = _key_value_lines(text)
-        fallback = "read as 'key: {\"value\": ...}' lines instead" if data else "it is ignored"
-        notes.append(f"{rel}: not valid JSON (line {e.lineno} column {e.colno}: {e.msg}: {line!r}); {fallback}.")
-        problems = []
-        data = expand_literals(data, problems)  # NVIDIA's `entry` value, and `nodes` in it, are Python literals
-        notes.extend(f"{rel}: {problem}." for problem in problems)
-        return (data, data) if data else ({}, ("unreadable", raw))
+        return _read_log_lines(text, e, raw, rel, notes, problems)
+    except ValueError as e:  # an integer of more digits than int() reads (sys.get_int_max_str_digits)
+        notes.append(f"{rel}: {e}; it is ignored.")
+        problems.append(findings.json_number(rel, str(e)))
+        return {}, ("unreadable", raw)
     except (RecursionError, MemoryError):
         data = None
     if data is None or nested_deeper(data, MAX_NESTING):
         notes.append(f"{rel}: nested more than {MAX_NESTING} levels deep; it is ignored.")
+        problems.append(findings.json_too_deep(rel, MAX_NESTING))
         return {}, ("unreadable", raw)
     if dupes:
         keys = ", ".join(repr(k) for k in sorted(set(dupes)))
@@ -164,8 +174,58 @@ def read_description(raw: bytes, rel: str, notes: list[str]) -> tuple[dict, obje
     return data, data
 
 
+def read_scaling_factor(raw: bytes, rel: str, notes: list[str], problems: list) -> float | None:
+    """scaling.json's scaling_factor: a claim, compared later with the factor the portal computes, and kept only
+    as a positive finite number. A file nested too deep, or a factor of another kind, is a finding in `problems`;
+    a file that is no JSON object with the key is a note."""
+    try:
+        data = json.loads(raw)
+        too_deep = isinstance(data, (dict, list)) and nested_deeper(data, MAX_NESTING)
+    except (RecursionError, MemoryError):
+        too_deep = True
+    except ValueError as error:  # not JSON (or not UTF-8), or an integer of more digits than int() reads
+        notes.append(f"{rel}: not read ({type(error).__name__}).")
+        return None
+    if too_deep:
+        problems.append(findings.json_too_deep(rel, MAX_NESTING))
+        return None
+    if not isinstance(data, dict) or "scaling_factor" not in data:
+        notes.append(f"{rel}: not read (no scaling_factor).")
+        return None
+    value = data["scaling_factor"]
+    try:
+        factor = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    except OverflowError:  # an integer of 400 digits
+        factor = None
+    if factor is None or not math.isfinite(factor) or factor <= 0:
+        problems.append(findings.scaling_factor(rel, value))
+        return None
+    return factor
+
+
+def _read_log_lines(text: str, error: json.JSONDecodeError, raw: bytes, rel: str, notes: list[str],
+                    problems: list) -> tuple[dict, object]:
+    """read_description for a file that is not JSON: NVIDIA's v0.6 log lines, else nothing."""
+    lines = text.splitlines()
+    line = lines[error.lineno - 1].strip()[:80] if error.lineno <= len(lines) else ""
+    try:
+        data = _key_value_lines(text)
+    except RecursionError:
+        notes.append(f"{rel}: nested more than {MAX_NESTING} levels deep; it is ignored.")
+        problems.append(findings.json_too_deep(rel, MAX_NESTING))
+        return {}, ("unreadable", raw)
+    fallback = "read as 'key: {\"value\": ...}' lines instead" if data else "it is ignored"
+    notes.append(f"{rel}: not valid JSON (line {error.lineno} column {error.colno}: {error.msg}: {line!r}); "
+                 f"{fallback}.")
+    unread_literals = []
+    data = expand_literals(data, unread_literals)  # NVIDIA's `entry` value, and `nodes` in it, are Python literals
+    notes.extend(f"{rel}: {problem}." for problem in unread_literals)
+    return (data, data) if data else ({}, ("unreadable", raw))
+
+
 def _key_value_lines(text: str) -> dict:
-    """NVIDIA's v0.6 systems/*.json are MLPerf log lines `key: {"value": v, ...}`, not JSON."""
+    """NVIDIA's v0.6 systems/*.json are MLPerf log lines `key: {"value": v, ...}`, not JSON; {} for a file that
+    is not made of such lines. RecursionError for a line nested more than MAX_NESTING levels deep."""
     out = {}
     for line in text.splitlines():
         if not line.strip():
@@ -173,9 +233,11 @@ def _key_value_lines(text: str) -> dict:
         key, sep, value = line.partition(":")
         try:
             parsed = json.loads(value) if sep and re.fullmatch(r"\w+", key.strip()) else None
-        except (json.JSONDecodeError, RecursionError):
+        except ValueError:  # not JSON, or an integer json will not read
             return {}
-        if not isinstance(parsed, dict) or "value" not in parsed or nested_deeper(parsed, MAX_NESTING):
+        if isinstance(parsed, dict) and nested_deeper(parsed, MAX_NESTING):
+            raise RecursionError(f"nested more than {MAX_NESTING} levels deep")
+        if not isinstance(parsed, dict) or "value" not in parsed:
             return {}
         out[key.strip()] = parsed["value"]
     return out
@@ -297,6 +359,7 @@ def detect(root: str | os.PathLike | FolderFiles | TarFiles) -> Layout:
     else:
         layout = _v05(tree, anchors, notes)
     _refuse_long_names(layout)
+    layout.problems = tree.problems
     return layout
 
 

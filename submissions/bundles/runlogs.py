@@ -12,6 +12,9 @@ from ..logs import parse_lines
 from ..logs.formats import LOG_LINE, open_binary
 
 RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
+# A run number of more digits is no run number (real rounds number their runs 0..19; the Run table's index is
+# a 32-bit integer): such a log is numbered as a log named otherwise is, and ingest says so (bundle.run-index).
+MAX_INDEX_DIGITS = 6
 # Real logs print up to ~220 KB of other output before their first MLPerf line (v5.1 Supermicro).
 HEAD_LIMIT = 1 << 20
 # How far a log put outside a benchmark folder is read for the line that names its benchmark
@@ -61,19 +64,25 @@ def _number_in(name: str) -> int | None:
     """result_3.log, result_3_retry.txt -> 3; run7.txt -> 7; log.txt -> None."""
     stem = name.rpartition(".")[0] or name
     match = re.search(r"result_?(\d+)", stem, re.IGNORECASE) or re.search(r"(\d+)(?!.*\d)", stem)
-    return int(match.group(1)) if match else None
+    return _index(match.group(1)) if match else None
+
+
+def _index(digits: str) -> int | None:
+    return int(digits) if len(digits) <= MAX_INDEX_DIGITS else None
 
 
 def run_indices(names: list[str]) -> list[int]:
     """A run index for each file name, unique within the list and the same for the same names: N for
-    result_N.txt; for another name the number in it when no other run has it, else one past the largest."""
+    result_N.txt; for another name (or an N of more than MAX_INDEX_DIGITS) the number in it when no other run
+    has it, else one past the largest."""
     out: list[int | None] = [None] * len(names)
     taken: set[int] = set()
     for i, name in enumerate(names):
         match = RESULT_FILE.match(name)
-        if match and int(match.group(1)) not in taken:
-            out[i] = int(match.group(1))
-            taken.add(out[i])
+        number = _index(match.group(1)) if match else None
+        if number is not None and number not in taken:
+            out[i] = number
+            taken.add(number)
     for i in sorted((i for i in range(len(names)) if out[i] is None), key=lambda i: (names[i], i)):
         number = _number_in(names[i])
         if number is None or number in taken:

@@ -1,16 +1,14 @@
 """Open a bundle (in place, or unpacked), record its systems, results and runs, and start a validation."""
 
-import json
-import math
-
 from django.db import transaction
 from django.db.models import F, Max
 
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
 
 from ..bundles import BundleError, LayoutError, detect
+from ..bundles.layout import read_scaling_factor
 from ..models import Finding, Submission, Validation
-from ..rules.bundle import LOG_NAME, LOG_PLACE, NO_RUN_LOG, log_placement, no_run_log
+from ..rules.bundle import INGEST_RULES, log_placement, no_run_log, read_crashed
 from ..systems import fields_of
 from .common import Status, fail, open_submission, update
 
@@ -73,20 +71,27 @@ def _benchmarks_by_folder(round_) -> dict[str, Benchmark]:
     return by_name
 
 
-def _claimed_scaling_factor(files, entry, notes: list[str]) -> float | None:
+def _claimed_scaling_factor(files, entry, notes: list[str], problems: list) -> float | None:
     """What the result's scaling.json says, for comparison with the factor the portal computes."""
     name = next((f for f in entry.extra_files if f.endswith("/scaling.json")), None)
     if not name:
         return None
     try:
-        value = float(json.loads(files.read_bytes(name))["scaling_factor"])
-    except (ValueError, KeyError, TypeError, OSError, RecursionError) as error:
+        return read_scaling_factor(files.read_bytes(name), name, notes, problems)
+    except OSError as error:
         notes.append(f"{name}: not read ({type(error).__name__}).")
-        return None
-    if not math.isfinite(value) or value <= 0:
-        notes.append(f"{name}: scaling_factor {value} is not a positive finite number; not kept.")
-        return None
-    return value
+    except Exception as error:  # a fault of ours: a finding on the file, not a failed submission
+        problems.append(read_crashed(name, error))
+    return None
+
+
+def _system_fields(entry, problems: list) -> dict:
+    """The System table's fields from the description (fields_of), or none where reading it failed."""
+    try:
+        return fields_of(entry.description, entry.description_format)
+    except Exception as error:  # a fault of ours: a finding on the description, the system is still recorded
+        problems.append(read_crashed(entry.description_path or entry.name, error))
+        return fields_of({}, entry.description_format)
 
 
 def system_key(name: str) -> str:
@@ -94,24 +99,34 @@ def system_key(name: str) -> str:
     return name.strip("/").replace("/", "~")
 
 
-def _bundle_findings(results: list, round_) -> list:
-    """The layout's findings: logs read though named or placed otherwise, result folders with no log."""
+def _bundle_findings(results: list, systems: dict, problems: list, round_) -> list:
+    """The layout's findings: logs read though named or placed otherwise, result folders with no log, and files
+    that could not be read (problems: rules.Finding), each on its result or system where it belongs to one."""
     found = []  # (Result, Run or None, rules.Finding)
     for result, entry, runs in results:
         for run in runs:
             found.append((result, run, log_placement(run.path, run.index, entry.log_folder, result.benchmark.key)))
         if not runs:
             found.append((result, None, no_run_log(entry.path, entry.log_folder, result.benchmark.key, entry.no_logs)))
-    return [
+    rows = [
         Finding(result=result, run=run, system_key=result.system.key, benchmark=result.benchmark.key,
                 severity=f.severity, rule=f.rule, file=f.file, line=f.line, message=f.message, hint=f.hint,
                 advisory=round_.history)
         for result, run, f in found if f is not None
     ]
+    described = {system.description_path: system for system in systems.values() if system.description_path}
+    for f in problems:
+        result = next((r for r, entry, _ in results if f.file.startswith(entry.path + "/")), None)
+        system = result.system if result is not None else described.get(f.file)
+        rows.append(Finding(
+            result=result, system_key=system.key if system else "", benchmark=result.benchmark.key if result else "",
+            severity=f.severity, rule=f.rule, file=f.file, line=f.line, message=f.message, hint=f.hint,
+            advisory=round_.history))
+    return rows
 
 
 def _carry_bundle_findings(earlier: Validation, validation: Validation) -> None:
-    rows = list(earlier.findings.filter(rule__in=[LOG_NAME, LOG_PLACE, NO_RUN_LOG]))
+    rows = list(earlier.findings.filter(rule__in=INGEST_RULES))
     for row in rows:
         row.pk, row.validation = None, validation
     Finding.objects.bulk_create(rows)
@@ -140,13 +155,14 @@ def _merge(entries: list) -> list:
 def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
     round_ = submission.round
     notes = list(layout.notes)
+    problems = list(layout.problems)  # rules.Finding about files that could not be read
     submitter, _ = Submitter.objects.get_or_create(name=layout.submitter)
     System.objects.filter(submission=submission).delete()  # idempotent on retry
 
     # Three INSERTs however large the bundle: systems, then results, then runs.
     systems = {}
     for entry in layout.systems:
-        fields = fields_of(entry.description, entry.description_format)
+        fields = _system_fields(entry, problems)
         fields["name"] = fields["name"] or entry.name
         systems[entry.name] = System(
             submission=submission, round=round_, submitter=submitter, key=system_key(entry.name),
@@ -172,7 +188,7 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
         result = Result(
             system=systems[entry.system], benchmark=bench, path=entry.path,
             score_message="" if entry.run_files else f"No run log found: {entry.no_logs}"[:500],
-            claimed_scaling_factor=_claimed_scaling_factor(files, entry, notes),
+            claimed_scaling_factor=_claimed_scaling_factor(files, entry, notes, problems),
         )
         results.append((result, entry))
     System.objects.bulk_create(systems.values())  # results pick up their systems' new keys on insert
@@ -194,7 +210,7 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
         )
     update(submission.pk, submitter=submitter, notes=notes)
     validation = _start_validation(submission, run_ids, "ingest")
-    findings = _bundle_findings(recorded, round_)
+    findings = _bundle_findings(recorded, systems, problems, round_)
     for finding in findings:
         finding.validation = validation
     Finding.objects.bulk_create(findings)
