@@ -3,6 +3,7 @@
 
 import io
 import json
+import re
 import tarfile
 
 import pytest
@@ -10,7 +11,11 @@ from django.core.management import call_command
 
 from leaderboard.models import Result, Run, System
 from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.bundles.layout import read_scaling_factor
 from submissions.models import Finding, Submission
+from submissions.pipeline import checks
+from submissions.rules import RunContext, check_run
+from submissions.safejson import storable
 from submissions.systems import MAX_COUNT, fields_of, read_count
 
 pytestmark = pytest.mark.usefixtures("eager")
@@ -204,6 +209,47 @@ def test_a_number_json_will_not_read_is_an_error_on_the_description(rounds, tmp_
     assert finding.file == "Acme/systems/alpha.json" and "4300 digits" in finding.message
 
 
+def test_non_finite_and_deep_hyperparameters_are_stored_as_text_with_a_warning(rounds, tmp_path):
+    root = acme(tmp_path)
+    log = root / "results" / "alpha" / "rgat" / "result_0.txt"
+    text = re.sub(r'("key": "global_batch_size", "value": )\d+', r"\1Infinity", log.read_text())
+    deep = "[" * 100 + "]" * 100
+    log.write_text(re.sub(r'("key": "opt_name", "value": )"\w+"', rf"\1{deep}", text))
+    submission = ingest(root)
+    assert_checked(submission)
+    run = Run.objects.get(path__endswith="rgat/result_0.txt")
+    assert run.hyperparameters["global_batch_size"] == "Infinity"
+    depth, value = 0, run.hyperparameters["opt_name"]
+    while isinstance(value, list):
+        depth, value = depth + 1, value[0]
+    assert depth < 32 and value == "(left out: nested too deep)"
+    [finding] = findings(submission, checks.STORED_AS_TEXT)
+    assert finding.run == run and finding.severity == "warning"
+    assert "global_batch_size is Infinity" in finding.message and "nested too deep" in finding.message
+
+
+def test_storable_makes_strict_json_of_anything_json_reads():
+    value = {"a": [float("nan"), float("inf"), -float("inf"), 1.5], "b": (1, 2)}
+    stored, changes = storable(value)
+    assert json.dumps(stored, allow_nan=False) == '{"a": ["NaN", "Infinity", "-Infinity", 1.5], "b": [1, 2]}'
+    assert changes == [("a[0]", "NaN"), ("a[1]", "Infinity"), ("a[2]", "-Infinity")]
+
+
+def test_a_crash_in_the_run_checks_is_an_error_on_that_run_not_a_failed_submission(rounds, tmp_path, monkeypatch):
+    def crash(path, rel_path, ctx):
+        if rel_path.endswith("result_1.txt"):
+            raise ZeroDivisionError("a bug")
+        return check_run(path, rel_path, ctx)
+
+    monkeypatch.setattr(checks.rules, "check_run", crash)  # a fault of ours, stood in by a function that raises
+    submission = ingest(acme(tmp_path))
+    assert submission.status == Submission.Status.INVALID, submission.message
+    [finding] = findings(submission, checks.CHECK_CRASHED)
+    assert finding.run.path.endswith("result_1.txt") and finding.severity == "error"
+    assert "ZeroDivisionError: a bug" in finding.message and "report it" in finding.hint
+    assert Run.objects.filter(result__system__submission=submission, checked=True).count() == 3
+
+
 def test_a_crash_reading_a_description_is_an_error_on_that_file(rounds, tmp_path, monkeypatch):
     from submissions.bundles import layout
 
@@ -216,3 +262,11 @@ def test_a_crash_reading_a_description_is_an_error_on_that_file(rounds, tmp_path
     [finding] = findings(submission, "internal.read")
     assert finding.file == "Acme/systems/alpha.json" and "KeyError" in finding.message
     assert System.objects.get(submission=submission).description == {}
+
+
+def test_a_log_whose_clock_is_not_finite_gives_fields_strict_json_takes(tmp_path):
+    path = tmp_path / "result_0.txt"
+    path.write_text(':::MLLOG {"time_ms": 1e999, "key": "run_start", "value": null, "metadata": {}}\n')
+    ctx = RunContext(ruleset="5.1.0", benchmark="rgat", benchmark_keys=frozenset({"rgat"}))
+    fields, _ = checks._outcome_fields(check_run(path, "r/result_0.txt", ctx))
+    json.dumps(fields, allow_nan=False)

@@ -4,6 +4,8 @@ A batch of runs (a task) is read with one query and stored in one transaction; e
 claimed once, by its unique RunCheck row, and a repeat delivery stores nothing twice.
 """
 
+import logging
+import math
 import os
 import socket
 
@@ -15,7 +17,13 @@ from leaderboard.models import Benchmark, Run
 
 from .. import rules
 from ..models import Finding, RunCheck
+from ..rules.library import is_stop
+from ..safejson import describe, storable
 from .common import Status, submission_files, update, update_rows
+
+log = logging.getLogger(__name__)
+CHECK_CRASHED = "run.check-crashed"  # check_run raised what it should have made a finding of
+STORED_AS_TEXT = "run.stored-as-text"  # hyperparameters JSON cannot hold as they are (NaN, Infinity, too deep)
 
 RUN_FIELDS = (
     "pk", "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
@@ -40,25 +48,39 @@ def _run_facts(run_ids: list[int]) -> dict[int, tuple[dict, frozenset[str]]]:
     return {run["pk"]: (run, by_round.get(run["result__system__round_id"], frozenset())) for run in runs}
 
 
-def _outcome_fields(outcome) -> dict:
+def _outcome_fields(outcome) -> tuple[dict, list]:
+    """(the Run's fields, findings about values stored otherwise than logged). Every JSON field is stored as
+    safejson.storable makes it: no NaN or Infinity (PostgreSQL's jsonb refuses them, and a JSON response would
+    carry them), nothing nested past its depth; a time to train that is not finite is none."""
     summary = outcome.summary
-    return {
+    hyperparameters, changed = storable(summary.hyperparameters)
+    time_to_train = summary.time_to_train_s
+    fields = {
         "checked": True,
         "success": summary.success,
         "failure_reason": summary.failure_reason[:500],
-        "time_to_train_s": summary.time_to_train_s,
+        "time_to_train_s": time_to_train if time_to_train is None or math.isfinite(time_to_train) else None,
         "status": str(summary.status or "")[:50],
         "seed": "" if summary.seed is None else str(summary.seed)[:100],
-        "hyperparameters": summary.hyperparameters,
-        "eval_curve": [list(point) for point in summary.eval_curve],
+        "hyperparameters": hyperparameters,
+        "eval_curve": storable(summary.eval_curve)[0],
         "eval_x": summary.eval_x,
-        "submission_keys": summary.submission,
-        "convergence": outcome.convergence,
+        "submission_keys": storable(summary.submission)[0],
+        "convergence": storable(outcome.convergence)[0],
     }
+    found = []
+    if changed:
+        found.append(rules.Finding(
+            "warning", STORED_AS_TEXT, f"Hyperparameters the portal stores as text, as JSON cannot hold them: "
+                                       f"{describe(changed)}.",
+            "Log hyperparameters as finite numbers (not NaN or Infinity) or short lists; runs are compared by "
+            "what is stored."))
+    return fields, found
 
 
 def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, list]:
-    """(Run fields, findings) for one run; a time limit or an unreadable file is a finding, not a crash."""
+    """(Run fields, findings) for one run; a time limit, an unreadable file or a fault in the checks is a
+    finding on the run, not a crash of the batch."""
     ctx = rules.RunContext(
         ruleset=run["result__system__round__ruleset"],
         benchmark=run["result__benchmark__key"],
@@ -71,7 +93,6 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
     fields = {"checked": True, "success": False}
     try:
         outcome = rules.check_run(files.file(run["path"]), run["path"], ctx)
-        return _outcome_fields(outcome), outcome.findings
     except SoftTimeLimitExceeded:
         fields["failure_reason"] = "checking took longer than the time limit"
         return fields, [rules.Finding(
@@ -81,6 +102,19 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
         fields["failure_reason"] = f"the log could not be read: {error.strerror}"
         return fields, [rules.Finding("error", "run.unreadable", f"The log could not be read: {error.strerror}.",
                                       "Re-upload the bundle.", run["path"])]
+    except Exception as error:
+        if is_stop(error):  # a time limit or an interrupt ends the task, as it must
+            raise
+        # A fault in the checks (or in mlperf-logging): this run has an error finding, the batch goes on.
+        log.exception("checking run %s (%s) failed", run["pk"], run["path"])
+        fields["failure_reason"] = f"checking the log failed inside the portal ({type(error).__name__})"
+        return fields, [rules.Finding(
+            "error", CHECK_CRASHED, f"Checking this log failed inside the portal ({type(error).__name__}: "
+                                    f"{str(error)[:200]}), so the run is not counted.",
+            "A fault in the portal, not necessarily in the log: report it to the portal's administrators with "
+            "this file.", run["path"])]
+    fields, stored_as_text = _outcome_fields(outcome)
+    return fields, [*outcome.findings, *stored_as_text]
 
 
 def check_runs(run_ids: list[int], validation_id: int) -> list[int]:
