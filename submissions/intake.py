@@ -115,6 +115,13 @@ def store_file(path: Path, original_name: str, sha: str) -> tuple[str, str, int]
         tmp.unlink(missing_ok=True)
 
 
+def _drop_unused(relative: str, existing: Submission) -> None:
+    """The file just stored, when the submission given back keeps its bundle under another name (the same
+    bytes uploaded under another name) and no other submission has it: it would be kept for nothing."""
+    if relative != existing.bundle.name and not Submission.objects.filter(bundle=relative).exists():
+        (Path(settings.MEDIA_ROOT) / relative).unlink(missing_ok=True)
+
+
 def file_chunks(path) -> "iter[bytes]":
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):
@@ -133,19 +140,24 @@ def submit(round_: Round, chunks, original_name: str, *, user=None, publish=Fals
     store_file returned for a bundle already stored (chunks are then not read). max_bytes: the most an
     upload may hold (UploadTooLarge past it); none for the command line's imports.
 
-    The same bytes uploaded twice to one round give back the first submission.
+    The same bytes to one round again from the same uploader (or again from the command line, user None)
+    give back that submission; from another uploader they are a submission of that uploader's own, so that
+    an upload never tells anyone what someone else uploaded.
     """
     relative, sha, size = stored or store_bundle(chunks, original_name, max_bytes)
-    existing = Submission.objects.filter(round=round_, sha256=sha).first()
-    if existing:
+    same = Submission.objects.filter(round=round_, sha256=sha, uploaded_by=user)  # user None: IS NULL
+    existing = same.first()
+    if existing is None:
+        try:
+            with transaction.atomic():
+                submission = Submission.objects.create(
+                    round=round_, bundle=relative, original_name=display_name(original_name),
+                    sha256=sha, size=size, uploaded_by=user, publish_when_valid=publish,
+                )
+        except IntegrityError:  # the same bundle raced in from the same uploader
+            existing = same.get()
+    if existing is not None:
+        _drop_unused(relative, existing)
         return existing, False
-    try:
-        with transaction.atomic():
-            submission = Submission.objects.create(
-                round=round_, bundle=relative, original_name=display_name(original_name),
-                sha256=sha, size=size, uploaded_by=user, publish_when_valid=publish,
-            )
-    except IntegrityError:  # the same bundle raced in from elsewhere
-        return Submission.objects.get(round=round_, sha256=sha), False
     transaction.on_commit(lambda: queue_ingest(submission.pk))  # kept and queued later if the broker is down
     return submission, True

@@ -50,7 +50,15 @@ class Submission(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["round", "sha256"], name="unique_bundle_per_round")]
+        # The same bytes are one submission per uploader: a second uploader gets a submission of their own, so
+        # that nothing tells one uploader what another uploaded. From the command line (no uploader) the same
+        # bytes again are the same submission; NULLs are distinct in a unique index, hence the second constraint.
+        constraints = [
+            models.UniqueConstraint(fields=["round", "sha256", "uploaded_by"], name="unique_bundle_per_uploader",
+                                    condition=models.Q(uploaded_by__isnull=False)),
+            models.UniqueConstraint(fields=["round", "sha256"], name="unique_command_line_bundle_per_round",
+                                    condition=models.Q(uploaded_by__isnull=True)),
+        ]
 
     def __str__(self):
         return f"#{self.pk} {self.original_name}"

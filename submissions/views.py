@@ -4,8 +4,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
@@ -70,9 +69,11 @@ def submission_list(request):
 
 
 def _get_visible(request, pk):
+    """The submission if this user may see it; else 404, as for one that does not exist: a 403 would tell
+    anyone that the submission is there."""
     submission = get_object_or_404(Submission.objects.select_related("round", "submitter"), pk=pk)
     if not (request.user.is_staff or (request.user.is_authenticated and submission.uploaded_by_id == request.user.pk)):
-        raise PermissionDenied
+        raise Http404(f"No {Submission._meta.object_name} matches the given query.")  # get_object_or_404's words
     return submission
 
 

@@ -64,8 +64,8 @@ def test_others_cannot_see_a_submission_but_reviewers_can(client, rounds, users,
     client.post("/submissions/upload/", {"round": "training-v5.1", "bundle": SimpleUploadedFile("a.tgz", bundle_bytes(tmp_path))})
     pk = Submission.objects.get().pk
     client.force_login(users["outsider"])
-    assert client.get(f"/submissions/{pk}/").status_code == 403
-    assert client.get(f"/submissions/{pk}/progress.json").status_code == 403
+    assert client.get(f"/submissions/{pk}/").status_code == 404  # as if it were not there
+    assert client.get(f"/submissions/{pk}/progress.json").status_code == 404
     assert "a.tgz" not in client.get("/submissions/").content.decode()
     client.force_login(users["reviewer"])
     assert client.get(f"/submissions/{pk}/").status_code == 200

@@ -115,3 +115,53 @@ def test_the_upload_still_needs_its_csrf_token(rounds, users, tmp_path):
     response = browser.post(UPLOAD, {"round": "training-v5.1", "csrfmiddlewaretoken": token,
                                      "bundle": SimpleUploadedFile("acme.tgz", bundle_bytes(tmp_path))})
     assert response.status_code == 302 and Submission.objects.count() == 1
+
+
+# Two uploaders
+
+def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_sees_the_other(client, rounds, users,
+                                                                                              tmp_path):
+    data = bundle_bytes(tmp_path)
+    client.force_login(users["owner"])
+    first = upload(client, "acme.tgz", data)
+    mine = Submission.objects.get(uploaded_by=users["owner"])
+    client.force_login(users["outsider"])
+    second = upload(client, "acme.tgz", data)
+    theirs = Submission.objects.get(uploaded_by=users["outsider"])
+    assert theirs.pk != mine.pk and theirs.sha256 == mine.sha256 and theirs.status == mine.status == "valid"
+    assert second["Location"] == f"/submissions/{theirs.pk}/" != first["Location"]
+    for pk in (mine.pk, 10**9):  # someone else's, and one that does not exist: the same answer
+        for page in (f"/submissions/{pk}/", f"/submissions/{pk}/progress.json", f"/submissions/{pk}/findings.json"):
+            response = client.get(page)
+            assert response.status_code == 404, page
+    client.force_login(users["owner"])
+    assert client.get(f"/submissions/{theirs.pk}/").status_code == 404
+    assert client.get(first["Location"]).status_code == 200
+    client.force_login(users["reviewer"])  # staff see both
+    assert client.get(f"/submissions/{theirs.pk}/").status_code == client.get(first["Location"]).status_code == 200
+
+
+def test_the_same_user_uploading_the_same_bytes_again_gets_the_same_submission_and_no_second_file(
+        client, rounds, users, tmp_path, settings):
+    data = bundle_bytes(tmp_path)
+    client.force_login(users["owner"])
+    first = upload(client, "acme.tgz", data)
+    again = upload(client, "acme-renamed.tgz", data)  # another name: the same bytes
+    assert again["Location"] == first["Location"] and Submission.objects.count() == 1
+    bundles = [p for p in files_under(Path(settings.MEDIA_ROOT) / "bundles") if "incoming" not in p.parts]
+    assert [p.name for p in bundles] == [Path(Submission.objects.get().bundle.name).name]
+
+
+def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command_line(rounds, users):
+    from django.db import IntegrityError, transaction
+
+    def create(user):
+        with transaction.atomic():
+            return Submission.objects.create(round=rounds["training-v5.1"], bundle="bundles/x.tgz",
+                                             original_name="x.tgz", sha256="a" * 64, size=1, uploaded_by=user)
+
+    create(None), create(users["owner"]), create(users["outsider"])
+    for user in (None, users["owner"]):
+        with pytest.raises(IntegrityError):
+            create(user)
+    assert Submission.objects.count() == 3
