@@ -136,6 +136,8 @@ BUNDLE_MAX_RATIO = env.float("BUNDLE_MAX_RATIO", default=200.0)
 # The largest bundle taken in one upload, counted as it is stored (a larger declared Content-Length is refused
 # before the body is read). The command line's imports have no such cap.
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=8 * 1024**3)
+# A failed submission's bundle (and work folder) is deleted this long after it failed; the submission stays.
+FAILED_BUNDLE_RETENTION_DAYS = env.int("FAILED_BUNDLE_RETENTION_DAYS", default=30)
 
 # Celery. Embedded: a file-system transport under ./var, so no server is needed.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
@@ -169,13 +171,17 @@ SWEEP_EVERY_S = env.int("SWEEP_EVERY_S", default=30)
 SWEEP_IDLE_S = env.int("SWEEP_IDLE_S", default=60)
 SWEEP_OLDER_THAN_S = env.int("SWEEP_OLDER_THAN_S", default=CELERY_TASK_TIME_LIMIT + 60)
 SWEEP_MAX_ATTEMPTS = env.int("SWEEP_MAX_ATTEMPTS", default=3)
-CELERY_BEAT_SCHEDULE = {"sweep": {"task": "submissions.tasks.sweep", "schedule": float(SWEEP_EVERY_S)}}
+CELERY_BEAT_SCHEDULE = {
+    "sweep": {"task": "submissions.tasks.sweep", "schedule": float(SWEEP_EVERY_S)},
+    "purge-failed-bundles": {"task": "submissions.tasks.purge_failed_bundles", "schedule": 3600.0},
+}
 # Steps of a whole submission go on "ingest", batches of run checks on "checks". finalize is such a
 # step: on "checks" it waited behind every batch queued after its submission's last one, so a
 # round's submissions all finalized at the very end.
 CELERY_TASK_ROUTES = {
     "submissions.tasks.revalidate": {"queue": "ingest"},
     "submissions.tasks.sweep": {"queue": "ingest"},
+    "submissions.tasks.purge_failed_bundles": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
     "submissions.tasks.finalize": {"queue": "ingest"},
     "submissions.tasks.check_runs": {"queue": "checks"},

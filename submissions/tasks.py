@@ -160,3 +160,9 @@ def sweep(older_than_s: float | None = None) -> list:
     return pipeline.sweep(older, settings.SWEEP_MAX_ATTEMPTS, _Queue,
                           idle_after=timedelta(seconds=settings.SWEEP_IDLE_S),
                           lease_expiry=timedelta(seconds=settings.LEASE_EXPIRY_S))
+
+
+@shared_task
+def purge_failed_bundles() -> list[int]:
+    """Delete the bundles of submissions failed more than FAILED_BUNDLE_RETENTION_DAYS ago (beat: hourly)."""
+    return pipeline.purge_failed_bundles(timedelta(days=settings.FAILED_BUNDLE_RETENTION_DAYS))

@@ -165,3 +165,54 @@ def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command
         with pytest.raises(IntegrityError):
             create(user)
     assert Submission.objects.count() == 3
+
+
+# Failed bundles: kept for a while, then purged
+
+def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(client, rounds, users, tmp_path,
+                                                                                settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from submissions.pipeline.common import work_dir
+    from submissions.tasks import purge_failed_bundles
+
+    settings.FAILED_BUNDLE_RETENTION_DAYS = 30
+    client.force_login(users["owner"])
+    for name, data in (("old.tgz", b"not an archive, old"), ("new.tgz", b"not an archive, new"),
+                       ("shared.tgz", b"not an archive, shared"), ("good.tgz", bundle_bytes(tmp_path))):
+        upload(client, name, data)
+    client.force_login(users["outsider"])  # the same bytes under the same name: one stored file, two submissions
+    upload(client, "shared.tgz", b"not an archive, shared")
+    by_name = {(s.original_name, s.uploaded_by.username): s for s in Submission.objects.all()}
+    old, new, shared, good = (by_name[n, "owner"] for n in ("old.tgz", "new.tgz", "shared.tgz", "good.tgz"))
+    shared_too = by_name["shared.tgz", "outsider"]
+    assert [s.status for s in (old, new, shared, shared_too, good)] == ["failed"] * 4 + ["valid"]
+    assert shared.bundle.name == shared_too.bundle.name
+    long_ago = timezone.now() - timedelta(days=31)
+    Submission.objects.filter(pk__in=[old.pk, shared.pk, good.pk]).update(finished_at=long_ago)
+    work_dir(old.pk).mkdir(parents=True)  # as a crash could leave it
+    (work_dir(old.pk) / "left.txt").write_text("x")
+    files = {s.pk: Path(s.bundle.path) for s in (old, new, shared, good)}
+
+    assert sorted(purge_failed_bundles()) == sorted([old.pk, shared.pk])
+    old.refresh_from_db()
+    assert old.status == "failed" and old.rule == "bundle.not-an-archive" and old.bundle.name == ""
+    assert "Its bundle was deleted on " in old.notes[-1] and "more than 30 days after it failed" in old.notes[-1]
+    assert not files[old.pk].exists() and not work_dir(old.pk).exists()
+    assert files[new.pk].is_file() and files[good.pk].is_file()  # failed too recently; not failed
+    assert files[shared.pk].is_file()  # the other uploader's submission, failed just now, still has it
+    client.force_login(users["owner"])
+    page = client.get(f"/submissions/{old.pk}/").content.decode()
+    assert "Its bundle was deleted on" in page and "not a .tar, .tar.gz" in page  # why it failed stays
+
+    assert purge_failed_bundles() == []  # again: nothing more to do, no second note
+    old.refresh_from_db()
+    assert sum("bundle was deleted" in note for note in old.notes) == 1
+
+
+def test_the_purge_runs_hourly_on_the_ingest_queue(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["purge-failed-bundles"]
+    assert entry == {"task": "submissions.tasks.purge_failed_bundles", "schedule": 3600.0}
+    assert settings.CELERY_TASK_ROUTES["submissions.tasks.purge_failed_bundles"] == {"queue": "ingest"}

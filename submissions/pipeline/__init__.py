@@ -10,9 +10,10 @@ from .common import fail
 from .finalize import finalize, score_result
 from .ingest import ingest, revalidate
 from .publication import held_results, publish, withdraw
+from .retention import purge_failed_bundles
 from .sweeper import sweep
 
 __all__ = [
-    "check_runs", "fail", "finalize", "held_results", "ingest", "publish", "revalidate", "score_result", "sweep",
-    "withdraw",
+    "check_runs", "fail", "finalize", "held_results", "ingest", "publish", "purge_failed_bundles", "revalidate",
+    "score_result", "sweep", "withdraw",
 ]
