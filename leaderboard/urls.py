@@ -1,6 +1,26 @@
-from django.urls import include, path
+import re
+
+from django.urls import include, path, register_converter
 
 from . import api, views
+
+
+class NameConverter:
+    """A submitter's or a system's name as one path segment. Names are text from bundles and may hold a '/',
+    which no segment can (a %2F is decoded before routing): the segment holds it as %2F, and '%' as %25, which
+    reverse() quotes once more. Names without either are written as `str` writes them."""
+
+    regex = "[^/]+"
+    _escaped = re.compile("%(25|2F)", re.IGNORECASE)
+
+    def to_python(self, value: str) -> str:
+        return self._escaped.sub(lambda m: "%" if m[1] == "25" else "/", value)
+
+    def to_url(self, value: str) -> str:
+        return value.replace("%", "%25").replace("/", "%2F")
+
+
+register_converter(NameConverter, "name")
 
 app_name = "leaderboard"
 urlpatterns = [
@@ -10,9 +30,9 @@ urlpatterns = [
     path("id/<str:public_id>", views.public_id_page, name="public-id"),
     path("r/<str:round_key>/", views.round_page, name="round"),
     path("r/<str:round_key>/compare/", views.compare_page, name="compare"),
-    path("r/<str:round_key>/<str:submitter>/<str:system_key>/", views.system_page, name="system"),
+    path("r/<str:round_key>/<name:submitter>/<name:system_key>/", views.system_page, name="system"),
     path(
-        "r/<str:round_key>/<str:submitter>/<str:system_key>/<slug:benchmark_key>/",
+        "r/<str:round_key>/<name:submitter>/<name:system_key>/<slug:benchmark_key>/",
         views.result_page, name="result",
     ),
 ]
