@@ -10,6 +10,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from leaderboard.models import Result
+from leaderboard.views.common import attachment
 
 from .forms import UploadForm
 from .intake import UploadTooLarge, submit
@@ -100,7 +101,7 @@ def detail(request, pk):
 def findings_json(request, pk):
     submission = _get_visible(request, pk)
     response = JsonResponse(report_dict(submission), json_dumps_params={"indent": 1})
-    response["Content-Disposition"] = f'attachment; filename="submission-{pk}-findings.json"'
+    response["Content-Disposition"] = attachment(f"submission-{pk}-findings.json")
     return response
 
 

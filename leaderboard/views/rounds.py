@@ -20,7 +20,7 @@ from ..models import Round
 from ..tablehtml import rows_html
 from ..tables import round_data
 from ..tableview import TableView, sections
-from .common import json_script
+from .common import attachment, json_script
 
 CONTROL_PARAMS = ("partial", "format")
 
@@ -79,9 +79,7 @@ def round_page(request, round_key):
     if fmt:
         writer = FORMATS[fmt]
         response = _gzipped(request, packed, writer.content_type)
-        response["Content-Disposition"] = (
-            f'attachment; filename="{round_.key}{"-filtered" if raw else ""}.{writer.extension}"'
-        )
+        response["Content-Disposition"] = attachment(f'{round_.key}{"-filtered" if raw else ""}.{writer.extension}')
         return response
     return _gzipped(request, packed, "text/html; charset=utf-8")
 
