@@ -39,12 +39,31 @@ class Writer:
         return out.getvalue().encode()
 
 
+# A cell beginning with one of these is taken as a formula by spreadsheets (OWASP: CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value):
+    """A text cell that a spreadsheet would run as a formula, with a single quote before it (shown as text);
+    anything else as it is. Numbers are never text here, so a negative number stays a number."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
 class CSVWriter(Writer):
+    """CSV for spreadsheets: text cells from bundles (names, paths, reasons) cannot start a formula. Rows end
+    with CRLF, as RFC 4180 has them: Python's csv quotes a cell holding the line end's characters only, and a
+    bare CR left unquoted would start a row (and a formula) of its own in a spreadsheet."""
+
     extension = "csv"
     content_type = "text/csv; charset=utf-8"
 
     def write(self, frame, out):
-        frame.to_csv(out, index=False, lineterminator="\n")
+        text = frame.select_dtypes(include=["object", "string"]).columns
+        if len(text):
+            frame = frame.copy()
+            for column in text:
+                frame[column] = frame[column].map(neutralise)
+        frame.to_csv(out, index=False, lineterminator="\r\n")
 
 
 class JSONWriter(Writer):

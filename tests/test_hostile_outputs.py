@@ -2,12 +2,16 @@
 
 import csv
 import io
+import json
 import re
 from urllib.parse import quote, unquote
 
+import pandas as pd
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 
+from leaderboard.exports import CSVWriter
 from leaderboard.models import Run
 from submissions.models import Submission
 
@@ -45,17 +49,45 @@ def csv_rows(response) -> list[dict]:
     return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
-def test_the_runs_csv_of_a_hostile_submitter_downloads_with_a_safe_name(client, evil):
+def test_the_runs_csv_of_a_hostile_submitter_downloads_with_a_safe_name_and_no_formulas(client, evil):
     url = evil.get_absolute_url()
     assert url == "/r/training-v5.1/Evil%0A%22=cmd%7C'%20%252FC%20calc'!A0/alpha/retinanet/"  # its '/' kept apart
     response = client.get(url + "?format=csv")
     fallback, exact = header_names(response)
     assert exact == f"training-v5.1-{EVIL}-alpha-retinanet-runs.csv"
     assert fallback == "training-v5.1-Evil_cmd_C_calc_A0-alpha-retinanet-runs.csv"
-    assert csv_rows(response)[0]["minutes"] == "10.0"
+    rows = csv_rows(response)
+    assert (rows[1]["failure_reason"], rows[1]["status"]) == ("'-2+3", "'=cmd")
+    assert rows[0]["minutes"] == "10.0" and rows[0]["index"] == "0"
 
     response = client.get(url + "?format=json")
     assert header_names(response)[1] == f"training-v5.1-{EVIL}-alpha-retinanet-runs.json"
+    assert (response.json()[1]["failure_reason"], response.json()[1]["status"]) == ("-2+3", "=cmd")  # JSON as is
+
+
+def test_the_rounds_exports_hold_the_hostile_names_as_text(client, evil):
+    response = client.get("/r/training-v5.1/?format=csv")
+    assert response["Content-Disposition"] == 'attachment; filename="training-v5.1.csv"'
+    rows = {row["system_key"]: row for row in csv_rows(response)}
+    alpha = rows["alpha"]
+    assert alpha["submitter"] == EVIL  # it starts with "E": a cell, newline and all, that no spreadsheet runs
+    assert (alpha["system"], alpha["processor"], alpha["accelerator"], alpha["software"]) == (
+        "'=HYPERLINK(\"http://x\",\"y\")", "'+1+1", "'@SUM(A1)", "'\t=1")
+    assert rows["beta"]["retinanet_minutes"] == "-5.0"  # a number, not neutralised
+
+    filtered = client.get(f"/r/training-v5.1/?format=json&submitter={quote(EVIL)}")
+    assert filtered.status_code == 200
+    assert filtered["Content-Disposition"] == 'attachment; filename="training-v5.1-filtered.json"'
+    records = json.loads(filtered.content)
+    assert [(r["submitter"], r["system"], r["software"]) for r in records] == [
+        (EVIL, "=HYPERLINK(\"http://x\",\"y\")", "\t=1")]
+
+
+def test_the_command_lines_csv_export_neutralises_too(evil, capsys):
+    call_command("export_results", "--round", "training-v5.1", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["submitter"], r["system"], r["score_minutes"]) for r in rows] == [
+        (EVIL, "alpha", "10.0"), ("Plain", "beta", "-5.0")]
 
 
 def test_a_unicode_name_gets_an_ascii_fallback_and_its_exact_name(client, rounds):
@@ -75,6 +107,21 @@ def test_the_findings_download_is_named_safely(client, rounds, users, tmp_path):
     assert response["Content-Disposition"] == f'attachment; filename="submission-{submission.pk}-findings.json"'
 
 
+def test_only_text_cells_that_start_a_formula_are_neutralised():
+    frame = pd.DataFrame({
+        "text": ["=1+2", "+1", "-x", "@SUM(A1)", "\tz", "\rz", "plain", "a\r=b", None],
+        "number": [-1.5, 2.0, -3.0, 0.0, 1e-9, -1e9, 7.0, 8.0, None],
+        "count": pd.array([-1, 2, None, 4, 5, 6, 7, 8, 9], dtype="Int64"),
+    })
+    text = CSVWriter().render(frame).decode()
+    assert '\r\n"a\r=b",' in text  # quoted: a bare CR would start a row of its own, "=b" its first cell
+    rows = list(csv.reader(io.StringIO(text, newline="")))[1:]
+    assert [r[0] for r in rows] == ["'=1+2", "'+1", "'-x", "'@SUM(A1)", "'\tz", "'\rz", "plain", "a\r=b", ""]
+    assert [r[1] for r in rows] == ["-1.5", "2.0", "-3.0", "0.0", "1e-09", "-1000000000.0", "7.0", "8.0", ""]
+    assert [r[2] for r in rows] == ["-1", "2", "", "4", "5", "6", "7", "8", "9"]
+    assert frame["text"][0] == "=1+2"  # the caller's frame is left as it was
+
+
 def test_names_with_a_slash_or_a_percent_sign_have_pages_of_their_own(client, rounds):
     """A submitter's name is text from a bundle (a system description's field): '/' and '%' are kept apart from
     the path's own; a name without them has the URL it always had."""
@@ -88,4 +135,3 @@ def test_names_with_a_slash_or_a_percent_sign_have_pages_of_their_own(client, ro
         assert page.status_code == 200 and page.context["system"].submitter.name == name
         assert client.get(result.get_absolute_url()).context["result"].pk == result.pk
     assert client.get("/r/training-v5.1/Dell/EMC/alpha/").status_code == 404  # a '/' is the path's own
-
