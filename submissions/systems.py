@@ -122,8 +122,9 @@ def expand_literals(value, problems: list[str] | None = None, where: str = "", d
 
 
 def category_of(status: str) -> str:
-    """Map a submission status as written ('Available cloud', 'on-prem', 'RDI', ...) to a category key."""
-    text = (status or "").lower()
+    """Map a submission status as written ('Available cloud', 'on-prem', 'RDI', ...) to a category key; a status
+    that is no text (a list, a number: a description read from JSON may hold anything) is "unknown"."""
+    text = status.lower() if isinstance(status, str) else ""
     for word, category in CATEGORY_WORDS:
         if word in text:
             return category
@@ -131,7 +132,7 @@ def category_of(status: str) -> str:
 
 
 def division_of(text: str) -> str:
-    return "open" if "open" in (text or "").lower() else "closed"
+    return "open" if isinstance(text, str) and "open" in text.lower() else "closed"
 
 
 def read_count(value) -> tuple[int | None, str]:

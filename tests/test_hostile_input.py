@@ -5,6 +5,7 @@ import io
 import json
 import re
 import tarfile
+import zipfile
 
 import pytest
 from django.core.management import call_command
@@ -270,3 +271,79 @@ def test_a_log_whose_clock_is_not_finite_gives_fields_strict_json_takes(tmp_path
     ctx = RunContext(ruleset="5.1.0", benchmark="rgat", benchmark_keys=frozenset({"rgat"}))
     fields, _ = checks._outcome_fields(check_run(path, "r/result_0.txt", ctx))
     json.dumps(fields, allow_nan=False)
+
+
+def test_a_zip_whose_members_lie_before_its_start_is_refused_as_corrupt(rounds, tmp_path):
+    """Found by fuzzing (tests/fuzz/fuzz_unpack.py): the seek to a negative offset was an OSError, so `internal`."""
+    archive = tmp_path / "b.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name, data in members_of(acme(tmp_path)):
+            zf.writestr(name, data)
+    data = bytearray(archive.read_bytes())
+    end = data.rindex(b"PK\x05\x06")  # the end record: where it says the central directory starts
+    start = int.from_bytes(data[end + 16:end + 20], "little")
+    data[end + 16:end + 20] = (start + 100_000).to_bytes(4, "little")
+    archive.write_bytes(bytes(data))
+    assert_refused(ingest(archive), "bundle.truncated", "corrupt")
+
+
+@pytest.mark.parametrize("status", [["Available cloud"], {"a": 1}, 7, None])
+def test_a_status_or_division_that_is_no_text_is_read_as_none(rounds, tmp_path, status):
+    """Found by fuzzing (tests/fuzz/fuzz_systems.py): reading the category called .lower() on a list."""
+    fields = fields_of({"status": status, "division": status}, "system.json")
+    assert (fields["category"], fields["division"]) == ("unknown", "closed")
+    root = acme(tmp_path)
+    path = root / "systems" / "alpha.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": status, "division": status}))
+    submission = ingest(root)
+    assert_checked(submission)
+    system = System.objects.get(submission=submission)
+    assert (system.category, system.division) == ("unknown", "closed")
+
+
+def test_a_crash_in_the_system_checks_is_an_error_on_the_description(monkeypatch):
+    from submissions.rules import SystemFacts, check_system, systems
+
+    def crash(description, description_format):
+        raise IndexError("a bug")
+
+    monkeypatch.setattr(systems.descriptions, "value_problems", crash)  # a fault of ours, stood in by a function
+    [finding] = check_system(SystemFacts({"number_of_nodes": "1"}, "entry.json", "A/systems/s.json"), "0.6.0")[-1:]
+    assert (finding.rule, finding.severity, finding.file) == ("system.check-crashed", "error", "A/systems/s.json")
+    assert "IndexError: a bug" in finding.message
+
+
+@pytest.mark.parametrize("value", [8, None, {"a": 1}, ["x"]])
+def test_a_field_mlperf_logging_reads_as_text_given_otherwise_is_an_error_not_a_crash(value):
+    """Found by fuzzing (tests/fuzz/fuzz_systems.py): the library's checker joins these fields as text."""
+    from submissions.bundles.generate import system_json
+    from submissions.rules import SystemFacts, check_system
+
+    description = {**system_json("Acme", SystemSpec("s")), "accelerators_per_node": value, "submitter": value}
+    found = check_system(SystemFacts(description, "system.json", "A/systems/s.json"), "5.1.0")
+    assert "system.check-crashed" not in {f.rule for f in found}
+    invalid = [f.message for f in found if f.rule == "system.invalid-field" and "not text" in f.message]
+    assert len(invalid) == 2 and "'accelerators_per_node' is " + repr(value) in invalid[1]
+
+
+def test_a_zip_member_with_an_empty_name_is_refused(rounds, tmp_path):
+    """Found by fuzzing (tests/fuzz/fuzz_unpack.py): zipfile's is_dir() raised IndexError on it."""
+    archive = tmp_path / "b.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr(zipfile.ZipInfo(""), b"x")
+        for name, data in members_of(acme(tmp_path)):
+            zf.writestr(name, data)
+    assert_refused(ingest(archive), "bundle.bad-path", "empty name")
+
+
+def test_a_zip_needing_a_version_zipfile_lacks_is_refused(rounds, tmp_path):
+    """Found by fuzzing (tests/fuzz/fuzz_unpack.py): zipfile raised NotImplementedError on opening it."""
+    archive = tmp_path / "b.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name, data in members_of(acme(tmp_path)):
+            zf.writestr(name, data)
+    data = bytearray(archive.read_bytes())
+    entry = data.index(b"PK\x01\x02")  # the first central directory entry: its "version needed to extract"
+    data[entry + 6:entry + 8] = (235).to_bytes(2, "little")
+    archive.write_bytes(bytes(data))
+    assert_refused(ingest(archive), "bundle.unsupported", "zip file version 23.5")

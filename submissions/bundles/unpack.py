@@ -290,6 +290,9 @@ def _unzip(archive: str, w: _Writer) -> None:
             "bundle.truncated",
             f"The zip file is truncated or corrupt: its table of contents is unreadable ({e}). "
             "Check that the upload finished, create the archive again and re-upload.") from None
+    except NotImplementedError as e:  # found by fuzzing: a member needing a zip version past 6.3
+        raise BundleError(
+            "bundle.unsupported", f"The zip file uses a format the portal cannot read ({e}). Use a .tar.gz.") from None
     member = None
     with zf:
         try:
@@ -301,6 +304,9 @@ def _unzip(archive: str, w: _Writer) -> None:
                     raise BundleError(
                         "bundle.link",
                         f"'{member}' is a symbolic link; links are not accepted. Put a copy of the file there.", member)
+                if not info.filename:  # found by fuzzing: ZipInfo.is_dir() raised IndexError on it
+                    raise BundleError("bundle.bad-path", "A member of the zip file has an empty name. Create the "
+                                                         "archive again with your zip tool or as a .tar.gz.")
                 if info.is_dir() or stat.S_ISDIR(mode):
                     if parts:
                         w.mkdir(parts, member)
@@ -319,6 +325,11 @@ def _unzip(archive: str, w: _Writer) -> None:
                         "bundle.unsupported",
                         f"'{member}' uses a compression the portal cannot read ({e}). Use deflate, or a .tar.gz.",
                         member) from None
+                except OSError as e:
+                    if e.errno != errno.EINVAL:
+                        raise
+                    # The member's header offset points before the file's start (found by fuzzing): seek fails.
+                    raise _corrupt(member, e) from None
                 with src:
                     w.write(parts, src, info.file_size, member)
         except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, OSError) as e:

@@ -16,6 +16,11 @@ RULES_FILE = Path(__file__).with_name("systems.toml")
 LIBRARY_FIRST_RULESET = (1, 0, 0)  # the package checker checks system descriptions from 1.0.0 on
 MAX_LISTED = 10
 _MISSING = "Missing field "
+# Fields mlperf-logging's checker joins as text (system_desc_checker's table_csv_prefix): a number, list or null
+# there raised TypeError inside it (found by fuzzing). Such a value is an error here, and the checker is given it
+# as text so that its other checks still run.
+LIBRARY_TEXT_FIELDS = ("submitter", "system_name", "host_processor_model_name", "host_processor_core_count",
+                       "accelerator_model_name", "accelerators_per_node", "framework")
 
 
 @functools.lru_cache(maxsize=1)
@@ -60,9 +65,27 @@ def uses_library(description_format: str, ruleset: str) -> bool:
             and bool(library_required_fields(ruleset)))
 
 
+CHECK_CRASHED = "system.check-crashed"
+
+
 def check_system(system: SystemFacts, ruleset: str) -> list:
-    """Findings about the system description itself (file = its bundle-relative path)."""
+    """Findings about the system description itself (file = its bundle-relative path). An exception the checks
+    did not expect (in them or in mlperf-logging's checker) is an error finding on the file, not a crash of the
+    step that asked (finalize)."""
     found = Findings(system.description_path)
+    try:
+        _check_system(found, system, ruleset)
+    except Exception as exc:
+        if library.is_stop(exc):
+            raise
+        found.error(CHECK_CRASHED, f"Checking the system description failed inside the portal "
+                                   f"({type(exc).__name__}: {str(exc)[:200]}); its checks are not complete.",
+                    "A fault in the portal, not necessarily in the file: report it to the portal's administrators "
+                    "with this file.")
+    return list(found)
+
+
+def _check_system(found: Findings, system: SystemFacts, ruleset: str) -> None:
     desc = system.description if isinstance(system.description, dict) else {}
     if system.description_format == "entry.json":
         spec = rules()["entry_json"]
@@ -82,7 +105,14 @@ def check_system(system: SystemFacts, ruleset: str) -> list:
     elif uses_library(system.description_format, ruleset):
         source = f"mlperf-logging {library.version()} (training {ruleset})"
         _require(found, desc, library_required_fields(ruleset), [], source)
-        _, reasons = _library_check(desc, ruleset)
+        as_text = {}
+        for name in LIBRARY_TEXT_FIELDS:
+            if name in desc and not isinstance(desc[name], str):
+                found.error("system.invalid-field", f"The system description's {name!r} is {_shown(desc[name])}, "
+                                                    f"not text; {source} reads it as text.",
+                            f"Write it as a JSON string, e.g. \"{name}\": \"8\".")
+                as_text[name] = json.dumps(desc[name])
+        _, reasons = _library_check({**desc, **as_text}, ruleset)
         for reason in reasons:
             if not reason.startswith(_MISSING):  # e.g. "Field status contains a non valid value: ..."
                 found.error("system.invalid-field", f"{reason}.", f"Use a value {source} accepts.")
@@ -90,7 +120,6 @@ def check_system(system: SystemFacts, ruleset: str) -> list:
         spec = rules()["system_json"]
         _require(found, desc, spec["required"], spec.get("expected", []), f"training {ruleset} system.json")
     _check_values(found, desc, system.description_format)
-    return list(found)
 
 
 def _check_values(found: Findings, desc: dict, description_format: str) -> None:
