@@ -1,0 +1,29 @@
+"""Each fuzz target runs for a few seconds from its seeds without a crash (bin/fuzz.py runs them longer in CI)."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TARGETS = sorted(p.stem.removeprefix("fuzz_") for p in (REPO / "tests" / "fuzz").glob("fuzz_*.py"))
+
+pytest.importorskip("atheris", reason="atheris is not installed (requirements-dev.txt)")
+
+
+def test_every_reader_the_issue_names_has_a_target():
+    assert TARGETS == ["layout", "logs", "systems", "unpack"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_target_runs_from_its_seeds_without_a_crash(target, tmp_path):
+    run = subprocess.run(
+        [sys.executable, "bin/fuzz.py", "--seconds", "3", "--artifacts", str(tmp_path / "crashes"), target],
+        cwd=REPO, capture_output=True, text=True, timeout=180,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    executions = int(re.search(rf"^{target}\s+([\d,]+) executions", run.stdout, re.M).group(1).replace(",", ""))
+    assert executions >= 20, run.stdout  # the seeds and some inputs made from them
+    assert not list((tmp_path / "crashes").glob("*"))
