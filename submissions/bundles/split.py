@@ -36,9 +36,15 @@ from typing import Iterator, NamedTuple
 
 if __package__:
     from .limits import BundleError, Limits, Tally
-else:  # SplitProcess's child, run as a script: its neighbour is read on its own, not through the package
-    sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the standard library: it shadows nothing
-    from limits import BundleError, Limits, Tally
+else:  # SplitProcess's child, run as a script: its neighbour is loaded from its file, neither through the
+    # package (whose __init__ imports the log parsers) nor by a bare name (an installed module may have it).
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location(
+        "_split_limits", os.path.join(os.path.dirname(os.path.abspath(__file__)), "limits.py"))
+    _limits = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_limits)
+    BundleError, Limits, Tally = _limits.BundleError, _limits.Limits, _limits.Tally
 
 # Folders above the submitters: v0.5.0/ in v0.5, training_results_v0.6/ where a round was packed in its folder.
 _ROUND_FOLDER = re.compile(r"^(training_results_)?v\d+(\.\d+)*$")
