@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from leaderboard.models import Round
 
@@ -122,6 +123,21 @@ def _drop_unused(relative: str, existing: Submission) -> None:
         (Path(settings.MEDIA_ROOT) / relative).unlink(missing_ok=True)
 
 
+def _start_again(submission: Submission, relative: str) -> Submission:
+    """A failed submission uploaded again by its uploader starts again from the bytes just stored: it may
+    have failed on a fault since mended (a worker that kept dying), or had its bundle purged."""
+    earlier = submission.bundle.name
+    Submission.objects.filter(pk=submission.pk).update(
+        bundle=relative, status=Submission.Status.RECEIVED, message="", rule="", attempts=0, finished_at=None,
+        queue_pending=False, updated_at=timezone.now(),
+    )
+    if earlier and earlier != relative and not Submission.objects.filter(bundle=earlier).exists():
+        (Path(settings.MEDIA_ROOT) / earlier).unlink(missing_ok=True)
+    transaction.on_commit(lambda: queue_ingest(submission.pk))
+    submission.refresh_from_db()
+    return submission
+
+
 def file_chunks(path) -> "iter[bytes]":
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):
@@ -156,6 +172,8 @@ def submit(round_: Round, chunks, original_name: str, *, user=None, publish=Fals
                 )
         except IntegrityError:  # the same bundle raced in from the same uploader
             existing = same.get()
+    if existing is not None and existing.status == Submission.Status.FAILED:
+        return _start_again(existing, relative), True
     if existing is not None:
         _drop_unused(relative, existing)
         return existing, False

@@ -152,6 +152,28 @@ def test_the_same_user_uploading_the_same_bytes_again_gets_the_same_submission_a
     assert [p.name for p in bundles] == [Path(Submission.objects.get().bundle.name).name]
 
 
+def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_after_its_bundle_was_purged(
+        client, rounds, users, tmp_path, settings):
+    from django.utils import timezone
+
+    from submissions.pipeline.retention import purge_failed_bundles
+
+    data = bundle_bytes(tmp_path)
+    client.force_login(users["owner"])
+    first = upload(client, "acme.tgz", data)
+    submission = Submission.objects.get()
+    Submission.objects.filter(pk=submission.pk).update(  # as the sweeper leaves a bundle whose worker kept dying
+        status="failed", rule="pipeline.gave-up", message="Gave up after 3 attempts", attempts=3,
+        finished_at=timezone.now() - timezone.timedelta(days=40))
+    assert purge_failed_bundles(timezone.timedelta(days=30)) == [submission.pk]
+
+    again = upload(client, "acme.tgz", data)
+    assert again["Location"] == first["Location"] and Submission.objects.count() == 1
+    submission.refresh_from_db()
+    assert submission.status == "valid" and submission.rule == "" and submission.attempts == 1
+    assert Path(submission.bundle.path).is_file()
+
+
 def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command_line(rounds, users):
     from django.db import IntegrityError, transaction
 
