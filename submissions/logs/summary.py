@@ -128,7 +128,7 @@ def summarize(log: ParsedLog, *, require_init_stop_before_run_start: bool = Fals
     s.run_stop = run_stop.time_s if run_stop else None
     s.init_stop = init_stop.time_s if init_stop else None
     s.status = _status(run_stop) if run_stop else None
-    if start and run_stop:
+    if start and run_stop and math.isfinite(start.time_s) and math.isfinite(run_stop.time_s):
         s.time_to_train_s = run_stop.time_s - start.time_s
     s.quality_target = quality_target if quality_target is not None else log_target
 
@@ -149,6 +149,9 @@ def _failure(s: RunSummary, log: ParsedLog, start, stop, init_stop, evals,
         return f"run_start is missing (line count {log.line_count})"
     if stop is None:
         return f"run_stop is missing (line count {log.line_count})"
+    for ev in (start, stop):
+        if not math.isfinite(ev.time_s):
+            return f"{ev.key} at line {ev.line} has the time {ev.time_s!r}, not a finite number"
     if stop.time_s < start.time_s:
         return f"run_stop at line {stop.line} comes before run_start at line {start.line}"
     if s.status is not None and s.status.strip().lower() != "success":

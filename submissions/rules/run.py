@@ -4,7 +4,8 @@ Steps, cheapest first, each turning what it sees into findings rather than raisi
 1. prescan the bytes (over-long lines, binary content, non-UTF-8);
 2. parse with our tolerant parser and summarize (start, stop, status, evals, settings);
 3. the run-level rules every ruleset shares (start/stop present and ordered, success, init
-   order where the round asks for it, quality target reached, the logged benchmark key);
+   order where the round asks for it, a clock that agrees with itself and a timed region holding the
+   work that produced the result (clock.py), quality target reached, the logged benchmark key);
 4. the ruleset's own checks: mlperf-logging's compliance checker for the rulesets it knows
    (not on files that would hurt it or that name a benchmark outside the round), the data-
    driven v0.5 checks for 0.5.0.
@@ -18,12 +19,13 @@ import math
 
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import reads
-from . import compliance, library, rcp, v05
+from . import clock, compliance, library, rcp, v05
 from .findings import Findings, RunContext, RunOutcome
 from .prescan import Prescan, prescan
 
-# Run rules whose error means the run did not converge (the score must not count it as a success).
-FAILING_RULES = ("run.quality-target", "run.multiple-runs")
+# Run rules whose error means the run did not converge, or that its logged time cannot be trusted (the score
+# must not count it as a success).
+FAILING_RULES = ("run.quality-target", "run.multiple-runs", *clock.UNTIMED_RULES)
 TARGET_SLACK = 1e-6  # relative: float32 metrics log 21.8 as 21.799999237060547
 MAX_NOISE_LINES = 3  # over-long lines without a log event, listed one by one
 _PARSER_NOTES = ("line longer than", "line contains NUL bytes")  # reported by the prescan instead
@@ -65,6 +67,7 @@ def _check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     summary = summarize(log, require_init_stop_before_run_start=ctx.require_init_stop_before_run_start,
                         quality_target=ctx.quality_target, higher_is_better=ctx.higher_is_better)
     _check_start_stop(log, summary, ctx, found)
+    clock.check_clock(clock.read_timeline(log, summary, higher_is_better=ctx.higher_is_better), summary, ctx, found)
     _check_quality(log, summary, ctx, found)
     benchmark_ok = _check_benchmark(log, ctx, found)
 
