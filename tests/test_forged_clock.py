@@ -1,4 +1,5 @@
-"""A log must agree with itself (issue 19): forged clocks are errors on the run, with the offending line.
+"""A log must agree with itself (issue 19): forged clocks are errors on the run, with the offending line; a
+result faster than its accelerators have ever been is flagged for reviewers.
 
 The forged logs are written here: generated valid v5.1 logs (submissions.logs.generate) and a real v5.1 log
 from the shared round, with their times edited the ways a submitter could edit them.
@@ -12,7 +13,7 @@ from django.core.management import call_command
 
 from submissions.bundles.generate import SystemSpec, write_bundle
 from submissions.logs.generate import mllog_run
-from submissions.rules import RunContext, check_run, clock, plausibility
+from submissions.rules import RunContext, check_run, check_speed, clock, plausibility
 
 from .conftest import shared_tarball
 
@@ -304,13 +305,52 @@ def test_a_real_v51_log_squeezed_into_a_second(tmp_path, real_lines):
     assert not outcome.summary.success
 
 
-# --- the table the pace is judged by ---------------------------------------------------------------------------
+# --- how fast a result may be ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, family", [
+    ("NVIDIA Blackwell GPU (GB200)", "NVIDIA GB200"),
+    ("NVIDIA Blackwell GPU (B200-SXM-180GB)", "NVIDIA B200"),
+    ("NVIDIA Blackwell Ultra GPU (GB300)", "NVIDIA GB300"),
+    ("NVIDIA H200-SXM5-141GB", "NVIDIA H200"),
+    ("AMD Instinct MI325X 256GB HBM3E DLC", "AMD MI325X"),
+    ("Tesla V100-SXM3-32GB-H", "NVIDIA V100"),
+    ("tpuv2-512", "Google TPU v2"),
+    ("tpu-v3", "Google TPU v3"),
+    ("Intel Xeon Platinum 8260L", None),
+    ("", None),
+])
+def test_accelerator_names_of_the_published_rounds_map_to_their_family(name, family):
+    assert plausibility.family_of(name) == family
+
 
 def test_the_table_says_where_each_figure_comes_from():
     table = plausibility._table()
     for bench, units in table["pace"].items():
         for unit, row in units.items():
             assert row["per_second"] > 0 and row["source"].startswith("training-v"), (bench, unit)
+    families = {name for name, _ in plausibility._families()}
+    for bench, rows in table["accelerator_minutes"].items():
+        assert set(rows) <= families, bench
+        assert all(row["minutes"] > 0 and "min on" in row["source"] for row in rows.values()), bench
+
+
+def test_a_result_several_times_faster_per_accelerator_than_its_family_ever_was_is_flagged():
+    best = plausibility.fewest_accelerator_minutes("rgat", "NVIDIA B200")
+    model, count = "NVIDIA Blackwell GPU (B200-SXM-180GB)", 8
+    too_fast = best.value / (plausibility.RESULT_WARNING_MULTIPLE * 1.5) / count * 60  # seconds
+    [f] = check_speed("rgat", too_fast, model, count, "ACME/results/sys/rgat")
+    assert (f.severity, f.rule, f.file) == ("warning", "result.implausibly-fast", "ACME/results/sys/rgat")
+    assert "4.5x faster per accelerator" in f.message and f"{best.value:,.1f} accelerator-minutes" in f.message
+    assert best.source in f.message and f.hint
+    fast_but_possible = best.value / (plausibility.RESULT_WARNING_MULTIPLE * 0.9) / count * 60
+    assert check_speed("rgat", fast_but_possible, model, count) == []
+
+
+def test_a_result_without_a_family_or_a_score_is_not_compared():
+    assert check_speed("rgat", 1.0, "Acme Tensor Engine", 8) == []
+    assert check_speed("rgat", None, "NVIDIA B200-SXM-180GB", 8) == []
+    assert check_speed("rgat", 1.0, "NVIDIA B200-SXM-180GB", None) == []
+    assert check_speed("no_such_benchmark", 1.0, "NVIDIA B200-SXM-180GB", 8) == []
 
 
 # --- through the pipeline ----------------------------------------------------------------------------------------
@@ -384,3 +424,17 @@ def test_one_forged_run_counts_as_failed_and_its_time_is_not_in_the_score(pipeli
     assert result.score_s == pytest.approx(expected * result.scaling_factor, rel=1e-6)
     assert result.score_s != pytest.approx(with_forged_time * result.scaling_factor, rel=1e-3)
 
+
+def test_a_result_faster_than_its_accelerators_ever_were_is_flagged_for_reviewers(pipeline, tmp_path):
+    from leaderboard.models import Result
+    from submissions.models import Finding, Submission
+
+    spec = SystemSpec("swift", accelerator_model="NVIDIA B200-SXM-180GB", results={"rgat": [1.0] * 10})
+    best = plausibility.fewest_accelerator_minutes("rgat", "NVIDIA B200")
+    assert best.value / (1.0 * spec.accelerators_per_node) > plausibility.RESULT_WARNING_MULTIPLE  # the premise
+    submission = ingest(write_bundle(tmp_path / "src", "Acme", [spec], TARGETS))
+    assert submission.status == Submission.Status.VALID, submission.message  # a warning does not block
+    result = Result.objects.get()
+    f = Finding.objects.get(rule="result.implausibly-fast")
+    assert (f.severity, f.result, f.run) == ("warning", result, None)
+    assert f"{result.score_s / 60:,.2f} minutes on 8 x NVIDIA B200-SXM-180GB" in f.message

@@ -156,6 +156,8 @@ def finalize(submission_id: int) -> None:
         score_result(result, runs, rejected)
         if result.score_s is None:
             findings.append(_no_score(result))
+        findings += rules.check_speed(result.benchmark.key, result.score_s,
+                                      result.system.accelerator_model, result.system.accelerator_count, result.path)
         all_runs.extend(runs)
         for f in findings:
             new_findings.append(Finding(

@@ -1,10 +1,12 @@
-"""The round's rules as Findings: check_run (one log), check_result (a result folder), rcp_check, check_system.
+"""The round's rules as Findings: check_run (one log), check_result (a result folder), rcp_check, check_system,
+check_speed (a scored result against the fastest of its accelerator family).
 
 Pure Python (no Django): the pipeline's Celery tasks, pages and commands call these. Checks
 return findings, they do not raise. mlperf-logging is used for the rulesets it knows (0.6.0
 on; see compliance.py and rcp.py for how it is run safely); v0.5 is checked from v05.toml.
 """
 from .findings import Finding, Findings, ResultContext, RunContext, RunFacts, RunOutcome, SystemFacts
+from .plausibility import check_speed
 from .rcp import compare_scaling, normalisation, rcp_check
 from .result import PORTAL_OWN_RULES, check_result, result_rcp, tolerated_error_files
 from .run import check_run
@@ -12,6 +14,6 @@ from .systems import check_system
 
 __all__ = [
     "Finding", "Findings", "ResultContext", "RunContext", "RunFacts", "RunOutcome", "SystemFacts",
-    "PORTAL_OWN_RULES", "check_result", "check_run", "check_system", "compare_scaling", "normalisation", "rcp_check",
-    "result_rcp", "tolerated_error_files",
+    "PORTAL_OWN_RULES", "check_result", "check_run", "check_speed", "check_system", "compare_scaling",
+    "normalisation", "rcp_check", "result_rcp", "tolerated_error_files",
 ]

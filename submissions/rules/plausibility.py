@@ -5,26 +5,38 @@ Figures per benchmark, measured from the real rounds by bench/throughput_table.p
   second, and per second and sample of global batch. The latter is a step rate: bigger systems train with
   bigger batches, so it moves with each step's speed, not with the system's size, and a log claiming
   RUN_ERROR_MULTIPLE times it is an error (clock.py, run.stop-too-early). The whole-system pace is the
-  fallback for logs without a global_batch_size (v0.5).
+  fallback for logs without a global_batch_size (v0.5);
+- accelerator_minutes: the fewest accelerator-minutes (score in minutes x accelerators) per accelerator
+  family: a result needing fewer than 1/RESULT_WARNING_MULTIPLE of them is flagged for reviewers
+  (result.implausibly-fast). Bigger systems scale less than perfectly, so the smallest set this figure.
+The GPU reference checks, where they run, measure what this table can only guess.
 """
 from __future__ import annotations
 
 import functools
+import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .findings import Findings
+
 HERE = Path(__file__).resolve().parent
 THROUGHPUT_FILE = HERE / "throughput.toml"
+FAMILIES_FILE = HERE / "accelerator_families.toml"
 # A log claiming work at this multiple of the fastest published step rate is not a real run. Generous, as it
 # makes an error: a new generation of accelerators steps two or three times faster. A run of any real log
 # squeezed into one second claims at least 18x (v5.1's llama2_70b_lora; most benchmarks 30x to 1,000x).
 RUN_ERROR_MULTIPLE = 10.0
+# A result this many times faster per accelerator than the best of its family: a warning for reviewers.
+RESULT_WARNING_MULTIPLE = 3.0
+IMPLAUSIBLY_FAST = "result.implausibly-fast"
 
 
 @dataclass(frozen=True)
 class Fastest:
-    value: float  # work per second
+    value: float  # accelerator-minutes (fewest_accelerator_minutes), or work per second (Pace)
     source: str  # where it was seen: round, submitter, system, run
 
 
@@ -42,6 +54,24 @@ def _table() -> dict:
         return tomllib.load(f)
 
 
+@functools.cache
+def _families() -> list[tuple[str, list[re.Pattern]]]:
+    with open(FAMILIES_FILE, "rb") as f:
+        data = tomllib.load(f)
+    return [(family["name"], [re.compile(p, re.IGNORECASE) for p in family["patterns"]])
+            for family in data.get("family", [])]
+
+
+@functools.lru_cache(maxsize=256)
+def family_of(accelerator_model: str) -> str | None:
+    """The accelerator family of a system's accelerator_model_name: the first family of
+    accelerator_families.toml one of whose patterns it matches; None for none."""
+    for name, patterns in _families():
+        if any(p.search(accelerator_model or "") for p in patterns):
+            return name
+    return None
+
+
 def fastest_pace(benchmark: str, unit: str) -> Pace | None:
     """The fastest pace of the published rounds for the benchmark, in unit ("samples" or "epochs")."""
     row = _table().get("pace", {}).get(benchmark, {}).get(unit)
@@ -50,3 +80,31 @@ def fastest_pace(benchmark: str, unit: str) -> Pace | None:
     per_batch = Fastest(float(row["per_batch"]), row["per_batch_source"]) if "per_batch" in row else None
     return Pace(Fastest(float(row["per_second"]), row["source"]), per_batch)
 
+
+def fewest_accelerator_minutes(benchmark: str, family: str) -> Fastest | None:
+    row = _table().get("accelerator_minutes", {}).get(benchmark, {}).get(family)
+    return None if row is None else Fastest(float(row["minutes"]), row["source"])
+
+
+def check_speed(benchmark: str, score_s: float | None, accelerator_model: str, accelerator_count: int | None,
+                result_path: str = "") -> list:
+    """A warning when a result's score, per accelerator, beats the best of its accelerator family in the
+    published rounds by more than RESULT_WARNING_MULTIPLE."""
+    found = Findings(result_path)
+    if score_s is None or not math.isfinite(score_s) or score_s <= 0 or not accelerator_count:
+        return list(found)
+    family = family_of(accelerator_model)
+    best = None if family is None else fewest_accelerator_minutes(benchmark, family)
+    if best is None:
+        return list(found)  # no published result of this family to compare with
+    used = score_s / 60 * accelerator_count
+    multiple = best.value / used
+    if multiple > RESULT_WARNING_MULTIPLE:
+        found.warning(IMPLAUSIBLY_FAST,
+                      f"The score, {score_s / 60:,.2f} minutes on {accelerator_count} x {accelerator_model} "
+                      f"({used:,.1f} accelerator-minutes), is {multiple:,.1f}x faster per accelerator than the best "
+                      f"{family} result of the published rounds for {benchmark} ({best.value:,.1f} "
+                      f"accelerator-minutes: {best.source}); more than {RESULT_WARNING_MULTIPLE:g}x is implausible.",
+                      "Reviewers: compare the logs' clocks and throughput with the system before approving; a "
+                      "reference check on the same accelerator measures what this table can only guess.")
+    return list(found)
