@@ -347,3 +347,17 @@ def test_a_zip_needing_a_version_zipfile_lacks_is_refused(rounds, tmp_path):
     data[entry + 6:entry + 8] = (235).to_bytes(2, "little")
     archive.write_bytes(bytes(data))
     assert_refused(ingest(archive), "bundle.unsupported", "zip file version 23.5")
+
+
+def test_a_zip_name_marked_utf8_that_is_not_is_refused(rounds, tmp_path):
+    """Found by fuzzing (tests/fuzz/fuzz_unpack.py): zipfile raised UnicodeDecodeError on opening it."""
+    archive = tmp_path / "b.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name, data in members_of(acme(tmp_path)):
+            zf.writestr(name.replace("Acme/systems", "Acme/systèms"), data)  # a UTF-8 name: flagged as one
+    data = bytearray(archive.read_bytes())
+    for start in range(len(data)):  # both copies of the name (local header, central directory): bad UTF-8
+        if data[start:start + 2] == "è".encode():
+            data[start:start + 2] = b"\x8a\xe8"
+    archive.write_bytes(bytes(data))
+    assert_refused(ingest(archive), "bundle.bad-path", "marked as UTF-8")

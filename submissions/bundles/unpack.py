@@ -293,6 +293,10 @@ def _unzip(archive: str, w: _Writer) -> None:
     except NotImplementedError as e:  # found by fuzzing: a member needing a zip version past 6.3
         raise BundleError(
             "bundle.unsupported", f"The zip file uses a format the portal cannot read ({e}). Use a .tar.gz.") from None
+    except UnicodeDecodeError as e:  # found by fuzzing: a name flagged as UTF-8 that is not
+        raise BundleError(
+            "bundle.bad-path", f"A name in the zip file is marked as UTF-8 but is not ({e}). Create the archive "
+                               "again, or pack it as a .tar.gz.") from None
     member = None
     with zf:
         try:
@@ -332,7 +336,7 @@ def _unzip(archive: str, w: _Writer) -> None:
                     raise _corrupt(member, e) from None
                 with src:
                     w.write(parts, src, info.file_size, member)
-        except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, OSError) as e:
+        except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, OSError, UnicodeDecodeError) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise  # a real disk problem on our side, not the bundle's
             raise _corrupt(member, e) from None
