@@ -73,8 +73,9 @@ def main() -> int:
                   f"{'ok' if ok else 'CRASH'}", flush=True)
             if not ok:
                 failed += 1
-                tail = result["output"][-6000:]
-                print(tail[tail.find("\n") + 1:] if len(result["output"]) > 6000 else tail)
+                output = result["output"]
+                crash = output.find("=== Uncaught Python exception")  # atheris's report, else libFuzzer's end
+                print(output[crash:crash + 6000] if crash >= 0 else output[-6000:])
                 for path in result["crashes"]:
                     print(f"  crashing input kept: {path}")
     return 1 if failed else 0
