@@ -361,3 +361,13 @@ def test_a_zip_name_marked_utf8_that_is_not_is_refused(rounds, tmp_path):
             data[start:start + 2] = b"\x8a\xe8"
     archive.write_bytes(bytes(data))
     assert_refused(ingest(archive), "bundle.bad-path", "marked as UTF-8")
+
+
+@pytest.mark.parametrize("name", ["systems/alpha.json", "results/alpha/rgat/scaling.json"])
+def test_a_json_file_larger_than_any_needs_is_not_read_whole(rounds, tmp_path, name):
+    root = acme(tmp_path)
+    (root / name).write_text(json.dumps({"scaling_factor": 1.0, "padding": "x" * (2 << 20)}))
+    submission = ingest(root)
+    assert_checked(submission)
+    [finding] = findings(submission, "bundle.json-too-large")
+    assert finding.file == f"Acme/{name}" and "1,024 KiB" in finding.message and finding.severity == "error"

@@ -79,8 +79,12 @@ class TarFiles:
         offset, size = self.files[path]
         return Member(self.archive, path, offset, size)
 
-    def read_bytes(self, path: str) -> bytes:
-        return self.file(path).read_bytes()
+    def read_bytes(self, path: str, limit: int | None = None) -> bytes:
+        """The file's bytes; with a limit, at most limit + 1 of them (enough to tell a file that is larger)."""
+        if limit is None:
+            return self.file(path).read_bytes()
+        with self.file(path).open() as f:
+            return f.read(limit + 1)
 
     def folder(self, path: str) -> dict[str, Member]:
         """The files directly inside folder `path`, by name."""
@@ -134,8 +138,10 @@ class FolderFiles:
     def file(self, path: str) -> Path:
         return self.base / path
 
-    def read_bytes(self, path: str) -> bytes:
-        return (self.base / path).read_bytes()
+    def read_bytes(self, path: str, limit: int | None = None) -> bytes:
+        """As TarFiles.read_bytes."""
+        with open(self.base / path, "rb") as f:
+            return f.read(-1 if limit is None else limit + 1)
 
     def folder(self, path: str) -> Path:
         return self.base / path

@@ -16,6 +16,9 @@ JUNK = {".DS_Store", ".gitkeep", ".gitignore", "Thumbs.db", "desktop.ini"}
 JUNK_DIRS = {"__MACOSX", ".git"}
 DESCRIPTIONS = {"entry.json", "submission.json", "scaling.json"}  # files of the layout, never run logs
 ROUND_FOLDER = re.compile(r"^(training_results_)?v?\d+(\.\d+)+$")  # v0.5.0 above the submitters
+# The largest description, submission.json or scaling.json read (published ones: 2.3 KiB at most); a larger one is
+# not read whole into memory, and is a finding.
+MAX_JSON_BYTES = 1 << 20
 # The longest name the tables keep for a system (its key) and a submitter: a longer one is refused, not cut,
 # since a cut name could be another system's.
 MAX_NAME_CHARS = 200
@@ -124,7 +127,7 @@ class _Tree:
 def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
     """The parsed object (or {}) and a signature to compare descriptions by."""
     try:
-        raw = tree.bundle.read_bytes(rel)
+        raw = tree.bundle.read_bytes(rel, MAX_JSON_BYTES)
     except OSError as e:
         notes.append(f"{rel}: not readable ({e}); its contents are ignored.")
         return {}, ("unreadable", rel)
@@ -139,6 +142,10 @@ def read_description(raw: bytes, rel: str, notes: list[str], problems: list | No
     """A description file's bytes as _read_json reads them: JSON, else NVIDIA's v0.6 log lines. `problems`
     gets a rules.Finding for a file nested too deep or holding a number json refuses (it is read as {})."""
     problems = [] if problems is None else problems
+    if len(raw) > MAX_JSON_BYTES:
+        notes.append(f"{rel}: larger than {MAX_JSON_BYTES // 1024:,} KiB; it is ignored.")
+        problems.append(findings.json_too_large(rel, MAX_JSON_BYTES))
+        return {}, ("unreadable", rel)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -178,6 +185,9 @@ def read_scaling_factor(raw: bytes, rel: str, notes: list[str], problems: list) 
     """scaling.json's scaling_factor: a claim, compared later with the factor the portal computes, and kept only
     as a positive finite number. A file nested too deep, or a factor of another kind, is a finding in `problems`;
     a file that is no JSON object with the key is a note."""
+    if len(raw) > MAX_JSON_BYTES:
+        problems.append(findings.json_too_large(rel, MAX_JSON_BYTES))
+        return None
     try:
         data = json.loads(raw)
         too_deep = isinstance(data, (dict, list)) and nested_deeper(data, MAX_NESTING)

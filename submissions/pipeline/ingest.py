@@ -6,7 +6,7 @@ from django.db.models import F, Max
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
 
 from ..bundles import BundleError, LayoutError, detect
-from ..bundles.layout import read_scaling_factor
+from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
 from ..models import Finding, Submission, Validation
 from ..rules.bundle import INGEST_RULES, log_placement, no_run_log, read_crashed
 from ..systems import fields_of
@@ -77,7 +77,7 @@ def _claimed_scaling_factor(files, entry, notes: list[str], problems: list) -> f
     if not name:
         return None
     try:
-        return read_scaling_factor(files.read_bytes(name), name, notes, problems)
+        return read_scaling_factor(files.read_bytes(name, MAX_JSON_BYTES), name, notes, problems)
     except OSError as error:
         notes.append(f"{name}: not read ({type(error).__name__}).")
     except Exception as error:  # a fault of ours: a finding on the file, not a failed submission

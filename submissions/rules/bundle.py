@@ -14,10 +14,12 @@ NO_RUN_LOG = "bundle.no-run-log"  # a benchmark folder with no file that holds M
 RUN_INDEX = "bundle.run-index"  # result_N.txt read as another run than N: N too long, or taken by another log
 JSON_TOO_DEEP = "bundle.json-too-deep"  # a description or scaling.json nested deeper than it can be read
 JSON_NUMBER = "bundle.json-number"  # a JSON file with an integer longer than json reads
+JSON_TOO_LARGE = "bundle.json-too-large"  # a description or scaling.json larger than any such file needs
 SCALING_FACTOR = "bundle.scaling-factor"  # scaling.json's factor is no positive finite number
 READ_CRASHED = "internal.read"  # reading a file raised what the reader did not expect: the portal's fault
 # What ingest finds about the bundle's files: carried over to a re-validation, which does not read them again.
-INGEST_RULES = (LOG_NAME, LOG_PLACE, NO_RUN_LOG, RUN_INDEX, JSON_TOO_DEEP, JSON_NUMBER, SCALING_FACTOR, READ_CRASHED)
+INGEST_RULES = (LOG_NAME, LOG_PLACE, NO_RUN_LOG, RUN_INDEX, JSON_TOO_DEEP, JSON_NUMBER, JSON_TOO_LARGE, SCALING_FACTOR,
+                READ_CRASHED)
 
 _RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
 MAX_INDEX_DIGITS = 6  # as bundles.runlogs reads run numbers
@@ -63,6 +65,12 @@ def json_too_deep(path: str, levels: int) -> Finding:
     return Finding(ERROR, JSON_TOO_DEEP, f"The file nests lists or objects more than {levels} levels deep; it was "
                                          "not read, and the portal goes on as if it were absent.",
                    "Write it as the rules' template does: a flat object of fields (a few levels at most).", path)
+
+
+def json_too_large(path: str, limit: int) -> Finding:
+    return Finding(ERROR, JSON_TOO_LARGE, f"The file is larger than {limit // 1024:,} KiB; it was not read, and the "
+                                          "portal goes on as if it were absent.",
+                   "A description or scaling.json is a few KiB: leave logs and data out of it.", path)
 
 
 def json_number(path: str, error: str) -> Finding:
