@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..logs.generate import BENCHMARKS, mllog_run
+from ..rules import plausibility
 from ..systems import category_of
 
 ACCELERATORS = ["NVIDIA H100-SXM5-80GB", "NVIDIA B200-SXM-180GB", "AMD Instinct MI355X", "NVIDIA GB200"]
@@ -158,6 +159,17 @@ def write_bundle(parent: Path, submitter: str, systems: list[SystemSpec], target
     return root
 
 
+def _demo_minutes(benchmark: str, accelerator_model: str, accelerators: int, rng: random.Random) -> float:
+    """A time the plausibility checks believe: from 1.3 to 3 times the fewest accelerator-minutes its family
+    (or any) has needed in the published rounds, a little more per accelerator on larger systems, and no
+    faster beyond 64 accelerators (the generated logs keep one global batch size, as small systems use)."""
+    family = plausibility.family_of(accelerator_model)
+    fewest = (family and plausibility.fewest_accelerator_minutes(benchmark, family)
+              or plausibility.fewest_accelerator_minutes(benchmark, None))
+    fewest_minutes = fewest.value if fewest else 1000.0
+    return fewest_minutes * rng.uniform(1.3, 3.0) * accelerators ** 0.1 / min(accelerators, 64)
+
+
 def demo_systems(count: int, benchmarks: dict[str, int], seed: int = 0) -> list[SystemSpec]:
     """`count` plausible systems; each runs a random subset of `benchmarks` ({key: runs})."""
     rng = random.Random(seed)
@@ -172,7 +184,7 @@ def demo_systems(count: int, benchmarks: dict[str, int], seed: int = 0) -> list[
         )
         for bench, runs in benchmarks.items():
             if rng.random() < 0.6:
-                base = rng.uniform(5, 200) / (nodes * per_node) ** 0.8
+                base = _demo_minutes(bench, spec.accelerator_model, nodes * per_node, rng)
                 spec.results[bench] = [round(base * rng.uniform(0.97, 1.05), 3) for _ in range(runs)]
         specs.append(spec)
     return specs

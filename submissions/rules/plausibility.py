@@ -49,6 +49,7 @@ class Pace:
 
 
 @functools.cache
+@functools.cache
 def _table() -> dict:
     with open(THROUGHPUT_FILE, "rb") as f:
         return tomllib.load(f)
@@ -81,9 +82,14 @@ def fastest_pace(benchmark: str, unit: str) -> Pace | None:
     return Pace(Fastest(float(row["per_second"]), row["source"]), per_batch)
 
 
-def fewest_accelerator_minutes(benchmark: str, family: str) -> Fastest | None:
-    row = _table().get("accelerator_minutes", {}).get(benchmark, {}).get(family)
-    return None if row is None else Fastest(float(row["minutes"]), row["source"])
+def fewest_accelerator_minutes(benchmark: str, family: str | None) -> Fastest | None:
+    """The family's figure for the benchmark; with family None, the fewest of any family."""
+    rows = _table().get("accelerator_minutes", {}).get(benchmark, {})
+    candidates = list(rows.values()) if family is None else [rows[family]] if family in rows else []
+    if not candidates:
+        return None
+    row = min(candidates, key=lambda row: float(row["minutes"]))
+    return Fastest(float(row["minutes"]), row["source"])
 
 
 def check_speed(benchmark: str, score_s: float | None, accelerator_model: str, accelerator_count: int | None,
