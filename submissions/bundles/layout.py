@@ -140,7 +140,8 @@ def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
 
 def read_description(raw: bytes, rel: str, notes: list[str], problems: list | None = None) -> tuple[dict, object]:
     """A description file's bytes as _read_json reads them: JSON, else NVIDIA's v0.6 log lines. `problems`
-    gets a rules.Finding for a file nested too deep or holding a number json refuses (it is read as {})."""
+    gets a rules.Finding for a file larger than MAX_JSON_BYTES, nested more than MAX_NESTING levels deep or
+    holding a number json refuses; such a file is read as {}."""
     problems = [] if problems is None else problems
     if len(raw) > MAX_JSON_BYTES:
         notes.append(f"{rel}: larger than {MAX_JSON_BYTES // 1024:,} KiB; it is ignored.")
