@@ -3,7 +3,9 @@ import json
 
 import pytest
 
-from submissions.rules import ResultContext, RunFacts, SystemFacts, check_result, check_system, rcp_check
+from submissions.rules import (
+    ResultContext, RunFacts, SystemFacts, check_result, check_system, compare_scaling, rcp_check,
+)
 from submissions.rules import systems as system_rules
 
 
@@ -221,10 +223,9 @@ def test_runs_converging_a_little_faster_are_normalised(tmp_path):
     folder = rgat_result(tmp_path / "rgat", 0.84)
     findings, factor = rcp_check(folder, "5.1.0", "rgat", result_path=RESULT)
     assert factor > 1.0 and f"{factor:.6g}" in only(findings, "result.rcp").message
-    assert only(findings, "result.rcp-scaling").severity == "warning"  # no scaling.json holds it
-    (folder / "scaling.json").write_text(json.dumps({"scaling_factor": factor}))
-    findings, _ = rcp_check(folder, "5.1.0", "rgat", result_path=RESULT)
-    assert [f.rule for f in findings] == ["result.rcp"]
+    assert [f.rule for f in findings] == ["result.rcp"]  # scaling.json is compared by finalize, as ingest read it
+    assert only(compare_scaling(None, factor, RESULT), "result.rcp-scaling").severity == "warning"  # none claimed
+    assert compare_scaling(factor, factor, RESULT) == []
 
 
 def test_runs_converging_much_faster_fail_the_rcp_check(tmp_path):

@@ -106,8 +106,8 @@ def _result_findings(result: Result, runs: list[Run], files) -> tuple[list[rules
                                   include_rcp=False)
     rcp_findings, factor = rules.result_rcp(ctx, facts, system_facts)
     findings += rcp_findings
-    if factor is None:  # when it computes one, the RCP check compares scaling.json itself
-        findings += rules.compare_scaling(result.claimed_scaling_factor, None, result.path)
+    # What scaling.json claims, as ingest read and checked it (bundle.scaling-factor), against the portal's.
+    findings += rules.compare_scaling(result.claimed_scaling_factor, factor, result.path)
     return findings, factor
 
 

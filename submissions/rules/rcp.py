@@ -8,7 +8,8 @@ The library's `check_directory` is its command-line path; we use its pieces inst
   quadratic prefix-stripping regular expression, and only when no line is over the limit. check_run
   reads it while it checks the log, from the lines it has already parsed, so finalize reads no file;
 - it never writes or deletes scaling.json (the library's checker does, in the result folder or,
-  when told not to, at "/scaling.json"): the factor is returned, and compared with the bundle's.
+  when told not to, at "/scaling.json"): the factor is returned; finalize compares it with what the
+  bundle's scaling.json claims, as ingest read and checked it.
 """
 from __future__ import annotations
 
@@ -205,7 +206,6 @@ def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = ""
             text += f"; the runs converge faster than the reference, so the score is normalised by {factor:.6g}"
         found.info(RULE, text + ".", "" if factor in (None, 1.0) else "scaling.json in the result folder must "
                                                                         "hold this factor.")
-        _compare_scaling(found, folder.get("scaling.json"), factor, result_path)
         return list(found), factor
     found.error(RULE, f"RCP check failed: {message}.",
                 "The runs must converge no faster than the reference convergence points allow; check the "
@@ -260,20 +260,6 @@ def normalisation(factor: float | None) -> float:
     """What a score is multiplied by: the library's factor when the runs converge faster than the
     reference (above 1), else 1."""
     return factor if factor is not None and math.isfinite(factor) and factor > 1.0 else 1.0
-
-
-def _compare_scaling(found: Findings, scaling_json, factor: float | None, result_path: str) -> None:
-    given = None
-    if scaling_json is not None:
-        try:
-            with open_binary(scaling_json) as f:
-                given = float(json.loads(f.read())["scaling_factor"])
-        except (ValueError, KeyError, TypeError, OSError, RecursionError):
-            found.warning(SCALING_RULE, "scaling.json cannot be read as {\"scaling_factor\": <number>}.",
-                          "Nothing to do for the score, which uses the factor the portal computes.",
-                          file=_join(result_path, "scaling.json"))
-            return
-    found.extend(compare_scaling(given, factor, result_path))
 
 
 def compare_scaling(given: float | None, factor: float | None, result_path: str) -> list:
