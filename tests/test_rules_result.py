@@ -324,3 +324,18 @@ def test_the_rcp_check_uses_the_readings_it_is_given_and_reads_the_rest(tmp_path
     readings["result_5.txt"] = {"unreadable": True}
     findings, _ = rcp_check(folder, "5.1.0", "rgat", readings=readings)
     assert "result_5.txt has binary data" in only(findings, "result.rcp").message
+
+
+def test_a_fault_inside_the_result_checks_is_a_finding_not_the_end_of_finalize(tmp_path, monkeypatch):
+    from submissions.rules import rcp, result
+
+    def broken(*args, **kwargs):
+        raise KeyError("a fault in the portal")
+
+    monkeypatch.setattr(result, "_check_seeds", broken)
+    monkeypatch.setattr(rcp, "rcp_check", broken)
+    findings = check_result(ctx(result_dir=rgat_result(tmp_path / "rgat", 0.84)), [run(n) for n in range(10)],
+                            system())
+    crashed = [f for f in findings if f.rule == "result.check-crashed"]
+    assert [f.severity for f in crashed] == ["error", "error"]
+    assert "KeyError" in crashed[0].message and crashed[0].file == RESULT

@@ -18,6 +18,7 @@ COUNTER_KEYS = frozenset({
 # Checks of the portal's own, which mlperf-logging's checkers for the rulesets do not make: a finding of
 # theirs is a warning for reviewers unless the round file lists the rule in blocking_rules.
 HYPERPARAMETERS_RULE = "result.hyperparameters-equal"
+CHECK_CRASHED = "result.check-crashed"
 PORTAL_OWN_RULES = frozenset({HYPERPARAMETERS_RULE})
 SEEDS_MUST_DIFFER_FROM = (1, 0, 0)  # mlperf-logging's seed checker; earlier rounds reused seeds freely
 _NO_SEED = {"", "none", "null", "nan", "n/a"}
@@ -29,10 +30,13 @@ def check_result(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts, 
     findings (call systems.check_system once per system instead of once per result); include_rcp=False
     leaves out the RCP check (call result_rcp for its findings and factor)."""
     found = Findings(ctx.result_path)
-    _check_run_count(ctx, runs, found)
-    _check_seeds(ctx, runs, found)
-    _check_hyperparameters(runs, found, blocking=HYPERPARAMETERS_RULE in ctx.blocking_rules)
-    _check_division_and_category(runs, system, found)
+    try:
+        _check_run_count(ctx, runs, found)
+        _check_seeds(ctx, runs, found)
+        _check_hyperparameters(runs, found, blocking=HYPERPARAMETERS_RULE in ctx.blocking_rules)
+        _check_division_and_category(runs, system, found)
+    except Exception as exc:
+        _crashed(found, exc, "Checking the result's runs against each other")
     if include_system:
         found.extend(systems.check_system(system, ctx.ruleset))
     if include_rcp:
@@ -47,8 +51,23 @@ def result_rcp(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts) ->
     if ctx.result_dir is None or division != "closed" or not rcp.applies(ctx.ruleset, ctx.benchmark):
         return [], None
     readings = {_rcp_name(run): run.convergence for run in runs if run.convergence}
-    return rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path,
-                         readings=readings)
+    try:
+        return rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path,
+                             readings=readings)
+    except Exception as exc:
+        found = Findings(ctx.result_path)
+        _crashed(found, exc, "The RCP check")
+        return list(found), None
+
+
+def _crashed(found: Findings, exc: Exception, what: str) -> None:
+    """An exception the checks did not expect is an error finding on the result, not the end of finalize."""
+    if library.is_stop(exc):
+        raise exc
+    found.error(CHECK_CRASHED, f"{what} failed inside the portal ({type(exc).__name__}: {str(exc)[:200]}); "
+                               "the result's checks are not complete.",
+                "A fault in the portal, not necessarily in the bundle: report it to the portal's administrators "
+                "with this result folder.")
 
 
 def tolerated_error_files(benchmark: str) -> int:
