@@ -321,6 +321,19 @@ def test_the_splitter_refuses_a_large_file_as_the_unpacker_does(tmp_path):
     assert "'B/results/t/ssd/result_0.txt' is larger than the 4.0 KiB allowed for one file" in str(split.refused)
 
 
+def test_the_splitter_refuses_a_deep_folder_chain_before_writing_it_as_the_unpacker_does(tmp_path):
+    from submissions.bundles.unpack import unpack
+
+    deep = "B/" + "d/" * 100 + "result_0.txt"
+    _tar(tmp_path / "round.tgz", {"A/results/s/resnet/result_0.txt": b"a", deep: b"b"})
+    split = RoundSplit(tmp_path / "round.tgz", tmp_path / "out", Limits())
+    list(split)
+    with pytest.raises(BundleError) as unpacked:
+        unpack(tmp_path / "round.tgz", tmp_path / "unpacked", Limits())
+    assert split.refused.rule == unpacked.value.rule == "bundle.path-too-deep"
+    assert _left(tmp_path / "out") == ["A.tar"]
+
+
 def test_copies_of_a_submitter_that_comes_back_count_towards_the_ratio(tmp_path):
     """A root that comes back is written on in a copy of its part: an archive alternating two roots would
     otherwise write its first root's part again at each return."""

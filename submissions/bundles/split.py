@@ -172,6 +172,7 @@ class RoundSplit:
                         root = member_root
                         writer = self._open(root, paths)
                     tally = tallies.setdefault(root, Tally(self.limits, None))
+                    tally.check_path([p for p in member.name.split("/") if p not in ("", ".")], member.name)
                     if member.isdir():
                         tally.count_dir(member.name)
                     else:  # links and special files too: each is a header written, and the unpacker refuses them
