@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: run test test-fast bench setup test-browser bench-leaderboard browser-deps
+.PHONY: run test test-fast bench setup test-browser bench-leaderboard browser-deps fuzz
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ run: setup
 # Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
 test: setup
 	$(PY) bin/run_tests.py
+
+# Coverage-guided fuzzing (atheris) of the log parser, description reader, layout reader and unpacker,
+# SECONDS per target; a crash exits non-zero and leaves its input under var/fuzz-crashes/.
+FUZZ_SECONDS ?= 25
+fuzz: setup
+	$(PY) bin/fuzz.py --seconds $(FUZZ_SECONDS)
 
 bench: setup
 	$(PY) bench/ingest.py
