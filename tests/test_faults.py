@@ -129,6 +129,18 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
+def _assert_none_left(marker: str, within_s: float) -> None:
+    deadline = time.monotonic() + within_s
+    while (left := _processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], f"left behind: {left}"
+
+
+def _kill_all(marker: str) -> None:
+    for pid in _processes_with(marker):
+        os.kill(pid, signal.SIGKILL)
+
+
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -163,13 +175,9 @@ def test_make_run_stopped_leaves_no_process_behind(tmp_path, how):
         else:
             os.killpg(make.pid, signal.SIGINT)
         make.wait(timeout=60)
-        deadline = time.monotonic() + 10
-        while (left := _processes_with(marker)) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert left == [], f"left behind: {left}"
+        _assert_none_left(marker, within_s=10)
     finally:
-        for pid in _processes_with(marker):
-            os.kill(pid, signal.SIGKILL)
+        _kill_all(marker)
 
 
 def test_the_supervised_processes_stop_when_the_supervisor_is_killed(tmp_path):
@@ -185,10 +193,6 @@ def test_the_supervised_processes_stop_when_the_supervisor_is_killed(tmp_path):
             time.sleep(0.2)
         supervisor.kill()  # SIGKILL: no handler runs; the kernel tells the children
         supervisor.wait()
-        deadline = time.monotonic() + 30
-        while (left := _processes_with(marker)) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert left == [], f"left behind: {left}"
+        _assert_none_left(marker, within_s=30)
     finally:
-        for pid in _processes_with(marker):
-            os.kill(pid, signal.SIGKILL)
+        _kill_all(marker)

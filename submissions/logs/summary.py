@@ -44,7 +44,7 @@ class RunSummary:
     first_line: dict = field(default_factory=dict)
 
 
-def _number(value) -> float | None:
+def finite_number(value) -> float | None:
     """A finite float from a number or numeric string (not bool), else None."""
     if isinstance(value, bool):
         return None
@@ -97,7 +97,7 @@ def summarize(log: ParsedLog, *, require_init_stop_before_run_start: bool = Fals
             if isinstance(value, dict):  # v0.5: {"value": v, "epoch": e}
                 xs = {**xs, "epoch_num": value.get("epoch")}
                 value = value.get("value")
-            metric = _number(value)
+            metric = finite_number(value)
             if metric is not None:
                 evals.append((xs, metric, ev))
         elif key.startswith("submission_"):
@@ -106,7 +106,7 @@ def summarize(log: ParsedLog, *, require_init_stop_before_run_start: bool = Fals
                 submission[name] = str(ev.value)
         elif key in TARGET_KEYS:
             if log_target is None:
-                log_target = _number(ev.value)
+                log_target = finite_number(ev.value)
         elif key == "seed" or key == "run_set_random_seed":
             if s.seed is None:
                 s.seed = ev.value
@@ -133,9 +133,9 @@ def summarize(log: ParsedLog, *, require_init_stop_before_run_start: bool = Fals
     s.quality_target = quality_target if quality_target is not None else log_target
 
     # Eval curve: samples when the log counts samples anywhere, else epochs.
-    s.eval_x = "samples" if any(_number(xs.get("samples_count")) is not None for xs, _, _ in evals) else "epoch"
+    s.eval_x = "samples" if any(finite_number(xs.get("samples_count")) is not None for xs, _, _ in evals) else "epoch"
     x_key = "samples_count" if s.eval_x == "samples" else "epoch_num"
-    s.eval_curve = [(x, m) for xs, m, _ in evals if (x := _number(xs.get(x_key))) is not None]
+    s.eval_curve = [(x, m) for xs, m, _ in evals if (x := finite_number(xs.get(x_key))) is not None]
 
     s.failure_reason = _failure(s, log, start, run_stop, init_stop, evals,
                                 require_init_stop_before_run_start, higher_is_better)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from ..logs import Event, ParsedLog, RunSummary
+from ..logs.summary import finite_number
 from . import plausibility
 from .findings import Findings, RunContext
 
@@ -60,33 +61,20 @@ class Timeline:
     progress: dict[str, tuple[float, Event]] = field(default_factory=dict)
 
 
-def _number(value) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            return None
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return float(value)
-    return None
-
-
 def _metric(ev: Event) -> float | None:
     value = ev.value
-    return _number(value.get("value") if isinstance(value, dict) else value)
+    return finite_number(value.get("value") if isinstance(value, dict) else value)
 
 
 def _work(ev: Event) -> tuple[str, float] | None:
     """(unit, amount) of work a progress record says was done."""
     metadata = ev.metadata
-    samples = _number(metadata.get("samples_count"))
+    samples = finite_number(metadata.get("samples_count"))
     if samples is not None:
         return "samples", samples
-    epochs = _number(metadata.get("epoch_num"))
+    epochs = finite_number(metadata.get("epoch_num"))
     if epochs is None and isinstance(ev.value, dict):  # v0.5: eval_accuracy {"epoch": e, "value": v}
-        epochs = _number(ev.value.get("epoch"))
+        epochs = finite_number(ev.value.get("epoch"))
     return None if epochs is None else ("epochs", epochs)
 
 
@@ -267,7 +255,7 @@ def _check_pace(tl: Timeline, s: RunSummary, ctx: RunContext, found: Findings, f
     of the published rounds or more: per sample of global batch (a step rate) where the log gives its batch,
     else for the whole system."""
     seconds = s.run_stop - s.run_start
-    batch = _number(s.hyperparameters.get("global_batch_size"))
+    batch = finite_number(s.hyperparameters.get("global_batch_size"))
     multiple = plausibility.RUN_ERROR_MULTIPLE
     for unit, (amount, ev) in tl.progress.items():
         fastest = fastest_pace(ctx.benchmark, unit)

@@ -15,10 +15,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import math
 
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
-from ..logs.summary import reads
+from ..logs.summary import finite_number, reads
 from . import clock, compliance, library, rcp, v05
 from .findings import Findings, RunContext, RunOutcome
 from .prescan import Prescan, prescan
@@ -208,19 +207,6 @@ def _check_start_stop(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Fin
                         "Log init_stop first, then run_start.", line=start_line)
 
 
-def _number(value) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            return None
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return float(value)
-    return None
-
-
 def _check_quality(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Findings) -> None:
     """The last eval of a run that claims success (or does not say) must reach the quality target."""
     target = s.quality_target
@@ -232,7 +218,7 @@ def _check_quality(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Findin
     for ev in log.events:
         if ev.key == "eval_accuracy":
             value = ev.value.get("value") if isinstance(ev.value, dict) else ev.value
-            metric = _number(value)
+            metric = finite_number(value)
             if metric is not None:
                 last = (metric, ev)
     if last is None:
