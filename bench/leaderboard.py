@@ -3,7 +3,7 @@
 
 1. Builds (once; --rebuild to redo) a catalogue of ROUNDS rounds × SYSTEMS systems × BENCHMARKS
    benchmarks in its own PostgreSQL database (BENCH_DATABASE_URL). Systems and run times come
-   from the project's bundle generator (submissions.bundles.generate.demo_systems; every
+   from the project's bundle generator (submissions.synthetic.bundles.demo_systems; every
    benchmark filled, so each round has SYSTEMS × BENCHMARKS results) and are scored and
    described by the pipeline's own functions (submissions.scoring, submissions.systems).
    One small round goes through the whole pipeline (write_bundle → ingest → checks →
@@ -99,7 +99,7 @@ def pipeline_sample(tmp: Path, rebuild: bool) -> str:
 
     from leaderboard.models import Result, Round, System
     from leaderboard.rounds import load_round
-    from submissions.bundles.generate import demo_systems, write_bundle
+    from submissions.synthetic.bundles import demo_systems, write_bundle
 
     from leaderboard.rounds import ROUNDS_DIR, read_round_file
 
@@ -136,7 +136,7 @@ def build(rounds: int, systems: int, benchmarks: int) -> None:
     from leaderboard.cache import invalidate_round
     from leaderboard.models import CloudPrice, Result, Submitter, System
     from leaderboard.rounds import load_round
-    from submissions.bundles.generate import demo_systems, system_json
+    from submissions.synthetic.bundles import demo_systems, system_json
     from submissions.models import Submission
     from submissions.scoring import olympic
     from submissions.systems import from_system_json

@@ -2,7 +2,7 @@
 """Validate the whole v5.1 round on 2 worker processes and compare with mlperf-logging run sequentially.
 
 Baseline: mlperf-logging's compliance checker over every result_*.txt of the round, one file
-after the other, as its command line does (submissions/rules/baseline.py), in this process.
+after the other, as its command line does (bench/baseline.py), in this process.
 Portal: `ingest` of the round's tarball (split per submitter, unpack, parse, check every run
 with the cached checker, result-level rules, RCP, scoring) on PostgreSQL and Redis with one
 `celery worker` of 2 prefork processes, timed until every submission is final.
@@ -32,7 +32,7 @@ def sh(*args, env=None, **kw):
 
 
 def baseline(tmp: Path) -> tuple[float, int, int]:
-    from submissions.rules.baseline import run_mlperf_checker_sequentially
+    from baseline import run_mlperf_checker_sequentially
 
     with tarfile.open(TARBALL) as tar:
         tar.extractall(tmp, filter="data")

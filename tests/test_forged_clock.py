@@ -1,7 +1,7 @@
 """A log must agree with itself (issue 19): forged clocks are errors on the run, with the offending line; a
 result faster than its accelerators have ever been is flagged for reviewers.
 
-The forged logs are written here: generated valid v5.1 logs (submissions.logs.generate) and a real v5.1 log
+The forged logs are written here: generated valid v5.1 logs (submissions.synthetic.logs) and a real v5.1 log
 from the shared round, with their times edited the ways a submitter could edit them.
 """
 import json
@@ -11,8 +11,8 @@ import tarfile
 import pytest
 from django.core.management import call_command
 
-from submissions.bundles.generate import SystemSpec, write_bundle
-from submissions.logs.generate import mllog_run
+from submissions.synthetic.bundles import SystemSpec, write_bundle
+from submissions.synthetic.logs import mllog_run
 from submissions.rules import RunContext, check_run, check_speed, clock, plausibility
 
 from .conftest import shared_tarball

@@ -1,8 +1,8 @@
-"""Tests for submissions.logs.generate: synthetic logs round-trip through parse_lines + summarize."""
+"""Tests for submissions.synthetic.logs: synthetic logs round-trip through parse_lines + summarize."""
 import pytest
 
 from submissions.logs import parse_file, parse_lines, summarize
-from submissions.logs.generate import mllog_run, mlperf05_run
+from submissions.synthetic.logs import mllog_run, mlperf05_run
 
 
 @pytest.fixture(autouse=True)
@@ -99,8 +99,8 @@ def test_the_demo_round_is_believed_by_the_clock_and_plausibility_checks(tmp_pat
     """make run's demo (when the real rounds are absent) must not be held by the checks of forged clocks:
     its times come from the published rounds' fewest accelerator-minutes."""
     from submissions import rules
-    from submissions.bundles.generate import demo_systems, write_bundle
-    from submissions.logs.generate import BENCHMARKS
+    from submissions.synthetic.bundles import demo_systems, write_bundle
+    from submissions.synthetic.logs import BENCHMARKS
 
     keys = frozenset(BENCHMARKS)  # the v5.1 benchmarks the generator knows
     runs = {key: 3 for key in keys}

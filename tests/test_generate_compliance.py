@@ -1,7 +1,7 @@
 """Generated bundles pass the portal's own validation of training v5.1 (check_run, check_result, check_system).
 
 Pure Python (no Django): each benchmark of the round gets one system with the round's number of
-runs, written by submissions.bundles.generate.write_bundle and checked as the pipeline checks an
+runs, written by submissions.synthetic.bundles.write_bundle and checked as the pipeline checks an
 upload, with mlperf-logging's 5.1.0 compliance rules, RCPs and system description checker.
 """
 import json
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from submissions.bundles.generate import SystemSpec, log_status, system_json, write_bundle
-from submissions.logs.generate import BENCHMARKS, mllog_run
+from submissions.synthetic.bundles import SystemSpec, log_status, system_json, write_bundle
+from submissions.synthetic.logs import BENCHMARKS, mllog_run
 from submissions.rules import (ResultContext, RunContext, RunFacts, SystemFacts, check_result, check_run,
                                check_system)
 from submissions.rules import rcp

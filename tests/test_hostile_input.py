@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Result, Run, System
-from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.bundles.layout import read_scaling_factor
 from submissions.models import Finding, Submission
 from submissions.pipeline import checks
@@ -316,7 +316,7 @@ def test_a_crash_in_the_system_checks_is_an_error_on_the_description(monkeypatch
 @pytest.mark.parametrize("value", [8, None, {"a": 1}, ["x"]])
 def test_a_field_mlperf_logging_reads_as_text_given_otherwise_is_an_error_not_a_crash(value):
     """Found by fuzzing (tests/fuzz/fuzz_systems.py): the library's checker joins these fields as text."""
-    from submissions.bundles.generate import system_json
+    from submissions.synthetic.bundles import system_json
     from submissions.rules import SystemFacts, check_system
 
     description = {**system_json("Acme", SystemSpec("s")), "accelerators_per_node": value, "submitter": value}

@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.models import Submission
 
 pytestmark = pytest.mark.usefixtures("eager")

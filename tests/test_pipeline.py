@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Result, Run, System
-from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.models import Finding, Submission
 
 pytestmark = pytest.mark.usefixtures("eager")

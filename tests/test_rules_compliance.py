@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from submissions.logs.generate import mllog_run
+from submissions.synthetic.logs import mllog_run
 from submissions.rules import baseline, compliance, library
 from submissions.rules.library import LinearRe
 

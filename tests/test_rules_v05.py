@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from submissions.logs.generate import mlperf05_run
+from submissions.synthetic.logs import mlperf05_run
 from submissions.rules import RunContext, check_run, v05
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from submissions.bundles import detect
 from submissions.bundles.runlogs import HEAD_LIMIT, declared_benchmark, holds_log_lines, run_indices
-from submissions.logs.generate import mllog_run
+from submissions.synthetic.logs import mllog_run
 
 
 @pytest.fixture(autouse=True)

@@ -160,7 +160,7 @@ def test_a_worker_killed_mid_validation_is_replaced_within_minutes_with_every_ru
 
 def hostile_bundle(tmp_path):
     """One result whose five logs are each hostile in a different way, beside good ones."""
-    from submissions.bundles.generate import SystemSpec, write_bundle
+    from submissions.synthetic.bundles import SystemSpec, write_bundle
 
     root = write_bundle(tmp_path, "Mallory", [SystemSpec("evil", results={"retinanet": [10.0] * 5})], {"retinanet": 0.34})
     folder = root / "results" / "evil" / "retinanet"
@@ -192,7 +192,7 @@ def test_hostile_logs_give_findings_and_the_worker_stays_healthy(services, tmp_p
     print(f"hostile bundle validated in {elapsed:.1f} s")
 
     # The same worker takes the next, ordinary bundle.
-    from submissions.bundles.generate import SystemSpec, write_bundle
+    from submissions.synthetic.bundles import SystemSpec, write_bundle
 
     good = write_bundle(tmp_path / "next", "Acme", [SystemSpec("ok", results={"retinanet": [10.0] * 5})], {"retinanet": 0.34})
     call_command("ingest", str(good), "--round", "training-v5.1", "--wait", "--timeout", "120")

@@ -7,7 +7,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from submissions.bundles.generate import SystemSpec, write_bundle
+from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from .conftest import screenshot
 from .test_leaderboard_browser import open_page, wait

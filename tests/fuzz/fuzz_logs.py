@@ -14,7 +14,7 @@ from _harness import SCRATCH, instrumented, main
 with instrumented():
     from submissions import rules
     from submissions.logs import parse_file, summarize
-    from submissions.logs.generate import mllog_run, mlperf05_run
+    from submissions.synthetic.logs import mllog_run, mlperf05_run
     from submissions.safejson import storable
 
 CONTEXTS = [  # (ruleset, benchmark, the round's keys, quality target)

@@ -11,7 +11,7 @@ import sys
 from _harness import instrumented, main
 
 with instrumented():
-    from submissions.bundles.generate import SystemSpec, system_json
+    from submissions.synthetic.bundles import SystemSpec, system_json
     from submissions.bundles.layout import read_description
     from submissions.rules import SystemFacts, check_system
     from submissions.rules.systems import CHECK_CRASHED

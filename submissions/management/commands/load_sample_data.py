@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from leaderboard.models import Round
-from submissions.bundles.generate import demo_systems, write_bundle
+from submissions.synthetic.bundles import demo_systems, write_bundle
 from submissions.models import Submission
 
 SHARED_ROUNDS = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import compliance, library
+from submissions.rules import compliance, library
 
 
 def run_mlperf_checker_sequentially(paths_with_benchmarks: Iterable[tuple[str | Path, str]], ruleset: str) -> int:

@@ -1,8 +1,8 @@
 """Writing synthetic submission bundles in the v0.6+ layout, for the demo round, tests and benchmarks.
 
 `<Submitter>/systems/<system>.json` and `<Submitter>/results/<system>/<benchmark>/result_N.txt`,
-with `:::MLLOG` run logs from submissions.logs.generate. Deterministic for the same arguments.
-For the training v5.1 benchmarks (submissions.logs.generate.BENCHMARKS) a bundle passes the
+with `:::MLLOG` run logs from submissions.synthetic.logs. Deterministic for the same arguments.
+For the training v5.1 benchmarks (submissions.synthetic.logs.BENCHMARKS) a bundle passes the
 portal's checks (check_run, check_result, check_system with ruleset 5.1.0) when every run
 converges: the system description has every field mlperf-logging's system_desc_checker asks
 for, and each log's submission_status follows the system's status.
@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..logs.generate import BENCHMARKS, mllog_run
+from .logs import BENCHMARKS, mllog_run
 from ..rules import plausibility
 from ..systems import category_of
 

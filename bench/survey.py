@@ -1,6 +1,6 @@
 """Survey unpacked submitter folders with the round's rules and count the findings by rule (no Django).
 
-    python -m submissions.rules.survey leaderboard/rounds/training-v5.1.toml /path/to/round/* [--jobs 8]
+    python bench/survey.py leaderboard/rounds/training-v5.1.toml /path/to/round/* [--jobs 8]
 
 Each folder is one submitter's tree (as the pipeline's layout detection reads it). Every run log
 goes through check_run (in worker processes, as Celery prefork would run them) and every result
@@ -18,12 +18,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bundles import LayoutError, detect
-from ..systems import fields_of
-from .findings import ResultContext, RunContext, RunFacts, SystemFacts
-from .result import check_result
-from .run import check_run
-from .systems import check_system
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, when run as bench/survey.py
+from submissions.bundles import LayoutError, detect  # noqa: E402
+from submissions.rules.findings import ResultContext, RunContext, RunFacts, SystemFacts  # noqa: E402
+from submissions.rules.result import check_result  # noqa: E402
+from submissions.rules.run import check_run  # noqa: E402
+from submissions.rules.systems import check_system  # noqa: E402
+from submissions.systems import fields_of  # noqa: E402
 
 
 @dataclass
@@ -138,7 +139,7 @@ def _print_counts(out, what: str, by_item: dict) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m submissions.rules.survey", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="bench/survey.py", description=__doc__.split("\n")[0])
     parser.add_argument("round_file", help="leaderboard/rounds/<round>.toml")
     parser.add_argument("folders", nargs="+", help="unpacked submitter folders")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
