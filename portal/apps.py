@@ -15,3 +15,4 @@ class PortalConfig(AppConfig):
 
     def ready(self):
         connection_created.connect(_tune_sqlite)
+        from . import checks  # noqa: F401 - registers the system checks

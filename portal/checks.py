@@ -1,0 +1,89 @@
+"""System checks (`manage.py check`; also run by runserver and migrate) for what a deployment can get wrong.
+
+Each has an id and a hint, as Django's own: the C scanner not built, the embedded database or broker on a
+site with DEBUG off, a MEDIA_ROOT the portal cannot write, mlperf-logging at another version than pinned.
+"""
+
+import re
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.core.checks import Error, Warning, register
+
+REQUIREMENTS = Path(settings.BASE_DIR) / "requirements.txt"
+
+
+@register()
+def log_scanner_built(app_configs=None, **kwargs):
+    from submissions.logs import formats
+
+    if getattr(formats, "_scan", None) is not None:
+        return []
+    return [Warning(
+        "The log parser's C scanner is not built: logs are checked with its Python twin, several times slower.",
+        hint="Run `make setup` (or `python bin/build_scan.py`) where a C compiler is installed.",
+        id="portal.W001",
+    )]
+
+
+@register()
+def embedded_services_off_debug(app_configs=None, **kwargs):
+    if settings.DEBUG:
+        return []
+    problems = []
+    if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        problems.append(Warning(
+            "DEBUG is off but the database is the embedded SQLite file: one writer at a time, on this machine only.",
+            hint="Set DATABASE_URL to PostgreSQL, e.g. postgres://portal:<password>@db/portal.",
+            id="portal.W002",
+        ))
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        problems.append(Warning(
+            "DEBUG is off but the task queue is the embedded file-system transport: workers on other machines "
+            "cannot take work from it.",
+            hint="Set CELERY_BROKER_URL to Redis, e.g. redis://:<password>@redis:6379/0.",
+            id="portal.W003",
+        ))
+    return problems
+
+
+@register()
+def media_root_writable(app_configs=None, **kwargs):
+    media = Path(settings.MEDIA_ROOT)
+    try:
+        media.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=media):
+            pass
+    except OSError as error:
+        return [Error(
+            f"MEDIA_ROOT ({media}) cannot be written: {error.strerror}. Uploads and checks store bundles there.",
+            hint="Point MEDIA_ROOT at a folder the site's and the workers' user can write, shared by all of them.",
+            id="portal.E001",
+        )]
+    return []
+
+
+def pinned_version(package: str, requirements: Path = REQUIREMENTS) -> str | None:
+    """The version requirements.txt pins for a package (`name==version`), or None."""
+    try:
+        text = requirements.read_text()
+    except OSError:
+        return None
+    found = re.search(rf"^{re.escape(package)}==([^\s#;]+)", text, re.MULTILINE | re.IGNORECASE)
+    return found[1] if found else None
+
+
+@register()
+def mlperf_logging_pinned(app_configs=None, requirements: Path = REQUIREMENTS, **kwargs):
+    from submissions.rules import library
+
+    pinned, installed = pinned_version("mlperf-logging", requirements), library.version()
+    if pinned is None or installed == pinned:
+        return []
+    return [Warning(
+        f"mlperf-logging {installed or '(not installed)'} is installed; the portal's checks and their tests are "
+        f"made for {pinned}, the version requirements.txt pins.",
+        hint=f"pip install mlperf-logging=={pinned}",
+        id="portal.W004",
+    )]
