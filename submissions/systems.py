@@ -189,7 +189,7 @@ def _text(value) -> str:
 
 def _leading_count(text: str) -> tuple[int | None, str]:
     """'2x Intel Xeon' -> (2, 'Intel Xeon')."""
-    match = re.match(r"\s*(\d{1,%d})\s*[xX×]\s*(.+)" % _DIGITS, text or "")
+    match = re.match(rf"\s*(\d{{1,{_DIGITS}}})\s*[xX×]\s*(.+)", text or "")
     if match:
         return int(match.group(1)), match.group(2).strip()
     return None, (text or "").strip()
@@ -264,7 +264,7 @@ def _processors_per_node(cpu: str, hardware: str) -> tuple[int, str]:
     per_node, model = _leading_count(cpu)
     if per_node is None and model:
         first = " ".join(model.split()[:2]).lower()
-        for match in re.finditer(r"(\d{1,%d})\s*[xX×]\s*(\S+\s+\S+)" % _DIGITS, hardware or ""):
+        for match in re.finditer(rf"(\d{{1,{_DIGITS}}})\s*[xX×]\s*(\S+\s+\S+)", hardware or ""):
             if match.group(2).lower() == first:
                 per_node = int(match.group(1))
                 break

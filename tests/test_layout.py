@@ -265,11 +265,15 @@ def expected_counts(bundle: Path, kind: str) -> tuple[int, int, int]:
             run_dirs[Path(dirpath)] += sum(1 for f in files if RESULT.fullmatch(f))
     system_dirs = {d.parent for d in run_dirs}
     if kind == "v0.5":
-        entry = lambda d: (d / "entry.json").read_bytes() if (d / "entry.json").exists() else str(d).encode()
+        def entry(d):
+            return (d / "entry.json").read_bytes() if (d / "entry.json").exists() else str(d).encode()
+
         groups = defaultdict(list)
         for d in system_dirs:
             groups[(d.name, hashlib.sha256(entry(d)).hexdigest())].append(d)
-        benchmarks = lambda group: [b.name for b in run_dirs if b.parent in group]
+        def benchmarks(group):
+            return [b.name for b in run_dirs if b.parent in group]
+
         systems = sum(1 if len(set(benchmarks(g))) == len(benchmarks(g)) else len(g) for g in groups.values())
     else:
         systems = len({d.name for d in system_dirs})

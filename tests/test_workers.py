@@ -168,7 +168,7 @@ def hostile_bundle(tmp_path):
     (folder / "result_0.txt").write_bytes(good + b":::MLLOG " + b"x" * 50_000_000 + b"\n")  # a 50 MB line
     (folder / "result_1.txt").write_bytes(good.replace(b'"value": "retinanet"', b'"value": "../training_0.7.0/common"'))
     (folder / "result_2.txt").write_bytes(os.urandom(200_000) + b"\0\0\0" + good[:1000])
-    (folder / "result_3.txt").write_bytes(b"\n".join(l for l in good.split(b"\n") if b'"run_stop"' not in l))
+    (folder / "result_3.txt").write_bytes(b"\n".join(line for line in good.split(b"\n") if b'"run_stop"' not in line))
     (folder / "result_4.txt").write_bytes(good.replace(b"retinanet", "r\xe9tinanet".encode("latin-1")))
     return root
 

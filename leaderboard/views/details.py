@@ -45,7 +45,7 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             system__key=system_key, benchmark__key=benchmark_key,
         )
     except Result.DoesNotExist:
-        raise Http404("No published result at this address.")
+        raise Http404("No published result at this address.") from None
     runs = list(result.runs.all())
     fmt = request.GET.get("format")
     if fmt is not None:

@@ -93,7 +93,7 @@ class LinearRe:
         if pattern == self.pattern and repl == self.token and not args and not kwargs and "\n" not in string[:-1]:
             i = string.rfind(self.token)
             return string if i < 0 else string[i:]
-        return re.sub(pattern, repl, string, *args, **kwargs)
+        return re.sub(pattern, repl, string, *args, **kwargs)  # noqa: B034 - re.sub's own signature, passed on
 
     def __getattr__(self, name):
         return getattr(re, name)

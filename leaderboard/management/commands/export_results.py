@@ -21,6 +21,6 @@ class Command(BaseCommand):
             round_ = Round.objects.get(key=options["round"])
         except Round.DoesNotExist:
             keys = ", ".join(Round.objects.values_list("key", flat=True)) or "none: run load_rounds"
-            raise CommandError(f"No round {options['round']!r}. Known rounds: {keys}.")
+            raise CommandError(f"No round {options['round']!r}. Known rounds: {keys}.") from None
         frame = results_frame(round_, published_only=not options["include_unpublished"])
         write(frame, options["format"], sys.stdout)

@@ -17,7 +17,7 @@ class Command(BaseCommand):
         try:
             submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
         except Submission.DoesNotExist:
-            raise CommandError(f"No submission {submission_id}.")
+            raise CommandError(f"No submission {submission_id}.") from None
         if options["format"] == "json":
             self.stdout.write(json.dumps(report_dict(submission), indent=1))
         else:
