@@ -55,7 +55,7 @@ def info(name, type_, **attrs):
     return ti
 
 
-def refused(archive, dest, rule, limits=Limits()):
+def refused(archive, dest, rule, limits=Limits()):  # noqa: B008 - a frozen dataclass
     with pytest.raises(BundleError) as caught:
         unpack(archive, dest, limits)
     assert caught.value.rule == rule, str(caught.value)

@@ -130,7 +130,7 @@ class RoundSplit:
     says what is wrong); `refused` is the BundleError of a limit passed, else None.
     """
 
-    def __init__(self, archive: Path, out_dir: Path, limits: Limits = Limits()):
+    def __init__(self, archive: Path, out_dir: Path, limits: Limits = Limits()):  # noqa: B008 - frozen
         self.archive, self.out_dir, self.limits = archive, out_dir, limits
         self.whole = False
         self.refused: BundleError | None = None
