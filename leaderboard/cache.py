@@ -27,11 +27,6 @@ def invalidate_round(round_key: str) -> None:
     Round.objects.filter(key=round_key).update(cache_token=new_cache_token())
 
 
-def invalidate_all() -> None:
-    for key in Round.objects.values_list("key", flat=True):
-        invalidate_round(key)
-
-
 def key(round_: Round, kind: str, *parts: str) -> str:
     """A cache key for something derived from `round_`'s published data."""
     digest = hashlib.sha1("\x1f".join(parts).encode()).hexdigest() if parts else "-"

@@ -66,10 +66,6 @@ class Round(models.Model):
     def get_absolute_url(self):
         return reverse("leaderboard:round", args=[self.key])
 
-    @property
-    def has_reference_times(self):
-        return any(b.reference_time_s for b in self.benchmarks.all())
-
 
 class Benchmark(models.Model):
     class Scoring(models.TextChoices):
@@ -305,9 +301,3 @@ class CloudPrice(models.Model):
     @property
     def known(self) -> bool:
         return self.price_per_hour is not None and self.price_per_hour > 0
-
-    def matches(self, submitter: str, system_key: str, system_name: str) -> bool:
-        """Whether this line prices the system of `submitter` with this key and name."""
-        if self.reference or self.submitter != submitter:
-            return False
-        return system_key == self.system_key if self.system_key else system_name == self.system_name

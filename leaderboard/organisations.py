@@ -43,9 +43,6 @@ class Organisations:
     def knows(self, name: str) -> bool:
         return name_key(name) in self.by_key
 
-    def same(self, a: str, b: str) -> bool:
-        return name_key(self.of(a)) == name_key(self.of(b))
-
     @property
     def names(self) -> list[str]:
         return sorted(set(self.by_key.values()), key=str.casefold)
@@ -88,10 +85,6 @@ def shipped() -> Organisations:
 def organisation_of(name: str) -> str:
     """The organisation a submitter name belongs to, by the shipped alias list."""
     return shipped().of(name)
-
-
-def same_organisation(a: str, b: str) -> bool:
-    return shipped().same(a, b)
 
 
 def refresh_submitters() -> int:

@@ -70,14 +70,6 @@ class Submission(models.Model):
     def is_final(self):
         return self.status in self.FINAL
 
-    @property
-    def progress_percent(self):
-        if self.is_final:
-            return 100
-        if not self.runs_total:
-            return 0
-        return int(100 * self.runs_checked / self.runs_total)
-
 
 class Validation(models.Model):
     """One pass of the round's rules over a submission; re-validation adds another, keeping the history."""
