@@ -1,34 +1,26 @@
 """What the write side adds to a public result page, without leaderboard importing it.
 
-The result page shows a result's findings and reference checks. They live in the
-`submissions` app, which `leaderboard` must not import; so `submissions` registers a
-provider here (in its AppConfig.ready):
+The result page shows a result's findings. They live in the `submissions` app, which
+`leaderboard` must not import; so `submissions` registers a provider here (in its
+AppConfig.ready):
 
     from leaderboard import panels
-    panels.register_findings(lambda result_ids: {...})          # {result id: [dict, ...]}
-    panels.register_reference_checks(lambda result_ids: {...})  # {result id: [dict, ...]}
+    panels.register_findings(lambda result_ids: {...})  # {result id: [dict, ...]}
 
 A provider takes a list of result ids and returns, per id, a list of plain dicts: findings
-with severity, rule, file, line, message, hint, advisory; reference checks with status,
-accelerator, measured and expected throughput, verdict, message. One call per page, so a
-provider can answer with one query.
+with severity, rule, file, line, message, hint, advisory. One call per page, so a provider
+can answer with one query.
 """
 
 from typing import Callable
 
 Provider = Callable[[list[int]], dict[int, list[dict]]]
 _findings: list[Provider] = []
-_reference_checks: list[Provider] = []
 
 
 def register_findings(provider: Provider) -> None:
     if provider not in _findings:
         _findings.append(provider)
-
-
-def register_reference_checks(provider: Provider) -> None:
-    if provider not in _reference_checks:
-        _reference_checks.append(provider)
 
 
 def _collect(providers: list[Provider], result_ids: list[int]) -> dict[int, list[dict]]:
@@ -44,8 +36,9 @@ def findings(result_ids: list[int]) -> dict[int, list[dict]]:
 
 
 def reference_checks(result_ids: list[int]) -> dict[int, list[dict]]:
-    return _collect(_reference_checks, result_ids)
+    """None yet: no part of the write side records a reference check's outcome, so none registers a provider."""
+    return {i: [] for i in result_ids}
 
 
 def registered() -> dict[str, bool]:
-    return {"findings": bool(_findings), "reference_checks": bool(_reference_checks)}
+    return {"findings": bool(_findings), "reference_checks": False}
