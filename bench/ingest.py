@@ -396,7 +396,7 @@ def main() -> int:
     mb = total_bytes / 1e6
     print(f"v5.1 round: {TARBALL.stat().st_size / 1e6:.1f} MB compressed, {mb:.1f} MB unpacked")
     print(f"machine: {os.cpu_count()} CPUs (os.cpu_count()); log parser's C scanner: "
-          + ("built" if list((ROOT / "submissions/logs/formats").glob("_scan.*.so")) else
+          + ("built" if list((ROOT / "submissions/logs").glob("_scan.*.so")) else
              "NOT built, the parser judges in Python (bin/build_scan.py builds it)"))
     walls = [wall for wall, _, _ in floors]
     print("floor (decompress + read every byte), before and after each ingest: "

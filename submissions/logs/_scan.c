@@ -1,8 +1,8 @@
-/* The lines parse_file may leave out, found in one pass over a block's text (see _LeftOut in __init__.py).
+/* The lines parse_file may leave out, found in one pass over a block's text (see LeftOut in leave_out.py).
 
-   _LeftOut in Python spends about a third of a v5.1 check on v5.1's tracked_stats lines: a dozen steps per
+   LeftOut in Python spends about a third of a v5.1 check on v5.1's tracked_stats lines: a dozen steps per
    line and a dozen searches of their joined text. This does the same judging on the text's bytes in C;
-   __init__.py falls back to the Python code, which stays the reference, when this module is not built.
+   leave_out.py falls back to its Python twin, which stays the reference, when this module is not built.
 
    Read-only on the text it is given; every access is bounded by the text's length. */
 
@@ -160,7 +160,7 @@ read_words(PyObject *seq, Words *w)
 
 PyDoc_STRVAR(candidates_doc,
 "candidates(text, needle, marker, words) -> (spans, records) | None\n\n"
-"The lines of text that hold needle, end with LF and pass _LeftOut's text terms: exactly one \":::\"\n"
+"The lines of text that hold needle, end with LF and pass LeftOut's text terms: exactly one \":::\"\n"
 "(counted as str.count counts) and exactly one marker + \" {\", and none of words. A line is taken without\n"
 "its LF and without one CR just before it. spans: each such line's start and end, flat; records: the text\n"
 "after the first marker of each such line, joined by LF. None when text is not ASCII (the caller judges it).\n"
@@ -343,7 +343,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_scan", "The lines parse_file may leave out, found in C (see __init__.py).", -1, methods,
+    PyModuleDef_HEAD_INIT, "_scan", "The lines parse_file may leave out, found in C (see leave_out.py).", -1, methods,
 };
 
 PyMODINIT_FUNC
