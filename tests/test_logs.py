@@ -5,10 +5,11 @@ import tracemalloc
 
 import pytest
 
-import submissions.logs.formats as formats
+import submissions.logs.parse as log_parser
 
 from submissions.logs import Event, ParsedLog, parse_file, parse_lines, summarize
-from submissions.logs.formats import MAX_PROBLEMS, detect, mll, mllog
+from submissions.logs.formats import detect, mll, mllog
+from submissions.logs.parse import MAX_PROBLEMS
 
 
 @pytest.fixture(autouse=True)
@@ -336,7 +337,7 @@ def parse_in_blocks(monkeypatch, path, sizes=(1, 2, 3, 7, 16, 100, 1 << 20), **k
     """parse_file with each block size, checked to give one result, which is returned."""
     results = []
     for size in sizes:
-        monkeypatch.setattr(formats, "BLOCK_SIZE", size)
+        monkeypatch.setattr(log_parser, "BLOCK_SIZE", size)
         results.append(parse_file(path, **kwargs))
     for log in results[1:]:
         assert parsed(log) == parsed(results[0])
@@ -371,7 +372,7 @@ def test_parse_file_blocks_split_marker_lines_anywhere(tmp_path, monkeypatch):
         ("tracked_stats", 10), ("run_start", 11), ("eval_accuracy", 12), ("run_stop", 14)]
     assert log.events[1].value == "Caf\u00e9 \u20ac" and log.events[4].metadata == {"status": "x"}  # ... here too
     assert log.problems == [(13, "cannot decode mll line: malformed :::MLL line (no `key:`)")]
-    monkeypatch.setattr(formats, "BLOCK_SIZE", 5)
+    monkeypatch.setattr(log_parser, "BLOCK_SIZE", 5)
     path.write_bytes(data + b"\n")
     assert parsed(parse_file(path)) == parsed(log)
 
@@ -423,7 +424,7 @@ def test_parse_file_memory_stays_bounded_for_a_giant_line(tmp_path, monkeypatch)
         for _ in range(64):
             f.write(b"y" * (1 << 16))  # one 4 MiB line
         f.write(b"\n" + mllog_line(2000, "run_stop", status="success").encode() + b"\n")
-    monkeypatch.setattr(formats, "BLOCK_SIZE", 1 << 16)
+    monkeypatch.setattr(log_parser, "BLOCK_SIZE", 1 << 16)
     tracemalloc.start()
     try:
         log = parse_file(path, max_line_bytes=100_000)
@@ -481,7 +482,7 @@ def test_count_lf_counts_as_bytes_count():
 def test_repeats_are_judged_alike_when_unread_events_are_left_out():
     import random
 
-    from submissions.logs.formats import _Repeats
+    from submissions.logs.parse import _Repeats
 
     # (kept?, key, value, time): unread events between two equal events of one timestamp, or starting another
     cases = [

@@ -245,10 +245,10 @@ def test_every_kind_of_token_line_reads_as_the_library_reads_it(tmp_path, line):
 def test_random_files_of_quirky_lines_read_as_the_library_reads_them(tmp_path, monkeypatch, seed):
     import random
 
-    from submissions.logs import formats
+    from submissions.logs import parse as log_parser
 
     rnd = random.Random(seed)
-    monkeypatch.setattr(formats, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
+    monkeypatch.setattr(log_parser, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
     limit = rnd.choice([200, 250, 64 * 1024])
     lines = [rnd.choice(QUIRKS + OTHER_FORMATS + [RECORD] * 10 + ["x" * rnd.randint(150, 400), "y :::" + "z" * rnd.randint(190, 260)])
              for _ in range(rnd.randint(0, 30))]
@@ -383,10 +383,10 @@ def scanner(request, monkeypatch):
 def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(tmp_path, monkeypatch, seed, scanner):
     import random
 
-    from submissions.logs import formats
+    from submissions.logs import parse as log_parser
 
     rnd = random.Random(seed)
-    monkeypatch.setattr(formats, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
+    monkeypatch.setattr(log_parser, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
     lines = generated_rgat_log(seed).splitlines()
     for _ in range(rnd.randint(0, 40)):
         lines.insert(rnd.randint(0, len(lines)), rnd.choice(LEAN_QUIRKS + [RECORD] * 20 + OTHER_FORMATS))

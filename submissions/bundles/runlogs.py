@@ -8,8 +8,8 @@ reads; only its first bytes are looked at, up to the first line with a marker.
 
 import re
 
-from ..logs import parse_lines
-from ..logs.formats import LOG_LINE, open_binary
+from ..logs import open_binary, parse_lines
+from ..logs.formats import LOG_LINE
 
 RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
 # A run number of more digits is no run number (real rounds number their runs 0..19; the Run table's index is

@@ -34,7 +34,8 @@ import importlib
 import re
 from pathlib import Path
 
-from ..logs.formats import mllog, open_binary
+from ..logs import open_binary
+from ..logs.formats import mllog
 from . import library
 from .findings import Findings
 

@@ -1,0 +1,379 @@
+"""The tolerant streaming parser of MLPerf logs (parse_file, parse_lines), over the formats of .formats."""
+from __future__ import annotations
+
+import bisect
+import os
+from typing import Collection, Iterable
+
+from .events import Event, ParsedLog
+from .formats import detect, mllog
+from .leave_out import LeftOut, judge_for
+
+MAX_PROBLEMS = 100  # a garbage file must not grow the problem list without bound
+BLOCK_SIZE = 4 << 20  # parse_file reads this many bytes at a time; tests lower it to hit block boundaries
+_DECODE_ERRORS = (ValueError, IndexError, KeyError, TypeError, OverflowError, RecursionError)
+_NUL_PROBLEM = "line contains NUL bytes (binary data?)"
+
+
+def parse_lines(lines: Iterable[str | bytes]) -> ParsedLog:
+    """Parse log lines (str, or bytes decoded as UTF-8 with replacement)."""
+    if isinstance(lines, (str, bytes)):
+        lines = lines.splitlines()
+    return _parse(enumerate(lines, 1), "")
+
+
+def open_binary(source, **kwargs):
+    """A log's bytes: source is a path, or a file of a bundle read in place (anything with open())."""
+    return open(source, "rb", **kwargs) if isinstance(source, (str, bytes, os.PathLike)) else source.open()
+
+
+def parse_file(path, max_line_bytes: int = 1_000_000, *,
+               mllog_lines: list | None = None, leave_out: Collection[str] = (),
+               keep_words: tuple[str, ...] = ()) -> ParsedLog:
+    """Parse a log file (a path, or see open_binary); lines longer than max_line_bytes are skipped as problems.
+
+    Lines end at LF only and give what parse_lines gives, but the file is read BLOCK_SIZE bytes at a time and
+    searched for markers block-wide, so noise lines cost no Python work and memory stays bounded.
+
+    mllog_lines, when given, is a list that gets one (line, text, record, start, end) per line holding
+    ":::MLLOG" (within max_line_bytes), in file order, so that mlperf-logging's checker need not read and
+    decode the file again: text is the decoded line without its LF; record is the JSON object the line's
+    event came from, decoded from text[start:end] and left whole (its metadata keeps file and lineno), or
+    None when the line gave no MLLOG event. A line with NUL bytes (removed before parsing) is given as
+    (line, None, None, 0, 0). The ParsedLog is the same either way.
+
+    leave_out (with mllog_lines): keys whose events the caller never reads (v5.1's tracked_stats: 3 lines in
+    4). A line of such a key that mlperf-logging's parser would read as it is, and that holds none of keep_words,
+    becomes no event and no mllog_lines entry: it is decoded (to know it is sound) and counted in log.left_out
+    (see leave_out.LeftOut for the exact terms). Any other line is parsed as usual.
+    """
+    with open_binary(path, buffering=0) as f:
+        parser = _FileParser(max_line_bytes, mllog_lines)
+        if mllog_lines is not None and leave_out:
+            parser.left_out = judge_for(tuple(leave_out), tuple(keep_words))
+        return parser.parse(f)
+
+
+class _FileParser:
+    """parse_file's state: the log being built, the lines counted so far and _parse's per-line state."""
+
+    def __init__(self, limit: int, mllog_lines: list | None = None):
+        self.limit = limit
+        self.keep = mllog_lines  # parse_file's mllog_lines
+        self.too_long = f"line longer than {limit} bytes skipped"
+        self.log = ParsedLog()
+        self.hidden = 0  # problems beyond MAX_PROBLEMS
+        self.last_problem = 0
+        self.n = 0  # lines counted so far
+        self.fmt = None  # the last format seen; a file almost always sticks to one
+        self.repeats = _Repeats()
+        self.left_out: LeftOut | None = None  # parse_file's leave_out
+
+    def parse(self, f) -> ParsedLog:
+        read, limit = f.read, self.limit
+        head, head_size = [], 0  # the unfinished last line so far, in pieces (joined once it is complete)
+        while True:
+            block = read(BLOCK_SIZE)
+            if not block:
+                break
+            end = block.rfind(b"\n") + 1
+            if not end:
+                head.append(block)
+                head_size += len(block)
+            else:
+                if head:
+                    head.append(block)
+                    block = b"".join(head)
+                    end += head_size
+                self._lines(block, 0, end)
+                head, head_size = ([block[end:]], len(block) - end) if end < len(block) else ([], 0)
+            while head_size > limit:  # the unfinished line is already too long: drop it up to its newline
+                self.n += 1
+                self.problem(self.n, self.too_long)
+                head, head_size = [], 0
+                while block := read(BLOCK_SIZE):
+                    i = block.find(b"\n") + 1
+                    if i:
+                        end = block.rfind(b"\n") + 1
+                        self._lines(block, i, end)
+                        if end < len(block):
+                            head, head_size = [block[end:]], len(block) - end
+                        break
+        if head:  # the file's last line, without a newline
+            self._lines(b"".join(head), 0, head_size)
+        log = self.log
+        if self.hidden:
+            log.problems.append((self.last_problem, f"{self.hidden} more problems not listed"))
+        log.line_count = self.n
+        return log
+
+    def problem(self, line: int, message: str) -> None:
+        self.last_problem = line
+        if len(self.log.problems) < MAX_PROBLEMS:
+            self.log.problems.append((line, message[:300]))
+        else:
+            self.hidden += 1
+
+    def _lines(self, buf: bytes, start: int, end: int) -> None:
+        """Parse buf[start:end]: whole lines, of which only the file's last may lack its newline."""
+        limit = self.limit
+        i = start
+        while end - i > limit:  # a line over the limit is possible: look for one in steps of about `limit`
+            j = buf.rfind(b"\n", i, i + limit + 1)
+            if j >= 0:
+                i = j + 1  # the line starting at i is within the limit
+                continue
+            self._short_lines(buf, start, i)
+            self.n += 1
+            self.problem(self.n, self.too_long)
+            stop = buf.find(b"\n", i + limit + 1, end)
+            if stop < 0:
+                return
+            start = i = stop + 1
+        self._short_lines(buf, start, end)
+
+    def _short_lines(self, buf: bytes, start: int, end: int) -> None:
+        """_lines for lines within the limit."""
+        if start >= end:
+            return
+        chunk = buf[start:end]
+        # Decoding many lines at once equals decoding them one by one, as replacement never eats a newline.
+        # A line holding NULs is decoded on its own: they are removed first, as in _parse.
+        pos = 0
+        i = chunk.find(b"\x00")
+        while i >= 0:
+            line_start = chunk.rfind(b"\n", pos, i) + 1 or pos
+            line_end = chunk.find(b"\n", i) + 1 or len(chunk)
+            if line_start > pos:
+                self._text(chunk[pos:line_start].decode("utf-8", "replace"))
+            line = self.n + 1
+            self.problem(line, _NUL_PROBLEM)
+            if self.keep is not None:
+                self.keep.append((line, None, None, 0, 0))
+            self._text(chunk[line_start:line_end].replace(b"\x00", b"").decode("utf-8", "replace"))
+            self.n = line  # also when nothing but NULs was left of the file's last line
+            pos = line_end
+            i = chunk.find(b"\x00", pos)
+        if pos < len(chunk):
+            self._text(chunk[pos:].decode("utf-8", "replace"))
+
+    def _text(self, text: str) -> None:
+        """Parse the marker lines of text (whole decoded lines without NULs) and count all its lines.
+
+        Does what _parse does line by line, but jumps over noise with str.find instead of visiting its lines.
+        """
+        # Lines left out are blanked first (each keeps its LF); their times reach the repeats check in order.
+        blanked = None if self.left_out is None else self.left_out.blank(text)
+        blanks, times = (), ()
+        if blanked is not None:
+            text, blanks, times = blanked
+            self.log.left_out += len(times)
+            self.log.formats.add(mllog.NAME)
+        skipped = passed = 0  # times[:skipped] were given to the repeats check; blanks[:passed] set the format
+        find, count = text.find, text.count
+        size = len(text)
+        # The first place of each marker family at or after `done`, once refreshed; -1: none. "MLPerf: " is
+        # only looked for before the next ":::" (b is -2 when it is not there), so it rarely costs a full scan.
+        a = find(":::")
+        b = -2 if a >= 0 else find("MLPerf: ")
+        n = self.n
+        done = 0  # start of the first line not yet counted
+        if a >= 0 or b >= 0:
+            rfind = text.rfind
+            events, formats, problem = self.log.events, self.log.formats, self.problem
+            events_append = events.append
+            fmt = self.fmt
+            # Until a format is known every line takes the long way ("\x00" is in no NUL-free text).
+            marker, parse, name = (fmt.MARKER, fmt.parse, fmt.NAME) if fmt is not None else ("\x00", None, None)
+            skip = len(marker)
+            is_repeat = self.repeats.is_repeat
+            keep = self.keep
+            while done < size:
+                line_end = find("\n", done) + 1 or size
+                i = find(marker, done, line_end)
+                if i >= 0:  # the common case: a line of the last format
+                    n += 1
+                    rest = text[i + skip:line_end]
+                    line_start, done = done, line_end
+                else:  # jump to the next line with a marker-like text (this one may be noise)
+                    if 0 <= a < done:
+                        a = find(":::", done)
+                    if b < done and b != -1:
+                        b = find("MLPerf: ", done) if a < 0 else (find("MLPerf: ", done, a + 7) if a > done else -2)
+                        if b == -1 and a >= 0:
+                            b = -2
+                    if b < 0:
+                        if a < 0:
+                            break
+                        m = a
+                    elif 0 <= a < b:
+                        m = a
+                    else:
+                        m = b
+                    line_start = done
+                    if m >= line_end:  # the lines before m's are noise
+                        line_start = rfind("\n", done, m) + 1
+                        n += count("\n", done, line_start)
+                        line_end = find("\n", m) + 1 or size
+                        i = find(marker, line_start, line_end)
+                    if passed < len(blanks) and blanks[passed] < line_start:  # a line left out was MLLOG's
+                        passed = bisect.bisect_left(blanks, line_start, passed)
+                        if fmt is not mllog:
+                            fmt = mllog
+                            marker, parse, name, skip = fmt.MARKER, fmt.parse, fmt.NAME, len(fmt.MARKER)
+                            i = find(marker, line_start, line_end)
+                    n += 1
+                    done = line_end
+                    if i >= 0:
+                        rest = text[i + skip:line_end]
+                    else:
+                        found = detect(text[line_start:line_end])
+                        if found is None:
+                            continue
+                        fmt, rest = found
+                        marker, parse, name = fmt.MARKER, fmt.parse, fmt.NAME
+                        skip = len(marker)
+                try:
+                    if keep is None:
+                        key, value, time_s, metadata = parse(rest)
+                    else:
+                        key, value, time_s, metadata = self._keep(n, text, line_start, line_end, rest, name, parse)
+                except _DECODE_ERRORS as exc:
+                    problem(n, f"cannot decode {name} line: {exc}")
+                    continue
+                if name not in formats:
+                    formats.add(name)
+                if skipped < len(times) and blanks[skipped] < line_start:
+                    at = bisect.bisect_left(blanks, line_start, skipped)
+                    self.repeats.skip(times[skipped:at])
+                    skipped = at
+                if is_repeat(key, value, time_s):
+                    continue
+                events_append(Event(key, value, time_s, n, metadata))
+            self.fmt = fmt
+        if skipped < len(times):
+            self.repeats.skip(times[skipped:])
+        if passed < len(blanks):
+            self.fmt = mllog
+        n += count("\n", done)
+        if done < size and text[-1] != "\n":
+            n += 1  # the file's last line, without "\n"
+        self.n = n
+
+    def _keep(self, n: int, text: str, line_start: int, line_end: int, rest: str, name: str, parse):
+        """parse(rest) for line n, text[line_start:line_end] (rest is its end), noted in mllog_lines if it
+        holds ":::MLLOG"."""
+        at = line_end - line_start - len(rest)  # where rest starts in the line
+        if text[line_end - 1:line_end] == "\n":
+            line_end -= 1
+        if name != mllog.NAME:
+            if text.find(mllog.MARKER, line_start, line_end) >= 0:
+                self.keep.append((n, text[line_start:line_end], None, 0, 0))
+            return parse(rest)
+        try:
+            key, value, time_s, metadata, record, start, end = mllog.parse_record(rest)
+        except _DECODE_ERRORS:
+            self.keep.append((n, text[line_start:line_end], None, 0, 0))
+            raise
+        self.keep.append((n, text[line_start:line_end], record, at + start, at + end))
+        return key, value, time_s, metadata
+
+
+class _Repeats:
+    """Repeats of one event (NVIDIA v0.5 prints each line twice, Alibaba once per worker) are kept once.
+
+    The identities of a timestamp's events are worked out only when a second event shares it.
+    """
+
+    __slots__ = ("time", "seen", "first")
+
+    def __init__(self):
+        self.time = self.seen = self.first = None
+
+    def is_repeat(self, key, value, time_s) -> bool:
+        if time_s != self.time:
+            self.time, self.seen, self.first = time_s, None, (key, value)
+            return False
+        if self.seen is None:
+            self.seen = {_ident(*self.first)}
+        ident = _ident(key, value)
+        if ident in self.seen:
+            return True
+        self.seen.add(ident)
+        return False
+
+    def skip(self, times: list[float]) -> None:
+        """Events left out (parse_file's leave_out), in order. One may start a timestamp, so a kept event after
+        it is compared with the events kept at that time only; no kept event of a key someone reads can repeat
+        it. As if each were judged in turn: any time but the current one starts the last one's timestamp."""
+        if times.count(self.time) != len(times):
+            self.time, self.seen, self.first = times[-1], set(), None
+
+
+def _ident(key, value) -> tuple:
+    """What makes two events of one timestamp the same: (key, value), or (key, repr) for dict/list values."""
+    ident = (key, value)
+    try:
+        hash(ident)
+    except TypeError:  # dict/list values are unhashable
+        return key, repr(value)
+    return ident
+
+
+def _parse(lines: Iterable[tuple[int, str | bytes | None]], too_long: str) -> ParsedLog:
+    """Parse (line number, line) pairs; None stands for a line skipped as too long."""
+    log = ParsedLog()
+    events, formats, problems = log.events, log.formats, log.problems
+    hidden = 0  # problems beyond MAX_PROBLEMS
+    last_problem = 0
+    fmt = None  # the last format seen; a file almost always sticks to one
+    is_repeat = _Repeats().is_repeat
+    n = 0
+
+    def problem(line: int, message: str) -> None:
+        nonlocal hidden, last_problem
+        last_problem = line
+        if len(problems) < MAX_PROBLEMS:
+            problems.append((line, message[:300]))
+        else:
+            hidden += 1
+
+    for n, raw in lines:
+        if raw is None:
+            problem(n, too_long)
+            continue
+        if isinstance(raw, bytes):
+            if b"\x00" in raw:
+                problem(n, _NUL_PROBLEM)
+                raw = raw.replace(b"\x00", b"")
+            if b":::" not in raw and b"MLPerf: " not in raw:
+                continue  # noise, skipped before paying for decoding
+            text = raw.decode("utf-8", "replace")
+        else:
+            text = raw
+            if "\x00" in text:
+                problem(n, _NUL_PROBLEM)
+                text = text.replace("\x00", "")
+        i = text.find(fmt.MARKER) if fmt is not None else -1
+        if i < 0:
+            if ":::" not in text and "MLPerf: " not in text:
+                continue  # noise: the common case for non-log output
+            found = detect(text)
+            if found is None:
+                continue
+            fmt, rest = found
+        else:
+            rest = text[i + len(fmt.MARKER):]
+        try:
+            key, value, time_s, metadata = fmt.parse(rest)
+        except _DECODE_ERRORS as exc:
+            problem(n, f"cannot decode {fmt.NAME} line: {exc}")
+            continue
+        formats.add(fmt.NAME)
+        if is_repeat(key, value, time_s):
+            continue
+        events.append(Event(key, value, time_s, n, metadata))
+    if hidden:
+        problems.append((last_problem, f"{hidden} more problems not listed"))
+    log.line_count = n
+    return log
