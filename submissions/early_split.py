@@ -2,7 +2,8 @@
 
 Django's start-up (about half a second) would otherwise come first, with the second core and the workers
 idle; in that time the child (SplitProcess) writes the first submitter's part, a third of v5.1. Only the
-settings are read here, not the apps: portal/__init__.py imports nothing, so that this is cheap.
+settings are read here, not the apps: portal/__init__.py imports nothing, so that this is cheap. One of the
+start-up speed-ups listed in startup.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from .bundles.split import SplitProcess
 
 _started: dict[Path, SplitProcess] = {}
-# The options of `ingest` and Django's whose value is the next argument (unless it follows "=").
+# The options of `ingest` and Django's whose value is the next argument (unless it follows "="), copied by hand:
+# Django's parser is not built yet. tests/test_startup.py fails when the copy and the command disagree.
 _VALUE_OPTIONS = {"--round", "--timeout", "--settings", "--pythonpath", "-v", "--verbosity"}
 
 

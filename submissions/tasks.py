@@ -5,7 +5,6 @@ the steps claim their work, so a repeat does nothing twice. The sweeper re-queue
 of a process whose lease stopped beating, and whatever else is stuck.
 """
 
-import gc
 import logging
 from datetime import timedelta
 
@@ -14,7 +13,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, connections
 from kombu.exceptions import OperationalError as BrokerError
 
-from . import leases, pipeline
+from . import leases, pipeline, startup
 from .pipeline.common import update
 
 log = logging.getLogger(__name__)
@@ -65,16 +64,7 @@ def _drop_connections_after_a_failure(task=None, state=None, **_):
 
 @signals.worker_init.connect
 def _import_before_forking(**_):
-    """The RCP checker brings scipy (a second to import): imported in the worker's main process, before
-    the pool forks, it is shared by all pool processes instead of imported by each.
-
-    Then every object made so far (Django, Celery, the rules, scipy: about 190,000) is frozen out of the
-    cycle collector, as Python's gc docs advise before a fork: the pool processes' collections no longer walk
-    them, nor write to the memory pages they share with the main process."""
-    from .rules import rcp
-
-    rcp.preload()
-    gc.freeze()
+    startup.before_forking()  # scipy imported and start-up's objects frozen, once for all pool processes
 
 
 @shared_task(**RETRY)

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Result, Round
-from submissions import early_split
+from submissions import early_split, startup
 from submissions.bundles.split import SplitProcess, split_folder
 from submissions.intake import file_chunks, ready_the_broker, store_file, submit
 from submissions.pipeline import held_results, withdraw
@@ -19,9 +19,7 @@ class Command(BaseCommand):
         "Submit a bundle (.tar, .tar.gz, .tgz, .tar.xz, .zip) or a folder to a round. An archive "
         "or folder holding several submitters (a whole published round) becomes one submission each."
     )
-    # Django's system checks (URLs, admin, templates) say nothing about a bundle and cost about a
-    # second before the first part can reach a worker; `manage.py check` and runserver run them.
-    requires_system_checks = []
+    requires_system_checks = startup.SKIP_SYSTEM_CHECKS  # they say nothing about a bundle (startup.py)
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
