@@ -37,7 +37,7 @@ from submissions.bundles import LayoutError, detect  # noqa: E402
 from submissions.logs import parse_file, summarize  # noqa: E402
 from submissions.rules import clock, plausibility  # noqa: E402
 from submissions.rules.findings import Findings, RunContext  # noqa: E402
-from submissions.rules.result import tolerated_error_files  # noqa: E402
+from submissions.scoring import tolerated_error_files  # noqa: E402
 from submissions.systems import fields_of  # noqa: E402
 
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", ROOT.parent / "shared" / "mlperf"))

@@ -1,10 +1,13 @@
-"""Scoring a result from its runs' times to train: plain functions, no Django.
+"""Scoring a result from its runs' times to train: its score, the failed runs it tolerates and,
+when it has no score, why. Plain functions, no Django: finalize loads, calls these, stores.
 
 A failed run counts as infinitely slow. The olympic mean drops the fastest and the
 slowest run and averages the rest; if a failed run is still among the rest, there is no
 score. This matches mlperf-logging's result_summarizer for one dropped run per side.
 """
 
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from math import inf
 
@@ -59,3 +62,112 @@ def speedup(reference_time_s: float | None, score_s: float | None) -> float | No
     if not reference_time_s or not score_s:
         return None
     return reference_time_s / score_s
+
+
+# A result as the pipeline scores it: its benchmark's scoring rules and its runs, in plain values.
+
+FIRST_CONVERGING = "first-converging"  # Benchmark.Scoring's value for v0.5 NCF's way
+
+
+@dataclass(frozen=True)
+class BenchmarkScoring:
+    """What scoring needs to know of a benchmark."""
+
+    key: str
+    required_runs: int
+    scoring: str = "olympic"  # or FIRST_CONVERGING
+    counted_runs: int | None = None  # first-converging: the converged runs that count
+    reference_time_s: float | None = None
+
+    @property
+    def first_converging(self) -> bool:
+        return self.scoring == FIRST_CONVERGING
+
+
+@dataclass(frozen=True)
+class RunTime:
+    """One run of a result as scoring sees it."""
+
+    time_to_train_s: float | None
+    success: bool
+    rejected: bool = False  # its log breaks a blocking rule
+    failure_reason: str = ""
+
+    @property
+    def seconds(self) -> float | None:
+        """Its time to train, or None when it counts as infinitely slow (failed or rejected)."""
+        return self.time_to_train_s if self.success and not self.rejected else None
+
+
+@dataclass
+class ResultScore:
+    seconds: float | None  # the olympic mean times the RCP factor; None: no score
+    speedup: float | None
+    counted: list[int]  # positions of the runs in the mean
+    dropped: list[int]  # positions dropped as fastest or slowest
+    message: str  # the result's score message: a note, or why it has no score
+
+
+def tolerated_error_files(benchmark: str) -> int:
+    """How many run files of a result may fail their checks and the result still stand:
+    mlperf-logging's package checker accepts one non-compliant file under olympic scoring (four
+    for UNet3D). Olympic scoring drops as many runs per side."""
+    return 4 if benchmark == "unet3d" else 1
+
+
+def score_result(
+    benchmark: BenchmarkScoring,
+    runs: list[RunTime],
+    scaling_factor: float = 1.0,
+    ingest_note: str = "",
+) -> ResultScore:
+    """Score a result from its runs, in run order; a failed or rejected run counts as infinitely
+    slow. The mean is multiplied by scaling_factor, the RCP normalisation the portal computed.
+    `ingest_note` says why ingest found no runs in the folder: with none, it stays the message."""
+    times = [run.seconds for run in runs]
+    drop = tolerated_error_files(benchmark.key)
+    if benchmark.first_converging:
+        score = first_converging(times, benchmark.counted_runs or benchmark.required_runs, drop)
+    else:
+        score = olympic(times, benchmark.required_runs, drop)
+    seconds = None if score.seconds is None else score.seconds * scaling_factor
+    if not runs and ingest_note:
+        message = ingest_note
+    elif score.seconds is None:
+        message = (score.message + failures_in_words(runs))[:500]
+    else:
+        message = score.message[:500]
+    return ResultScore(
+        seconds, speedup(benchmark.reference_time_s, seconds), score.counted, score.dropped, message
+    )
+
+
+_LINE_NOTE = re.compile(r" \((line|line count) \d+\)")  # where in its own log; runs differ there
+
+
+def failures_in_words(runs: list[RunTime]) -> str:
+    """' Why: <the most common reason> (N runs).' for a result its failed runs left unscored."""
+    reasons = Counter(
+        _LINE_NOTE.sub("", run.failure_reason) or "the log breaks a rule"
+        for run in runs
+        if run.seconds is None
+    )
+    if not reasons:
+        return ""
+    ((reason, count),) = reasons.most_common(1)
+    return f" Why: {reason} ({count} run{'s' if count != 1 else ''})."
+
+
+TOLERATED_HINT = " Tolerated: the result still scores, with this run counted as infinitely slow."
+
+
+def tolerated_runs(benchmark: BenchmarkScoring, scored: bool, failing_runs: set) -> set:
+    """The runs, of those of a result with error findings, whose errors become warnings (their
+    hints ending in TOLERATED_HINT): all of them when the result still scores and no more fail
+    than tolerated_error_files allows; none otherwise. A result scored from the first converging
+    runs (v0.5 NCF) expects failures by design."""
+    if not scored or not failing_runs:
+        return set()
+    if benchmark.first_converging or len(failing_runs) <= tolerated_error_files(benchmark.key):
+        return set(failing_runs)
+    return set()

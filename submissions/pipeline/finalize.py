@@ -1,6 +1,5 @@
 """Finalizing a validation: score each result, apply result-level rules, set the verdict, publish."""
 
-import re
 from collections import Counter
 
 from django.db import transaction
@@ -18,52 +17,32 @@ from .publication import publish
 
 
 def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset()) -> None:
-    """Set the result's score and mark each run counted or dropped (in memory).
-
-    A run that failed, or whose log breaks a rule (`rejected` run ids), counts as infinitely slow. The
-    score is multiplied by result.scaling_factor, the RCP normalisation the portal computed.
-    """
-    bench = result.benchmark
-    times = [r.time_to_train_s if r.success and r.pk not in rejected else None for r in runs]
-    drop = rules.tolerated_error_files(bench.key)
-    if bench.scoring == Benchmark.Scoring.FIRST_CONVERGING:
-        score = scoring.first_converging(times, bench.counted_runs or bench.required_runs, drop)
-    else:
-        score = scoring.olympic(times, bench.required_runs, drop)
+    """Set the result's score and mark each run counted or dropped (in memory), as
+    scoring.score_result decides; `rejected`: the ids of runs whose logs break a blocking rule."""
+    score = scoring.score_result(
+        _benchmark_scoring(result.benchmark),
+        [
+            scoring.RunTime(r.time_to_train_s, r.success, r.pk in rejected, r.failure_reason)
+            for r in runs
+        ],
+        result.scaling_factor,
+        ingest_note=result.score_message,
+    )
     for position, run in enumerate(runs):
         run.counted = position in score.counted
         run.dropped = position in score.dropped
-    result.score_s = None if score.seconds is None else score.seconds * result.scaling_factor
-    result.speedup = scoring.speedup(bench.reference_time_s, result.score_s)
-    result.runs_counted = len(score.counted)
-    if not runs and result.score_message:
-        return  # ingest said why the folder has no runs
-    result.score_message = (score.message + _failures_in_words(runs, times) if score.seconds is None
-                            else score.message)[:500]
+    result.score_s, result.speedup = score.seconds, score.speedup
+    result.runs_counted, result.score_message = len(score.counted), score.message
 
 
-_LINE_NOTE = re.compile(r" \((line|line count) \d+\)")  # where in its own log; runs differ there
-
-
-def _failures_in_words(runs: list[Run], times: list) -> str:
-    """' Why: <the most common reason> (N runs).' for a result left without a score by failed runs."""
-    reasons = Counter(_LINE_NOTE.sub("", run.failure_reason) or "the log breaks a rule"
-                      for run, t in zip(runs, times) if t is None)
-    if not reasons:
-        return ""
-    (reason, count), = reasons.most_common(1)
-    return f" Why: {reason} ({count} run{'s' if count != 1 else ''})."
-
-
-TOLERATED = " Tolerated: the result still scores, with this run counted as infinitely slow."
+def _benchmark_scoring(bench: Benchmark) -> scoring.BenchmarkScoring:
+    return scoring.BenchmarkScoring(
+        bench.key, bench.required_runs, bench.scoring, bench.counted_runs, bench.reference_time_s
+    )
 
 
 def _tolerate_failed_runs(validation: Validation, results: list[Result]) -> None:
-    """A result may have a few failed runs (olympic scoring drops them): their errors become warnings.
-
-    mlperf-logging's package checker accepts one non-compliant file per result (four for UNet3D);
-    a result scored from the first converging runs (v0.5 NCF) expects failures by design.
-    """
+    """Turn the errors of the runs that scoring tolerates into warnings."""
     errors = validation.findings.filter(severity="error", run__isnull=False)
     failing: dict[int, set[int]] = {}
     for result_id, run_id in errors.values_list("result_id", "run_id"):
@@ -71,13 +50,15 @@ def _tolerate_failed_runs(validation: Validation, results: list[Result]) -> None
     tolerated = [
         run_id
         for result in results
-        if result.score_s is not None and result.pk in failing and (
-            result.benchmark.scoring == Benchmark.Scoring.FIRST_CONVERGING
-            or len(failing[result.pk]) <= rules.tolerated_error_files(result.benchmark.key)
+        for run_id in scoring.tolerated_runs(
+            _benchmark_scoring(result.benchmark),
+            scored=result.score_s is not None,
+            failing_runs=failing.get(result.pk, set()),
         )
-        for run_id in failing[result.pk]
     ]
-    errors.filter(run_id__in=tolerated).update(severity="warning", hint=Concat("hint", Value(TOLERATED)))
+    errors.filter(run_id__in=tolerated).update(
+        severity="warning", hint=Concat("hint", Value(scoring.TOLERATED_HINT))
+    )
 
 
 def _system_facts(system: System) -> rules.SystemFacts:
@@ -109,13 +90,6 @@ def _result_findings(result: Result, runs: list[Run], files) -> tuple[list[rules
     # What scaling.json claims, as ingest read and checked it (bundle.scaling-factor), against the portal's.
     findings += rules.compare_scaling(result.claimed_scaling_factor, factor, result.path)
     return findings, factor
-
-
-def _no_score(result: Result) -> rules.Finding:
-    return rules.Finding(
-        "error", "result.no-score", f"No score: {result.score_message}",
-        "Every result needs the round's number of runs, and at most one may fail.", result.path,
-    )
 
 
 def _description_format(system: System) -> str:
@@ -155,7 +129,7 @@ def finalize(submission_id: int) -> None:
         result.scaling_factor = rules.normalisation(factor)
         score_result(result, runs, rejected)
         if result.score_s is None:
-            findings.append(_no_score(result))
+            findings.append(rules.no_score(result.score_message, result.path))
         findings += rules.check_speed(result.benchmark.key, result.score_s,
                                       result.system.accelerator_model, result.system.accelerator_count, result.path)
         all_runs.extend(runs)

@@ -8,12 +8,12 @@ on; see compliance.py and rcp.py for how it is run safely); v0.5 is checked from
 from .findings import Finding, Findings, ResultContext, RunContext, RunFacts, RunOutcome, SystemFacts
 from .plausibility import check_speed
 from .rcp import compare_scaling, normalisation, rcp_check
-from .result import PORTAL_OWN_RULES, check_result, result_rcp, tolerated_error_files
+from .result import PORTAL_OWN_RULES, check_result, no_score, result_rcp
 from .run import check_run
 from .systems import check_system
 
 __all__ = [
     "Finding", "Findings", "ResultContext", "RunContext", "RunFacts", "RunOutcome", "SystemFacts",
     "PORTAL_OWN_RULES", "check_result", "check_run", "check_speed", "check_system", "compare_scaling",
-    "normalisation", "rcp_check", "result_rcp", "tolerated_error_files",
+    "no_score", "normalisation", "rcp_check", "result_rcp",
 ]

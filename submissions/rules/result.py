@@ -6,7 +6,7 @@ from pathlib import PurePosixPath
 
 from ..systems import category_of
 from . import library, rcp, systems
-from .findings import Findings, ResultContext, RunFacts, SystemFacts
+from .findings import Finding, Findings, ResultContext, RunFacts, SystemFacts
 
 # Keys some reference implementations log as counters of the run, not settings (AMD's v5.1
 # llama31_8b logs train_samples as the samples trained, different in every run): a difference
@@ -68,12 +68,6 @@ def _crashed(found: Findings, exc: Exception, what: str) -> None:
                                "the result's checks are not complete.",
                 "A fault in the portal, not necessarily in the bundle: report it to the portal's administrators "
                 "with this result folder.")
-
-
-def tolerated_error_files(benchmark: str) -> int:
-    """How many run files of a result may fail their checks and the result still stand: mlperf-logging's
-    package checker accepts one non-compliant file under olympic scoring (four for UNet3D)."""
-    return 4 if benchmark == "unet3d" else 1
 
 
 def _rcp_name(run: RunFacts) -> str:
@@ -179,3 +173,11 @@ def _check_division_and_category(runs: list[RunFacts], system: SystemFacts, foun
                       f"but {where} puts the system in category {category!r}.",
                       "The system description decides the category; log the same status "
                       "(many reference implementations log 'onprem' whatever the system).", file=run.rel_path)
+
+
+def no_score(score_message: str, result_path: str) -> Finding:
+    """The error on a result that scoring left without a score; its message says why."""
+    return Finding(
+        "error", "result.no-score", f"No score: {score_message}",
+        "Every result needs the round's number of runs, and at most one may fail.", result_path,
+    )
