@@ -333,6 +333,37 @@ def parsed(log):
     return log.events, sorted(log.formats), log.line_count, log.problems
 
 
+def line_by_line(lines: list) -> ParsedLog:
+    """What the parser means, written plainly for bytes lines as parse_file gives them: each line on its own, read
+    in the last format when it holds that format's marker (a log sticks to one), else in the format detect finds.
+    The parser jumps over noise with searches of whole blocks; it must agree."""
+    from submissions.logs.parse import _DECODE_ERRORS, _Repeats
+
+    log, repeats, fmt = ParsedLog(), _Repeats(), None
+    for n, raw in enumerate(lines, 1):
+        if b"\x00" in raw:
+            log.problems.append((n, "line contains NUL bytes (binary data?)"))
+            raw = raw.replace(b"\x00", b"")
+        text = raw.decode("utf-8", "replace")
+        at = text.find(fmt.MARKER) if fmt is not None else -1
+        if at >= 0:
+            rest = text[at + len(fmt.MARKER):]
+        elif (found := detect(text)) is not None:
+            fmt, rest = found
+        else:
+            continue
+        try:
+            key, value, time_s, metadata = fmt.parse(rest)
+        except _DECODE_ERRORS as exc:
+            log.problems.append((n, f"cannot decode {fmt.NAME} line: {exc}"[:300]))
+            continue
+        log.formats.add(fmt.NAME)
+        if not repeats.is_repeat(key, value, time_s):
+            log.events.append(Event(key, value, time_s, n, metadata))
+    log.line_count = len(lines)
+    return log
+
+
 def parse_in_blocks(monkeypatch, path, sizes=(1, 2, 3, 7, 16, 100, 1 << 20), **kwargs):
     """parse_file with each block size, checked to give one result, which is returned."""
     results = []
@@ -365,7 +396,7 @@ def test_parse_file_blocks_split_marker_lines_anywhere(tmp_path, monkeypatch):
     path = tmp_path / "result_0.txt"
     path.write_bytes(data)
     log = parse_in_blocks(monkeypatch, path)
-    assert parsed(log) == parsed(parse_lines(file_lines(data)))  # the simple path, line by line
+    assert parsed(log) == parsed(line_by_line(file_lines(data))) == parsed(parse_lines(file_lines(data)))
     assert log.line_count == 14 and log.formats == {"mllog", "mll", "alibaba"}
     assert [(e.key, e.line) for e in log.events] == [
         ("run_start", 2), ("submission_org", 4), ("eval_accuracy", 5), ("init_stop", 7), ("run_stop", 9),
@@ -410,11 +441,29 @@ def test_parse_file_edges_of_files(tmp_path, monkeypatch):
         path.write_bytes(data)
         log = parse_in_blocks(monkeypatch, path, sizes=(1, 2, 1 << 20))
         assert log.line_count == count and log.events == []
-        assert parsed(log) == parsed(parse_lines(file_lines(data)))
+        assert parsed(log) == parsed(line_by_line(file_lines(data))) == parsed(parse_lines(file_lines(data)))
     path.write_bytes(b"noise\n\x00" + mll_line(1.0, "run_start").encode() + b"\r\nmore \x00noise\r\n")
     log = parse_in_blocks(monkeypatch, path)
     assert [(e.key, e.line) for e in log.events] == [("run_start", 2)] and log.line_count == 3
     assert log.problems == [(n, "line contains NUL bytes (binary data?)") for n in (2, 3)]
+
+
+def test_random_files_of_quirky_lines_parse_as_line_by_line(tmp_path):
+    import random
+
+    rnd = random.Random(11)
+    pieces = [mllog_line(1000, "run_start"), mllog_line(1000, "run_start", prefix=" 0: "), mll_line(2.0, "init_stop"),
+              v05(1, "run_start"), v05(1, "eval_accuracy", '{"value": 0.1, "epoch": 1}'), mllog_line(1500, "k", 1)[:-9],
+              "MLPerf: resnet [06/13/19 00:30:56], run_start", ":::MLL 15608[2019 cut", "noise", "", "x ::: y", ":::",
+              "MLPerf: ", "caf\u00e9 \x00 ::"]
+    path = tmp_path / "result_5.txt"
+    for _ in range(300):
+        lines = [rnd.choice(pieces) + rnd.choice(["", " :::", "\r", " MLPerf: x", "\x00"]) for _ in range(rnd.randint(0, 15))]
+        data = "\n".join(lines).encode() + rnd.choice([b"", b"\n"])
+        path.write_bytes(data)
+        want = parsed(line_by_line(file_lines(data)))
+        assert parsed(parse_file(path)) == want == parsed(parse_lines(file_lines(data))), data
+        assert parsed(parse_lines(data.decode().splitlines())) == parsed(parse_lines(data.splitlines()))
 
 
 def test_parse_file_memory_stays_bounded_for_a_giant_line(tmp_path, monkeypatch):

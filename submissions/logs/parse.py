@@ -16,10 +16,25 @@ _NUL_PROBLEM = "line contains NUL bytes (binary data?)"
 
 
 def parse_lines(lines: Iterable[str | bytes]) -> ParsedLog:
-    """Parse log lines (str, or bytes decoded as UTF-8 with replacement)."""
+    """Parse log lines (str, or bytes decoded as UTF-8 with replacement), with or without their LF.
+
+    Each line goes through parse_file's path on its own, so it keeps its place as its line number (a line
+    holding a LF before its end would count as two).
+    """
     if isinstance(lines, (str, bytes)):
         lines = lines.splitlines()
-    return _parse(enumerate(lines, 1), "")
+    parser = _LogParser(0)
+    for number, line in enumerate(lines, 1):
+        nul = b"\x00" if isinstance(line, bytes) else "\x00"
+        if nul in line:  # removed before decoding, as parse_file does: the bytes around a NUL may join
+            parser.problem(number, _NUL_PROBLEM)
+            line = line.replace(nul, nul[:0])
+        if isinstance(line, bytes):
+            line = line.decode("utf-8", "replace")
+        parser.n = number - 1
+        parser._text(line)
+        parser.n = number  # an empty line counts too
+    return parser.finish()
 
 
 def open_binary(source, **kwargs):
@@ -48,14 +63,14 @@ def parse_file(path, max_line_bytes: int = 1_000_000, *,
     (see leave_out.LeftOut for the exact terms). Any other line is parsed as usual.
     """
     with open_binary(path, buffering=0) as f:
-        parser = _FileParser(max_line_bytes, mllog_lines)
+        parser = _LogParser(max_line_bytes, mllog_lines)
         if mllog_lines is not None and leave_out:
             parser.left_out = judge_for(tuple(leave_out), tuple(keep_words))
         return parser.parse(f)
 
 
-class _FileParser:
-    """parse_file's state: the log being built, the lines counted so far and _parse's per-line state."""
+class _LogParser:
+    """The parser's state: the log being built, the lines counted so far, the last format and the repeats."""
 
     def __init__(self, limit: int, mllog_lines: list | None = None):
         self.limit = limit
@@ -101,6 +116,10 @@ class _FileParser:
                         break
         if head:  # the file's last line, without a newline
             self._lines(b"".join(head), 0, head_size)
+        return self.finish()
+
+    def finish(self) -> ParsedLog:
+        """The log, once every line is parsed."""
         log = self.log
         if self.hidden:
             log.problems.append((self.last_problem, f"{self.hidden} more problems not listed"))
@@ -138,7 +157,7 @@ class _FileParser:
             return
         chunk = buf[start:end]
         # Decoding many lines at once equals decoding them one by one, as replacement never eats a newline.
-        # A line holding NULs is decoded on its own: they are removed first, as in _parse.
+        # A line holding NULs is decoded on its own, once they are removed.
         pos = 0
         i = chunk.find(b"\x00")
         while i >= 0:
@@ -160,7 +179,7 @@ class _FileParser:
     def _text(self, text: str) -> None:
         """Parse the marker lines of text (whole decoded lines without NULs) and count all its lines.
 
-        Does what _parse does line by line, but jumps over noise with str.find instead of visiting its lines.
+        Jumps over noise with str.find instead of visiting its lines.
         """
         # Lines left out are blanked first (each keeps its LF); their times reach the repeats check in order.
         blanked = None if self.left_out is None else self.left_out.blank(text)
@@ -318,62 +337,3 @@ def _ident(key, value) -> tuple:
     except TypeError:  # dict/list values are unhashable
         return key, repr(value)
     return ident
-
-
-def _parse(lines: Iterable[tuple[int, str | bytes | None]], too_long: str) -> ParsedLog:
-    """Parse (line number, line) pairs; None stands for a line skipped as too long."""
-    log = ParsedLog()
-    events, formats, problems = log.events, log.formats, log.problems
-    hidden = 0  # problems beyond MAX_PROBLEMS
-    last_problem = 0
-    fmt = None  # the last format seen; a file almost always sticks to one
-    is_repeat = _Repeats().is_repeat
-    n = 0
-
-    def problem(line: int, message: str) -> None:
-        nonlocal hidden, last_problem
-        last_problem = line
-        if len(problems) < MAX_PROBLEMS:
-            problems.append((line, message[:300]))
-        else:
-            hidden += 1
-
-    for n, raw in lines:
-        if raw is None:
-            problem(n, too_long)
-            continue
-        if isinstance(raw, bytes):
-            if b"\x00" in raw:
-                problem(n, _NUL_PROBLEM)
-                raw = raw.replace(b"\x00", b"")
-            if b":::" not in raw and b"MLPerf: " not in raw:
-                continue  # noise, skipped before paying for decoding
-            text = raw.decode("utf-8", "replace")
-        else:
-            text = raw
-            if "\x00" in text:
-                problem(n, _NUL_PROBLEM)
-                text = text.replace("\x00", "")
-        i = text.find(fmt.MARKER) if fmt is not None else -1
-        if i < 0:
-            if ":::" not in text and "MLPerf: " not in text:
-                continue  # noise: the common case for non-log output
-            found = detect(text)
-            if found is None:
-                continue
-            fmt, rest = found
-        else:
-            rest = text[i + len(fmt.MARKER):]
-        try:
-            key, value, time_s, metadata = fmt.parse(rest)
-        except _DECODE_ERRORS as exc:
-            problem(n, f"cannot decode {fmt.NAME} line: {exc}")
-            continue
-        formats.add(fmt.NAME)
-        if is_repeat(key, value, time_s):
-            continue
-        events.append(Event(key, value, time_s, n, metadata))
-    if hidden:
-        problems.append((last_problem, f"{hidden} more problems not listed"))
-    log.line_count = n
-    return log
