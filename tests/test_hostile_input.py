@@ -16,6 +16,7 @@ from submissions.bundles.layout import read_scaling_factor
 from submissions.models import Finding, Submission
 from submissions.pipeline import checks
 from submissions.rules import RunContext, check_run
+from submissions.rules.run import CHECK_CRASHED
 from submissions.safejson import storable
 from submissions.systems import MAX_COUNT, fields_of, read_count
 
@@ -245,7 +246,7 @@ def test_a_crash_in_the_run_checks_is_an_error_on_that_run_not_a_failed_submissi
     monkeypatch.setattr(checks.rules, "check_run", crash)  # a fault of ours, stood in by a function that raises
     submission = ingest(acme(tmp_path))
     assert submission.status == Submission.Status.INVALID, submission.message
-    [finding] = findings(submission, checks.CHECK_CRASHED)
+    [finding] = findings(submission, CHECK_CRASHED)
     assert finding.run.path.endswith("result_1.txt") and finding.severity == "error"
     assert "ZeroDivisionError: a bug" in finding.message and "report it" in finding.hint
     assert Run.objects.filter(result__system__submission=submission, checked=True).count() == 3

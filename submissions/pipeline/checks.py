@@ -17,12 +17,12 @@ from leaderboard.models import Benchmark, Run
 
 from .. import rules
 from ..models import Finding, RunCheck
+from ..rules import run as run_rules
 from ..rules.library import is_stop
 from ..safejson import describe, storable
 from .common import Status, submission_files, update, update_rows
 
 log = logging.getLogger(__name__)
-CHECK_CRASHED = "run.check-crashed"  # check_run raised what it should have made a finding of
 STORED_AS_TEXT = "run.stored-as-text"  # hyperparameters JSON cannot hold as they are (NaN, Infinity, too deep)
 
 RUN_FIELDS = (
@@ -95,24 +95,17 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
         outcome = rules.check_run(files.file(run["path"]), run["path"], ctx)
     except SoftTimeLimitExceeded:
         fields["failure_reason"] = "checking took longer than the time limit"
-        return fields, [rules.Finding(
-            "error", "run.timeout", "Checking this log took longer than the task's time limit.",
-            "Look for very long lines or a log far larger than a training run writes.", run["path"])]
+        return fields, [run_rules.timed_out(run["path"])]
     except OSError as error:
         fields["failure_reason"] = f"the log could not be read: {error.strerror}"
-        return fields, [rules.Finding("error", "run.unreadable", f"The log could not be read: {error.strerror}.",
-                                      "Re-upload the bundle.", run["path"])]
+        return fields, [run_rules.unreadable(run["path"], error)]
     except Exception as error:
         if is_stop(error):  # a time limit or an interrupt ends the task, as it must
             raise
         # A fault in the checks (or in mlperf-logging): this run has an error finding, the batch goes on.
         log.exception("checking run %s (%s) failed", run["pk"], run["path"])
         fields["failure_reason"] = f"checking the log failed inside the portal ({type(error).__name__})"
-        return fields, [rules.Finding(
-            "error", CHECK_CRASHED, f"Checking this log failed inside the portal ({type(error).__name__}: "
-                                    f"{str(error)[:200]}), so the run is not counted.",
-            "A fault in the portal, not necessarily in the log: report it to the portal's administrators with "
-            "this file.", run["path"])]
+        return fields, [run_rules.check_crashed(run["path"], error)]
     fields, stored_as_text = _outcome_fields(outcome)
     return fields, [*outcome.findings, *stored_as_text]
 

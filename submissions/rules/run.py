@@ -19,7 +19,7 @@ import gc
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import finite_number, reads
 from . import clock, compliance, library, rcp, v05
-from .findings import Findings, RunContext, RunOutcome
+from .findings import Finding, Findings, RunContext, RunOutcome
 from .prescan import Prescan, prescan
 
 # Run rules whose error means the run did not converge, or that its logged time cannot be trusted (the score
@@ -272,3 +272,35 @@ def _settle_success(summary: RunSummary, found: Findings) -> None:
             summary.success = False
             summary.failure_reason = f.message[:500]
             return
+
+
+# The findings on a run whose checks did not finish, made by the task that ran check_run
+# (pipeline/checks.py) in place of its outcome.
+TIMED_OUT, UNREADABLE, CHECK_CRASHED = "run.timeout", "run.unreadable", "run.check-crashed"
+
+
+def timed_out(rel_path: str) -> Finding:
+    return Finding(
+        "error", TIMED_OUT, "Checking this log took longer than the task's time limit.",
+        "Look for very long lines or a log far larger than a training run writes.", rel_path,
+    )
+
+
+def unreadable(rel_path: str, error: OSError) -> Finding:
+    return Finding(
+        "error", UNREADABLE, f"The log could not be read: {error.strerror}.",
+        "Re-upload the bundle.", rel_path,
+    )
+
+
+def check_crashed(rel_path: str, error: Exception) -> Finding:
+    """check_run raised what it should have made a finding of: a fault in the checks or in
+    mlperf-logging."""
+    return Finding(
+        "error", CHECK_CRASHED,
+        f"Checking this log failed inside the portal ({type(error).__name__}: {str(error)[:200]}), "
+        "so the run is not counted.",
+        "A fault in the portal, not necessarily in the log: report it to the portal's "
+        "administrators with this file.",
+        rel_path,
+    )
