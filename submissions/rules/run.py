@@ -12,9 +12,7 @@ Steps, cheapest first, each turning what it sees into findings rather than raisi
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import finite_number, reads
@@ -36,25 +34,6 @@ BULKY_KEYS = ("tracked_stats",)
 def check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     """Check one result log at `path` (or a file of a bundle read in place, see logs.open_binary; bundle-relative
     `rel_path`) against the round's rules."""
-    with _no_cycle_collection():
-        return _check_run(path, rel_path, ctx)
-
-
-@contextlib.contextmanager
-def _no_cycle_collection():
-    """A log's events are hundreds of thousands of small dicts and lists, none in a cycle; while they are
-    built, Python's cycle collector would scan them again and again (a quarter of the check's time).
-    Reference counting still frees them; any cycles made meanwhile are collected afterwards."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     found = Findings(rel_path)
     scan = prescan(path, ctx.max_line_bytes)
     _report_prescan(scan, ctx, found)
