@@ -1,13 +1,16 @@
-"""The round table's view state, kept whole in the query string: filters, sort and units.
+"""The round table for one view: its state, kept whole in the query string (filters, sort, units).
 
 `TableView.from_query(querydict, data)` reads and validates the state (unknown values are
 dropped, not errors, so an old permalink still opens); `view.rows(data)` filters and sorts
-the round's rows; `view.sections(rows)` groups them division → category; `view.query()`
+the round's rows; `sections(rows)` groups them division → category; `view.query()`
 writes the canonical query string (defaults left out), which is also the cache key.
-The same state drives the page, its charts and its exports.
+The same state drives the page, its charts and its exports. `shown_table(view, data)` lays
+the rows out as the page shows them (numbers formatted, tooltips written: text, no HTML) for
+templates/leaderboard/_round_table.html.
 """
 
 from dataclasses import dataclass, field, replace
+from typing import TypedDict
 from urllib.parse import urlencode
 
 from django import forms
@@ -296,3 +299,129 @@ def sections(rows: list[Row]) -> list[Section]:
         grouped.setdefault((row.division, row.category), []).append(row)
     order = sorted(grouped, key=lambda k: (DIVISIONS.index(k[0]), CATEGORIES.index(k[1])))
     return [Section(d, c, grouped[(d, c)]) for d, c in order]
+
+
+# --- the table as the page shows it --------------------------------------------------------
+# Every number is formatted and every tooltip written here, as plain text that the template
+# escapes: a round has 400 systems × 10 benchmarks, and work per cell costs more in a
+# template than here. Rows and cells are dicts (TypedDict) because the template engine looks
+# a name up in a dict first and only then, after an exception, as an attribute.
+
+class ShownCell(TypedDict):
+    url: str
+    text: str  # the number in this view's unit; '' when it has none
+    title: str  # the tooltip: public id, why it has no score, findings, energy
+    findings: str  # '' when clean
+    not_scored: bool
+
+
+class ShownRow(TypedDict):
+    slug: str
+    system_id: int
+    submitter: str
+    name: str
+    url: str
+    processor: str  # "2 × model", the model cut to fit
+    processor_title: str  # the whole model where it was cut, else ''
+    accelerator: str
+    accelerator_title: str
+    software: str
+    software_title: str
+    cells: list[ShownCell | None]  # one per benchmark shown; None: no result
+    cloud_scale: str  # '' when the system has no price line; 'n/a' when the line has no price
+    cloud_scale_note: str
+    cloud_scale_unverified: bool
+    power: str
+
+
+@dataclass
+class ShownTable:
+    """One view of a round's table, ready for templates/leaderboard/_round_results.html."""
+
+    rows: list[Row]  # filtered and sorted, as the charts take them
+    benchmarks: list[Bench]
+    headers: list[dict]  # one per benchmark column: bench, qs (sort link), aria_sort, unit
+    columns: dict[str, dict]  # the other sortable columns: qs, aria_sort
+    sections: list[tuple[Section, list[ShownRow]]]
+    show_cloud_scale: bool
+    show_power: bool
+    chart_bench: Bench | None  # the benchmark of the scaling chart
+
+    @property
+    def results_shown(self) -> int:
+        return sum(len(r.cells) for r in self.rows)
+
+
+SORTABLE_COLUMNS = ("submitter", "system", "processor", "accelerator", "software", "cloud_scale", "power")
+
+
+def shown_table(view: TableView, data: RoundData) -> ShownTable:
+    rows = view.rows(data)
+    benches = view.benchmarks(data)
+    headers = []
+    for bench in benches:
+        qs, state = view.sort_link(f"b.{bench.key}", data)
+        unit = "kJ" if view.show == "energy" else "×" if view.shows_speedup(bench) else "min"
+        headers.append({"bench": bench, "qs": qs, "aria_sort": state, "unit": unit})
+    columns = {}
+    for column in SORTABLE_COLUMNS:
+        qs, state = view.sort_link(column, data)
+        columns[column] = {"qs": qs, "aria_sort": state}
+    # The chart's benchmark: the one asked for, else the first with a result in this view.
+    chart_bench = next((b for b in benches if b.key == view.chart), None) or next(
+        (b for b in benches if any(b.key in r.cells for r in rows)), None
+    )
+    columns_of = [(bench, view.shows_speedup(bench)) for bench in benches]
+    return ShownTable(
+        rows=rows, benchmarks=benches, headers=headers, columns=columns,
+        sections=[(s, [_shown_row(view, row, columns_of) for row in s.rows]) for s in sections(rows)],
+        show_cloud_scale=data.has_cloud_scale, show_power=data.has_energy, chart_bench=chart_bench,
+    )
+
+
+def _truncate(text: str, limit: int) -> tuple[str, str]:
+    """(text cut to `limit` characters with '…', the whole text as a tooltip where it was cut else '')."""
+    return (text, "") if len(text) <= limit else (text[: limit - 1] + "…", text)
+
+
+def _shown_row(view: TableView, row: Row, columns_of: list[tuple[Bench, bool]]) -> ShownRow:
+    processor, processor_title = _truncate(row.processor_model, 26)
+    accelerator, accelerator_title = _truncate(row.accelerator_model, 26)
+    software, software_title = _truncate(row.framework, 28)
+    cloud_scale = ""
+    if row.cloud_scale_note:
+        cloud_scale = "n/a" if row.cloud_scale is None else f"{row.cloud_scale:.2f}"
+    power = row.avg_power_kw
+    return ShownRow(
+        slug=row.slug, system_id=row.system_id, submitter=row.submitter, name=row.name, url=row.url,
+        processor=f"{row.processor_count} × {processor}" if row.processor_count else processor,
+        processor_title=processor_title,
+        accelerator=f"{row.accelerator_count} × {accelerator}" if row.accelerator_count else accelerator,
+        accelerator_title=accelerator_title,
+        software=software, software_title=software_title,
+        cells=[_shown_cell(view, row, bench, speedup) for bench, speedup in columns_of],
+        cloud_scale=cloud_scale, cloud_scale_note=row.cloud_scale_note,
+        cloud_scale_unverified=row.cloud_scale_unverified,
+        power="" if power is None else f"{power:.1f}",
+    )
+
+
+def _shown_cell(view: TableView, row: Row, bench: Bench, speedup: bool) -> ShownCell | None:
+    """One benchmark's cell; `speedup`: whether this view shows the benchmark as a speedup."""
+    cell = row.cells.get(bench.key)
+    if cell is None:
+        return None
+    value = view.cell_value(row, bench)
+    if value is None:
+        text = ""
+    else:
+        text = f"{value:,.2f}×" if speedup and cell.speedup else f"{value:,.2f}"
+    notes = [f"{cell.public_id}."] if cell.public_id else []
+    if cell.not_scored_because:
+        notes.append(f"Not scored: {cell.not_scored_because}")
+    if cell.findings:
+        notes.append(f"Findings: {cell.findings}.")
+    if cell.energy_j is not None and view.show != "energy":
+        notes.append(f"Energy to train: {cell.energy_kj:,.0f} kJ.")
+    return ShownCell(url=cell.url, text=text, title=" ".join(notes), findings=cell.findings,
+                     not_scored=bool(cell.not_scored_because))

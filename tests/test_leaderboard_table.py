@@ -264,3 +264,68 @@ def test_power_shows_where_reported_as_energy_per_benchmark_and_mean_power_per_s
     rows = dict(table_rows(page(client, "/r/training-v5.1/?show=energy")))
     assert rows["alpha"][-2] == "6,000.00" and rows["beta"][-2] == ""
     assert "Avg. power" not in page(client, "/r/training-v0.6/")
+
+
+def _round_data():
+    """A round table's data made by hand: the row builder needs no database."""
+    from leaderboard.tables import Bench, Cell, RoundData, Row
+
+    benches = [Bench("resnet", "ResNet", 8831.3, 0.749, True), Bench("ssd", "SSD", None, 0.212, True)]
+    row = Row(
+        system_id=7, submitter="Acme", key="alpha", name="Alpha", url="/r/x/Acme/alpha/", division="closed",
+        category="cloud", processor_model="P" * 30, processor_count=2, accelerator_model="NVIDIA H100",
+        accelerator_count=None, nodes=1, framework="PyTorch", cloud_scale=None, cloud_scale_note="no price known",
+        cells={
+            "resnet": Cell(1, "/r/x/Acme/alpha/resnet/", 301.58 * 60, 29.2834, 6_000_000, 5,
+                           "2 errors (advisory)", public_id="0.5-0001"),
+            "ssd": Cell(2, "/r/x/Acme/alpha/ssd/", None, None, None, 0, "", not_scored_because="2 of 5 runs failed"),
+        },
+    )
+    return RoundData("x", benches, [row])
+
+
+def test_the_row_builder_formats_each_cell_for_the_view_as_text():
+    from django.http import QueryDict
+
+    from leaderboard.tableview import TableView, shown_table
+
+    data = _round_data()
+    view, _ = TableView.from_query(QueryDict(""), data)
+    table = shown_table(view, data)
+    [(section, [row])] = table.sections
+    assert section.anchor == "closed-cloud" and [h["unit"] for h in table.headers] == ["×", "min"]
+    assert row["processor"] == "2 × " + "P" * 25 + "…" and row["processor_title"] == "P" * 30
+    assert row["accelerator"] == "NVIDIA H100" and row["accelerator_title"] == ""  # no count, nothing cut
+    assert row["cloud_scale"] == "n/a" and row["power"] == "0.3"  # 6 MJ over 301.58 min: 0.33 kW
+    resnet, ssd = row["cells"]
+    assert resnet["text"] == "29.28×" and not resnet["not_scored"] and resnet["findings"] == "2 errors (advisory)"
+    assert resnet["title"] == "0.5-0001. Findings: 2 errors (advisory). Energy to train: 6,000 kJ."
+    assert ssd["not_scored"] and ssd["text"] == "" and ssd["title"] == "Not scored: 2 of 5 runs failed"
+
+    view, _ = TableView.from_query(QueryDict("show=energy&benchmark=resnet"), data)
+    [(_, [row])] = shown_table(view, data).sections
+    assert [c["text"] for c in row["cells"]] == ["6,000.00"]
+    assert "Energy" not in row["cells"][0]["title"]  # the number itself is the energy
+
+
+def test_the_round_table_template_escapes_what_comes_from_bundles():
+    from django.http import QueryDict
+    from django.template.loader import render_to_string
+
+    from leaderboard.tableview import TableView, shown_table
+
+    data = _round_data()
+    row = data.rows[0]
+    row.submitter, row.name, row.framework = '<b>"Acme"</b>', "<script>x</script>", "A&B"
+    row.cells["ssd"].not_scored_because = "<img src=x>"
+    view, _ = TableView.from_query(QueryDict(""), data)
+    table = shown_table(view, data)
+    [(section, rows)] = table.sections
+    html = render_to_string("leaderboard/_round_table.html", {
+        "round": {"name": "R"}, "section": section, "rows": rows, "view": view, "headers": table.headers,
+        "columns": table.columns, "show_cloud_scale": True, "show_power": True,
+    })
+    assert "<script>" not in html and "<img" not in html and "<b>" not in html
+    assert 'data-system="&lt;b&gt;&quot;Acme&quot;&lt;/b&gt;/alpha"' in html
+    assert ">&lt;script&gt;x&lt;/script&gt;</a></th>" in html and ">A&amp;B</td>" in html
+    assert 'title="Not scored: &lt;img src=x&gt;"><span class="not-scored">not scored</span></a>' in html

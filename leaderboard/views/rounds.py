@@ -17,9 +17,8 @@ from django.views.decorators.http import require_safe
 from .. import cache, charts
 from ..exports import FORMATS, table_frame
 from ..models import Round
-from ..tablehtml import rows_html
 from ..tables import round_data
-from ..tableview import TableView, sections
+from ..tableview import TableView, shown_table
 from .common import attachment, json_script
 
 CONTROL_PARAMS = ("partial", "format")
@@ -96,32 +95,14 @@ def _gzipped(request, packed: bytes, content_type: str) -> HttpResponse:
 
 
 def _round_context(round_, data, view: TableView, form) -> dict:
-    rows = view.rows(data)
-    benches = view.benchmarks(data)
-    secs = sections(rows)
-    headers = []
-    for bench in benches:
-        qs, state = view.sort_link(f"b.{bench.key}", data)
-        unit = "kJ" if view.show == "energy" else "×" if view.shows_speedup(bench) else "min"
-        headers.append({"bench": bench, "qs": qs, "aria_sort": state, "unit": unit})
-    columns = {}
-    for column in ("submitter", "system", "processor", "accelerator", "software", "cloud_scale", "power"):
-        qs, state = view.sort_link(column, data)
-        columns[column] = {"qs": qs, "aria_sort": state}
-    chart_bench = next((b for b in benches if b.key == view.chart), None) or next(
-        (b for b in benches if any(b.key in r.cells for r in rows)), None
-    )
-    query = view.query()
+    table = shown_table(view, data)
     return {
         "round": round_, "rounds": list(Round.objects.values_list("key", "name")),
-        "data": data, "view": view, "form": form, "benchmarks": benches, "headers": headers, "columns": columns,
-        "sections": [(s, mark_safe(rows_html(view, s.rows, benches, cloud_scale=data.has_cloud_scale,
-                                                 power=data.has_energy))) for s in secs],
-        "shown": len(rows), "total": len(data.rows), "results_shown": sum(len(r.cells) for r in rows),
-        "query": query, "csv_query": urlencode([*view.params(), ("format", "csv")]),
+        "view": view, "form": form, "headers": table.headers, "columns": table.columns, "sections": table.sections,
+        "shown": len(table.rows), "total": len(data.rows), "results_shown": table.results_shown,
+        "csv_query": urlencode([*view.params(), ("format", "csv")]),
         "json_query": urlencode([*view.params(), ("format", "json")]),
-        "scaling_chart": json_script(charts.scaling(rows, chart_bench)), "chart_bench": chart_bench,
-        "cost_chart": json_script(charts.cost(rows, benches)),
-        "show_cloud_scale": data.has_cloud_scale, "show_power": data.has_energy,
-        "ncols": 6 + len(benches) + data.has_cloud_scale + data.has_energy,
+        "scaling_chart": json_script(charts.scaling(table.rows, table.chart_bench)), "chart_bench": table.chart_bench,
+        "cost_chart": json_script(charts.cost(table.rows, table.benchmarks)),
+        "show_cloud_scale": table.show_cloud_scale, "show_power": table.show_power,
     }
