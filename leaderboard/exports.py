@@ -16,6 +16,7 @@ import pandas as pd
 from .models import Result, Round
 from .tables import RoundData
 from .tableview import TableView, sections
+from .units import minutes
 
 COLUMNS = [
     "public_id", "submitter", "system", "division", "category", "benchmark",
@@ -146,7 +147,7 @@ RUN_COLUMNS = [
 def runs_frame(result: Result, runs) -> pd.DataFrame:
     records = [{
         "run_id": run.id, "result_id": result.id, "index": run.index, "path": run.path,
-        "minutes": _round(None if run.time_to_train_s is None else run.time_to_train_s / 60),
+        "minutes": _round(minutes(run.time_to_train_s)),
         "success": run.success, "status": run.status, "failure_reason": run.failure_reason,
         "counted": run.counted, "dropped": run.dropped, "seed": run.seed,
     } for run in runs]
@@ -165,7 +166,7 @@ def results_frame(round_: Round, *, published_only: bool = True) -> pd.DataFrame
         "score_message", "path",
     )
     frame = pd.DataFrame.from_records(list(rows), columns=COLUMNS)
-    frame["score_minutes"] = (frame["score_minutes"].astype("float64") / 60).round(4)
+    frame["score_minutes"] = minutes(frame["score_minutes"].astype("float64")).round(4)
     frame["speedup"] = frame["speedup"].astype("float64").round(4)
     frame.loc[frame["score_minutes"].notna(), "not_scored_because"] = ""  # a scored result's note is not a reason
     return frame

@@ -11,6 +11,7 @@ from django.db import models
 from django.urls import reverse
 
 from .organisations import organisation_of
+from .units import minutes
 
 
 def new_cache_token() -> str:
@@ -198,7 +199,7 @@ class Result(models.Model):
 
     @property
     def score_minutes(self):
-        return None if self.score_s is None else self.score_s / 60
+        return minutes(self.score_s)
 
     def get_absolute_url(self):
         system = self.system

@@ -4,6 +4,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
+from .units import minutes
 
 ORGANISATION_HELP = "The organisation the submitter name belongs to, the same under every name it submitted as."
 
@@ -67,7 +68,7 @@ class ResultSerializer(serializers.ModelSerializer):
                   "runs_counted", "error_count", "warning_count", "advisory", "url", "runs_url"]
 
     def get_score_minutes(self, obj) -> float | None:
-        return None if obj.score_s is None else round(obj.score_s / 60, 4)
+        return None if obj.score_s is None else round(minutes(obj.score_s), 4)
 
     def get_url(self, obj) -> str:
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())
@@ -85,7 +86,7 @@ class RunSerializer(serializers.ModelSerializer):
                   "seed", "counted", "dropped", "eval_x", "eval_curve", "hyperparameters"]
 
     def get_minutes(self, obj) -> float | None:
-        return None if obj.time_to_train_s is None else round(obj.time_to_train_s / 60, 4)
+        return None if obj.time_to_train_s is None else round(minutes(obj.time_to_train_s), 4)
 
 
 class PriceSerializer(serializers.ModelSerializer):

@@ -13,6 +13,7 @@ from django.urls import reverse
 from . import cache, public
 from .models import Category, CloudPrice, Division, Round
 from .prices import PriceIndex
+from .units import minutes as in_minutes
 
 DIVISIONS = [d.value for d in Division]
 CATEGORIES = [c.value for c in Category]
@@ -45,7 +46,7 @@ class Cell:
 
     @property
     def minutes(self):
-        return None if self.score_s is None else self.score_s / 60
+        return in_minutes(self.score_s)
 
     @property
     def energy_kj(self):

@@ -1,6 +1,9 @@
 """Scoring: olympic mean, failed runs as infinitely slow, first-converging runs (v0.5 NCF), the
 failures a result tolerates and the words for why it has no score."""
 
+import pandas as pd
+
+from leaderboard.units import minutes
 from submissions import scoring
 from submissions.rules import no_score
 
@@ -161,3 +164,8 @@ def test_a_result_without_a_score_is_an_error_that_says_why():
     assert (finding.severity, finding.rule) == ("error", "result.no-score")
     assert finding.file == "A/results/s/resnet"
     assert finding.message == "No score: 3 of 5 runs failed; at most 1 may fail."
+
+
+def test_minutes_is_seconds_over_sixty_for_numbers_and_columns_and_keeps_none():
+    assert minutes(90) == 1.5 and minutes(None) is None
+    assert minutes(pd.Series([60.0, 30.0])).tolist() == [1.0, 0.5]

@@ -1,5 +1,7 @@
 from django import template
 
+from .. import units
+
 register = template.Library()
 
 
@@ -11,7 +13,7 @@ def get(mapping, key):
 
 @register.filter
 def minutes(seconds):
-    return None if seconds is None else seconds / 60
+    return units.minutes(seconds)
 
 
 @register.filter

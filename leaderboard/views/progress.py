@@ -11,6 +11,7 @@ from django.views.decorators.http import require_safe
 from .. import cache, charts, public
 from ..models import Benchmark, Division, Round
 from ..organisations import name_key, organisation_of
+from ..units import minutes as in_minutes
 from .common import json_script
 
 
@@ -58,7 +59,7 @@ def progress_page(request):
         table = []
         for r in rounds:
             for bench_key in sorted({k for (rk, k) in bests if rk == r.key}):
-                minutes = bests[(r.key, bench_key)] / 60
+                minutes = in_minutes(bests[(r.key, bench_key)])
                 series.setdefault(bench_key, []).append((r.key, r.name, minutes, who.get((r.key, bench_key), "")))
         for bench_key, points in sorted(series.items()):
             first = points[0][2]

@@ -20,6 +20,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from leaderboard.units import minutes
+
 from .findings import Findings
 
 HERE = Path(__file__).resolve().parent
@@ -103,11 +105,11 @@ def check_speed(benchmark: str, score_s: float | None, accelerator_model: str, a
     best = None if family is None else fewest_accelerator_minutes(benchmark, family)
     if best is None:
         return list(found)  # no published result of this family to compare with
-    used = score_s / 60 * accelerator_count
+    used = minutes(score_s) * accelerator_count
     multiple = best.value / used
     if multiple > RESULT_WARNING_MULTIPLE:
         found.warning(IMPLAUSIBLY_FAST,
-                      f"The score, {score_s / 60:,.2f} minutes on {accelerator_count} x {accelerator_model} "
+                      f"The score, {minutes(score_s):,.2f} minutes on {accelerator_count} x {accelerator_model} "
                       f"({used:,.1f} accelerator-minutes), is {multiple:,.1f}x faster per accelerator than the best "
                       f"{family} result of the published rounds for {benchmark} ({best.value:,.1f} "
                       f"accelerator-minutes: {best.source}); more than {RESULT_WARNING_MULTIPLE:g}x is implausible.",
