@@ -31,9 +31,9 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedLog:
             line = line.replace(nul, nul[:0])
         if isinstance(line, bytes):
             line = line.decode("utf-8", "replace")
-        parser.n = number - 1
+        parser.lines_counted = number - 1
         parser._text(line)
-        parser.n = number  # an empty line counts too
+        parser.lines_counted = number  # an empty line counts too
     return parser.finish()
 
 
@@ -79,7 +79,7 @@ class _LogParser:
         self.log = ParsedLog()
         self.hidden = 0  # problems beyond MAX_PROBLEMS
         self.last_problem = 0
-        self.n = 0  # lines counted so far
+        self.lines_counted = 0  # lines counted so far: the number of the last one
         self.fmt = None  # the last format seen; a file almost always sticks to one
         self.repeats = _Repeats()
         self.left_out: LeftOut | None = None  # parse_file's leave_out
@@ -103,8 +103,8 @@ class _LogParser:
                 self._lines(block, 0, end)
                 head, head_size = ([block[end:]], len(block) - end) if end < len(block) else ([], 0)
             while head_size > limit:  # the unfinished line is already too long: drop it up to its newline
-                self.n += 1
-                self.problem(self.n, self.too_long)
+                self.lines_counted += 1
+                self.problem(self.lines_counted, self.too_long)
                 head, head_size = [], 0
                 while block := read(BLOCK_SIZE):
                     i = block.find(b"\n") + 1
@@ -123,7 +123,7 @@ class _LogParser:
         log = self.log
         if self.hidden:
             log.problems.append((self.last_problem, f"{self.hidden} more problems not listed"))
-        log.line_count = self.n
+        log.line_count = self.lines_counted
         return log
 
     def problem(self, line: int, message: str) -> None:
@@ -143,8 +143,8 @@ class _LogParser:
                 i = j + 1  # the line starting at i is within the limit
                 continue
             self._short_lines(buf, start, i)
-            self.n += 1
-            self.problem(self.n, self.too_long)
+            self.lines_counted += 1
+            self.problem(self.lines_counted, self.too_long)
             stop = buf.find(b"\n", i + limit + 1, end)
             if stop < 0:
                 return
@@ -165,12 +165,12 @@ class _LogParser:
             line_end = chunk.find(b"\n", i) + 1 or len(chunk)
             if line_start > pos:
                 self._text(chunk[pos:line_start].decode("utf-8", "replace"))
-            line = self.n + 1
+            line = self.lines_counted + 1
             self.problem(line, _NUL_PROBLEM)
             if self.keep is not None:
                 self.keep.append((line, None, None, 0, 0))
             self._text(chunk[line_start:line_end].replace(b"\x00", b"").decode("utf-8", "replace"))
-            self.n = line  # also when nothing but NULs was left of the file's last line
+            self.lines_counted = line  # also when nothing but NULs was left of the file's last line
             pos = line_end
             i = chunk.find(b"\x00", pos)
         if pos < len(chunk):
@@ -192,12 +192,12 @@ class _LogParser:
         find, count = text.find, text.count
         size = len(text)
         # The first place of each marker family at or after `done`, once refreshed; -1: none. "MLPerf: " is
-        # only looked for before the next ":::" (b is -2 when it is not there), so it rarely costs a full scan.
-        a = find(":::")
-        b = -2 if a >= 0 else find("MLPerf: ")
-        n = self.n
+        # only looked for before the next ":::" (-2 when it is not there), so it rarely costs a full scan.
+        next_colons = find(":::")
+        next_alibaba = -2 if next_colons >= 0 else find("MLPerf: ")
+        line_number = self.lines_counted
         done = 0  # start of the first line not yet counted
-        if a >= 0 or b >= 0:
+        if next_colons >= 0 or next_alibaba >= 0:
             rfind = text.rfind
             events, formats, problem = self.log.events, self.log.formats, self.problem
             events_append = events.append
@@ -209,42 +209,47 @@ class _LogParser:
             keep = self.keep
             while done < size:
                 line_end = find("\n", done) + 1 or size
-                i = find(marker, done, line_end)
-                if i >= 0:  # the common case: a line of the last format
-                    n += 1
-                    rest = text[i + skip:line_end]
+                marker_at = find(marker, done, line_end)
+                if marker_at >= 0:  # the common case: a line of the last format
+                    line_number += 1
+                    rest = text[marker_at + skip:line_end]
                     line_start, done = done, line_end
                 else:  # jump to the next line with a marker-like text (this one may be noise)
-                    if 0 <= a < done:
-                        a = find(":::", done)
-                    if b < done and b != -1:
-                        b = find("MLPerf: ", done) if a < 0 else (find("MLPerf: ", done, a + 7) if a > done else -2)
-                        if b == -1 and a >= 0:
-                            b = -2
-                    if b < 0:
-                        if a < 0:
+                    if 0 <= next_colons < done:
+                        next_colons = find(":::", done)
+                    if next_alibaba < done and next_alibaba != -1:
+                        if next_colons < 0:
+                            next_alibaba = find("MLPerf: ", done)
+                        elif next_colons > done:
+                            next_alibaba = find("MLPerf: ", done, next_colons + 7)
+                        else:
+                            next_alibaba = -2
+                        if next_alibaba == -1 and next_colons >= 0:
+                            next_alibaba = -2
+                    if next_alibaba < 0:
+                        if next_colons < 0:
                             break
-                        m = a
-                    elif 0 <= a < b:
-                        m = a
+                        next_marker = next_colons
+                    elif 0 <= next_colons < next_alibaba:
+                        next_marker = next_colons
                     else:
-                        m = b
+                        next_marker = next_alibaba
                     line_start = done
-                    if m >= line_end:  # the lines before m's are noise
-                        line_start = rfind("\n", done, m) + 1
-                        n += count("\n", done, line_start)
-                        line_end = find("\n", m) + 1 or size
-                        i = find(marker, line_start, line_end)
+                    if next_marker >= line_end:  # the lines before next_marker's are noise
+                        line_start = rfind("\n", done, next_marker) + 1
+                        line_number += count("\n", done, line_start)
+                        line_end = find("\n", next_marker) + 1 or size
+                        marker_at = find(marker, line_start, line_end)
                     if passed < len(blanks) and blanks[passed] < line_start:  # a line left out was MLLOG's
                         passed = bisect.bisect_left(blanks, line_start, passed)
                         if fmt is not mllog:
                             fmt = mllog
                             marker, parse, name, skip = fmt.MARKER, fmt.parse, fmt.NAME, len(fmt.MARKER)
-                            i = find(marker, line_start, line_end)
-                    n += 1
+                            marker_at = find(marker, line_start, line_end)
+                    line_number += 1
                     done = line_end
-                    if i >= 0:
-                        rest = text[i + skip:line_end]
+                    if marker_at >= 0:
+                        rest = text[marker_at + skip:line_end]
                     else:
                         found = detect(text[line_start:line_end])
                         if found is None:
@@ -256,9 +261,9 @@ class _LogParser:
                     if keep is None:
                         key, value, time_s, metadata = parse(rest)
                     else:
-                        key, value, time_s, metadata = self._keep(n, text, line_start, line_end, rest, name, parse)
+                        key, value, time_s, metadata = self._keep(line_number, text, line_start, line_end, rest, name, parse)
                 except _DECODE_ERRORS as exc:
-                    problem(n, f"cannot decode {name} line: {exc}")
+                    problem(line_number, f"cannot decode {name} line: {exc}")
                     continue
                 if name not in formats:
                     formats.add(name)
@@ -268,33 +273,33 @@ class _LogParser:
                     skipped = at
                 if is_repeat(key, value, time_s):
                     continue
-                events_append(Event(key, value, time_s, n, metadata))
+                events_append(Event(key, value, time_s, line_number, metadata))
             self.fmt = fmt
         if skipped < len(times):
             self.repeats.skip(times[skipped:])
         if passed < len(blanks):
             self.fmt = mllog
-        n += count("\n", done)
+        line_number += count("\n", done)
         if done < size and text[-1] != "\n":
-            n += 1  # the file's last line, without "\n"
-        self.n = n
+            line_number += 1  # the file's last line, without "\n"
+        self.lines_counted = line_number
 
-    def _keep(self, n: int, text: str, line_start: int, line_end: int, rest: str, name: str, parse):
-        """parse(rest) for line n, text[line_start:line_end] (rest is its end), noted in mllog_lines if it
-        holds ":::MLLOG"."""
+    def _keep(self, line_number: int, text: str, line_start: int, line_end: int, rest: str, name: str, parse):
+        """parse(rest) for the line text[line_start:line_end] (rest is its end), noted in mllog_lines if it holds
+        ":::MLLOG"."""
         at = line_end - line_start - len(rest)  # where rest starts in the line
         if text[line_end - 1:line_end] == "\n":
             line_end -= 1
         if name != mllog.NAME:
             if text.find(mllog.MARKER, line_start, line_end) >= 0:
-                self.keep.append((n, text[line_start:line_end], None, 0, 0))
+                self.keep.append((line_number, text[line_start:line_end], None, 0, 0))
             return parse(rest)
         try:
             key, value, time_s, metadata, record, start, end = mllog.parse_record(rest)
         except _DECODE_ERRORS:
-            self.keep.append((n, text[line_start:line_end], None, 0, 0))
+            self.keep.append((line_number, text[line_start:line_end], None, 0, 0))
             raise
-        self.keep.append((n, text[line_start:line_end], record, at + start, at + end))
+        self.keep.append((line_number, text[line_start:line_end], record, at + start, at + end))
         return key, value, time_s, metadata
 
 
