@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from submissions.synthetic.logs import mllog_run
-from submissions.rules import baseline, compliance, library
+from bench import baseline
+from submissions.rules import compliance, library
 from submissions.rules.library import LinearRe
 
 from .conftest import c_scanner

@@ -4,9 +4,10 @@ import tarfile
 
 import pytest
 
+from bench import baseline
 from submissions.logs import parse_file
 from submissions.rules import (
-    ResultContext, RunContext, RunFacts, SystemFacts, baseline, check_result, check_run, rcp_check,
+    ResultContext, RunContext, RunFacts, SystemFacts, check_result, check_run, rcp_check,
 )
 from submissions.systems import fields_of
 
