@@ -12,7 +12,7 @@ with severity, rule, file, line, message, hint, advisory. One call per page, so 
 can answer with one query.
 """
 
-from typing import Callable
+from collections.abc import Callable
 
 Provider = Callable[[list[int]], dict[int, list[dict]]]
 _findings: list[Provider] = []

@@ -32,7 +32,8 @@ import tarfile
 import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 if __package__:
     from .limits import BundleError, Limits, Tally

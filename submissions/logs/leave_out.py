@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from itertools import repeat
 from operator import attrgetter, itemgetter, methodcaller
-from typing import Collection
+from collections.abc import Collection
 
 from .formats import mllog
 

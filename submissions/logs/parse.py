@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from typing import Collection, Iterable
+from collections.abc import Collection, Iterable
 
 from .events import Event, ParsedLog
 from .formats import detect, mllog

@@ -165,7 +165,7 @@ def _store(checked: list[tuple], validation_id: int) -> list[int]:
         )
         update_rows(Run, [(run_id, fields) for run_id, _, fields, _ in checked])
         findings = []
-        for run_id, run, fields, found in checked:
+        for run_id, run, _fields, found in checked:
             submission_id = run["result__system__submission_id"]
             per_submission[submission_id] = per_submission.get(submission_id, 0) + 1
             findings += [

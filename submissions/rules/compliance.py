@@ -297,7 +297,7 @@ def loglines_from(mllog_lines, ruleset: str, benchmark: str | None, skipped: lis
     return loglines, errors
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _all_rules_text() -> str:
     return "\n".join(p.read_text(errors="replace") for p in sorted(library.compliance_dir().rglob("*.yaml")))
 
@@ -310,7 +310,7 @@ def names_a_rule(key: str) -> bool:
     return key in _all_rules_text()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _records_agree(ruleset: str) -> bool:
     """True when the ruleset's parser reads ":::MLLOG {json}" lines and builds from sample lines the
     LogLines that loglines_from builds (a guard against another version of the library's parser)."""

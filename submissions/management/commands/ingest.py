@@ -38,7 +38,7 @@ class Command(BaseCommand):
                 round_ = Round.objects.get(key=options["round"])
             except Round.DoesNotExist:
                 keys = ", ".join(Round.objects.values_list("key", flat=True)) or "none: run load_rounds"
-                raise CommandError(f"No round {options['round']!r}. Known rounds: {keys}.")
+                raise CommandError(f"No round {options['round']!r}. Known rounds: {keys}.") from None
             if not path.exists():
                 raise CommandError(f"{path} does not exist.")
             scratch = scratch or early_split.scratch_folder()
