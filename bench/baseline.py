@@ -5,6 +5,7 @@ reader, a fresh parse of every YAML config, the module-global config queue, the 
 the log's submission_benchmark), without our caching, guards or parallelism. Use it on trusted
 logs only: it is exactly as exposed to hostile logs as the command line is.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -13,7 +14,9 @@ from pathlib import Path
 from submissions.rules import compliance, library
 
 
-def run_mlperf_checker_sequentially(paths_with_benchmarks: Iterable[tuple[str | Path, str]], ruleset: str) -> int:
+def run_mlperf_checker_sequentially(
+    paths_with_benchmarks: Iterable[tuple[str | Path, str]], ruleset: str
+) -> int:
     """Check each (path, benchmark) with mlperf-logging as its CLI would; return how many files it checked.
 
     The benchmark only picks the entry config, as `--config` would on the command line (MiniGo

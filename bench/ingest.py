@@ -43,10 +43,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bin"))
 from services import answers  # noqa: E402 (bin/services.py)
+
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", ROOT.parent / "shared" / "mlperf"))
 TARBALL = SHARED / "training_v5.1_results.tar.xz"
 ROUND = "training-v5.1"
-PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")  # a server; the database is ours
+PG = os.environ.get(
+    "BENCH_PG", "postgres://postgres@127.0.0.1:5432"
+)  # a server; the database is ours
 REDIS = os.environ.get("BENCH_REDIS_INGEST", "redis://127.0.0.1:6379/12")  # flushed before use
 MANAGE = [sys.executable, "manage.py"]
 EXPECTED = {"submissions": 19, "runs": 1669}  # as tests/test_real_rounds.py counts them
@@ -76,7 +79,9 @@ def floor() -> int:
     return total
 
 
-def timed_child(args, env, output: Path, watch: subprocess.Popen | None = None) -> tuple[float, float, int, tuple]:
+def timed_child(
+    args, env, output: Path, watch: subprocess.Popen | None = None
+) -> tuple[float, float, int, tuple]:
     """Run a child process (stdout and stderr to `output`); return (wall seconds, that child's own
     peak RSS in MB, exit code, its (user, system) CPU seconds). With `watch` (the worker), stop the
     child and fail if that exits first."""
@@ -89,7 +94,9 @@ def timed_child(args, env, output: Path, watch: subprocess.Popen | None = None) 
                 if pid:
                     break
                 if watch.poll() is not None:
-                    raise SystemExit(f"the worker exited (code {watch.returncode}) before {args[2]} returned")
+                    raise SystemExit(
+                        f"the worker exited (code {watch.returncode}) before {args[2]} returned"
+                    )
                 time.sleep(0.01)
         except BaseException:
             child.kill()
@@ -101,7 +108,9 @@ def timed_child(args, env, output: Path, watch: subprocess.Popen | None = None) 
 
 
 def tail(path: Path, lines: int = 15) -> str:
-    return "\n".join("    " + line for line in path.read_text(errors="replace").splitlines()[-lines:])
+    return "\n".join(
+        "    " + line for line in path.read_text(errors="replace").splitlines()[-lines:]
+    )
 
 
 def run(args, env, log: Path):
@@ -109,7 +118,9 @@ def run(args, env, log: Path):
     with open(log, "a") as out:
         done = subprocess.run(args, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     if done.returncode:
-        raise SystemExit(f"{' '.join(map(str, args))} failed with exit code {done.returncode}:\n{tail(log)}")
+        raise SystemExit(
+            f"{' '.join(map(str, args))} failed with exit code {done.returncode}:\n{tail(log)}"
+        )
 
 
 def prepare(env, log: Path):
@@ -119,7 +130,9 @@ def prepare(env, log: Path):
 
 def verify(env, log: Path) -> dict:
     """What the database holds after the ingest: submissions, their statuses, runs checked."""
-    done = subprocess.run(MANAGE + ["shell", "-c", VERIFY], env=env, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        MANAGE + ["shell", "-c", VERIFY], env=env, cwd=ROOT, capture_output=True, text=True
+    )
     if done.returncode:
         raise SystemExit(f"reading the database failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -132,16 +145,25 @@ def judge(name: str, code: int, counts: dict, output: Path) -> list[str]:
         last = output.read_text(errors="replace").strip().splitlines()[-1:] or [""]
         rejected = counts["statuses"].get("invalid", 0)
         # --wait exits 1 when a submission is invalid; that is the round's verdict, not a failure.
-        if not (code == 1 and last[0].endswith(f"{rejected} of {counts['submissions']} submissions did not pass.")):
+        if not (
+            code == 1
+            and last[0].endswith(f"{rejected} of {counts['submissions']} submissions did not pass.")
+        ):
             problems.append(f"{name}: the ingest command exited with code {code}:\n{tail(output)}")
     if counts["final"] != counts["submissions"]:
-        problems.append(f"{name}: {counts['submissions'] - counts['final']} submissions are not final")
+        problems.append(
+            f"{name}: {counts['submissions'] - counts['final']} submissions are not final"
+        )
     if counts["statuses"].get("failed"):
-        problems.append(f"{name}: {counts['statuses']['failed']} submissions failed (an error, not a verdict)")
+        problems.append(
+            f"{name}: {counts['statuses']['failed']} submissions failed (an error, not a verdict)"
+        )
     if counts["checked"] != counts["runs"]:
         problems.append(f"{name}: {counts['runs'] - counts['checked']} runs are not checked")
     if (counts["submissions"], counts["runs"]) != (EXPECTED["submissions"], EXPECTED["runs"]):
-        problems.append(f"{name}: expected {EXPECTED['submissions']} submissions and {EXPECTED['runs']} runs")
+        problems.append(
+            f"{name}: expected {EXPECTED['submissions']} submissions and {EXPECTED['runs']} runs"
+        )
     return problems
 
 
@@ -222,10 +244,26 @@ class Worker:
         self.log_path = log
         self.log = open(log, "w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,checks,celery",
-             f"--concurrency={concurrency}", "--pool=prefork", "-n", f"bench-ingest-{os.getpid()}@%h",
-             "--loglevel=INFO"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "portal",
+                "worker",
+                "-Q",
+                "ingest,checks,celery",
+                f"--concurrency={concurrency}",
+                "--pool=prefork",
+                "-n",
+                f"bench-ingest-{os.getpid()}@%h",
+                "--loglevel=INFO",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def wait_ready(self, timeout: float = 120):
@@ -233,9 +271,13 @@ class Worker:
         deadline = time.monotonic() + timeout
         while " ready." not in self.log_path.read_text(errors="replace"):
             if self.process.poll() is not None:
-                raise SystemExit(f"the worker exited (code {self.process.returncode}) at start-up:\n{tail(self.log_path)}")
+                raise SystemExit(
+                    f"the worker exited (code {self.process.returncode}) at start-up:\n{tail(self.log_path)}"
+                )
             if time.monotonic() > deadline:
-                raise SystemExit(f"the worker was not ready after {timeout:.0f} s:\n{tail(self.log_path)}")
+                raise SystemExit(
+                    f"the worker was not ready after {timeout:.0f} s:\n{tail(self.log_path)}"
+                )
             time.sleep(0.1)
 
     def peak_rss(self) -> tuple[int, float, float]:
@@ -264,8 +306,11 @@ class Worker:
         self.log.close()
 
     def errors(self) -> list[str]:
-        return [line for line in self.log_path.read_text(errors="replace").splitlines()
-                if any(word in line for word in ("ERROR", "CRITICAL", "Traceback", "WorkerLostError"))]
+        return [
+            line
+            for line in self.log_path.read_text(errors="replace").splitlines()
+            if any(word in line for word in ("ERROR", "CRITICAL", "Traceback", "WorkerLostError"))
+        ]
 
 
 def eager(tmp: Path) -> dict:
@@ -273,28 +318,53 @@ def eager(tmp: Path) -> dict:
     work = tmp / "eager"
     work.mkdir()
     env = {
-        **os.environ, "DATABASE_URL": f"sqlite:///{work}/bench.sqlite3", "MEDIA_ROOT": str(work / "media"),
-        "CELERY_TASK_ALWAYS_EAGER": "1", "DJANGO_SETTINGS_MODULE": "portal.settings", "DEBUG": "0",
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{work}/bench.sqlite3",
+        "MEDIA_ROOT": str(work / "media"),
+        "CELERY_TASK_ALWAYS_EAGER": "1",
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "DEBUG": "0",
         "SECRET_KEY": "bench-only",
     }
     prepare(env, work / "setup.log")
     output = work / "ingest.log"
-    wall, rss, code, _ = timed_child(MANAGE + ["ingest", str(TARBALL), "--round", ROUND], env, output)  # final on return
+    wall, rss, code, _ = timed_child(
+        MANAGE + ["ingest", str(TARBALL), "--round", ROUND], env, output
+    )  # final on return
     counts = verify(env, work / "setup.log")
-    return {"wall": wall, "rss": rss, "counts": counts, "problems": judge("eager", code, counts, output)}
+    return {
+        "wall": wall,
+        "rss": rss,
+        "counts": counts,
+        "problems": judge("eager", code, counts, output),
+    }
 
 
 def worker(tmp: Path) -> dict:
     """The round ingested by a real worker, timed by `ingest --wait` from start to return."""
     work = tmp / "worker"
     work.mkdir()
-    env = {**os.environ, "MEDIA_ROOT": str(work / "media"), "CELERY_TASK_ALWAYS_EAGER": "0",
-           "DJANGO_SETTINGS_MODULE": "portal.settings", "DEBUG": "0", "SECRET_KEY": "bench-only"}  # as deployed
+    env = {
+        **os.environ,
+        "MEDIA_ROOT": str(work / "media"),
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only",
+    }  # as deployed
     database = f"bench_ingest_{os.getpid()}"
     services, notes, created, flushed, proc = [], [], False, False, None
     try:
-        created = _use("PostgreSQL", PG, lambda: (postgres(f'DROP DATABASE IF EXISTS "{database}"'),
-                                                  postgres(f'CREATE DATABASE "{database}"')), "SQLite", notes)
+        created = _use(
+            "PostgreSQL",
+            PG,
+            lambda: (
+                postgres(f'DROP DATABASE IF EXISTS "{database}"'),
+                postgres(f'CREATE DATABASE "{database}"'),
+            ),
+            "SQLite",
+            notes,
+        )
         if created:
             env["DATABASE_URL"] = f"{PG}/{database}"
             services.append("PostgreSQL")
@@ -317,7 +387,9 @@ def worker(tmp: Path) -> dict:
         ready_cpu, busy = proc.cpu(), machine_busy_seconds()
         output = work / "ingest.log"
         wall, rss, code, cpu = timed_child(
-            MANAGE + ["ingest", str(TARBALL), "--round", ROUND, "--wait", "--timeout", "1800"], env, output,
+            MANAGE + ["ingest", str(TARBALL), "--round", ROUND, "--wait", "--timeout", "1800"],
+            env,
+            output,
             watch=proc.process,
         )
         busy = machine_busy_seconds() - busy
@@ -327,10 +399,22 @@ def worker(tmp: Path) -> dict:
         counts = verify(env, work / "setup.log")
         problems = judge("worker", code, counts, output)
         errors = proc.errors()
-        return {"wall": wall, "rss": rss, "counts": counts, "problems": problems, "notes": notes,
-                "services": "+".join(services), "concurrency": concurrency, "processes": processes,
-                "worker_max": worker_max, "worker_sum": worker_sum, "errors": errors, "cpu": cpu,
-                "worker_cpu": worker_cpu, "busy": busy}
+        return {
+            "wall": wall,
+            "rss": rss,
+            "counts": counts,
+            "problems": problems,
+            "notes": notes,
+            "services": "+".join(services),
+            "concurrency": concurrency,
+            "processes": processes,
+            "worker_max": worker_max,
+            "worker_sum": worker_sum,
+            "errors": errors,
+            "cpu": cpu,
+            "worker_cpu": worker_cpu,
+            "busy": busy,
+        }
     finally:
         if proc is not None:
             proc.stop()
@@ -348,13 +432,17 @@ def worker(tmp: Path) -> dict:
 
 def describe(counts: dict) -> str:
     statuses = ", ".join(f"{n} {status}" for status, n in sorted(counts["statuses"].items()))
-    return (f"{counts['final']}/{counts['submissions']} submissions final ({statuses}), "
-            f"{counts['checked']}/{counts['runs']} runs checked")
+    return (
+        f"{counts['final']}/{counts['submissions']} submissions final ({statuses}), "
+        f"{counts['checked']}/{counts['runs']} runs checked"
+    )
 
 
 def measure_floor(tmp: Path) -> tuple[float, float, int]:
     """(wall seconds, peak RSS in MB, unpacked bytes) of the floor, in a child process like the ingest."""
-    wall, rss, code, _ = timed_child([sys.executable, __file__, "--floor"], os.environ, tmp / "floor.out")
+    wall, rss, code, _ = timed_child(
+        [sys.executable, __file__, "--floor"], os.environ, tmp / "floor.out"
+    )
     if code:
         raise SystemExit(f"the floor failed with exit code {code}:\n{tail(tmp / 'floor.out')}")
     return wall, rss, int((tmp / "floor.out").read_text().split()[-1])
@@ -368,9 +456,15 @@ def main() -> int:
         print(floor())
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=["eager", "worker"], help="run one of the two ingests (default: both)")
-    parser.add_argument("--repeat", type=int, default=1, help="ingest this many times (default 1); the median "
-                                                              "ratio is printed too")
+    parser.add_argument(
+        "--only", choices=["eager", "worker"], help="run one of the two ingests (default: both)"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="ingest this many times (default 1); the median ratio is printed too",
+    )
     args = parser.parse_args()
     # A SIGTERM unwinds like an exception, so the worker is stopped and the database dropped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
@@ -395,13 +489,21 @@ def main() -> int:
 
     mb = total_bytes / 1e6
     print(f"v5.1 round: {TARBALL.stat().st_size / 1e6:.1f} MB compressed, {mb:.1f} MB unpacked")
-    print(f"machine: {os.cpu_count()} CPUs (os.cpu_count()); log parser's C scanner: "
-          + ("built" if list((ROOT / "submissions/logs").glob("_scan.*.so")) else
-             "NOT built, the parser judges in Python (bin/build_scan.py builds it)"))
+    print(
+        f"machine: {os.cpu_count()} CPUs (os.cpu_count()); log parser's C scanner: "
+        + (
+            "built"
+            if list((ROOT / "submissions/logs").glob("_scan.*.so"))
+            else "NOT built, the parser judges in Python (bin/build_scan.py builds it)"
+        )
+    )
     walls = [wall for wall, _, _ in floors]
-    print("floor (decompress + read every byte), before and after each ingest: "
-          + ", ".join(f"{w:.2f}" for w in walls) + f" s; {mb / statistics.mean(walls):.1f} MB/s on average; "
-          f"peak RSS {floor_rss:.1f} MB")
+    print(
+        "floor (decompress + read every byte), before and after each ingest: "
+        + ", ".join(f"{w:.2f}" for w in walls)
+        + f" s; {mb / statistics.mean(walls):.1f} MB/s on average; "
+        f"peak RSS {floor_rss:.1f} MB"
+    )
     ratios: dict[str, list[float]] = {name: [] for name in names}
     for name, r, before, after in runs:
         base = (before + after) / 2
@@ -409,28 +511,47 @@ def main() -> int:
         ratios[name].append(ratio)
         if name == "worker":
             label = f"ingest, worker x{r['concurrency']} ({r['services']}):"
-            print(f"{label:38s} {r['wall']:6.2f} s  {mb / r['wall']:6.1f} MB/s  ratio {ratio:.2f}x to the floor "
-                  f"{base:.2f} s  [ingest --wait as a child, start to return]")
-            print(f"  peak RSS: ingest command {r['rss']:.1f} MB; worker tree ({r['processes']} processes, VmHWM "
-                  f"read before the stop) max {r['worker_max']:.1f} MB, sum {r['worker_sum']:.1f} MB")
-            print(f"  CPU (user + system): ingest command {sum(r['cpu']):.2f} s ({r['cpu'][1]:.2f} system); worker "
-                  f"tree {sum(r['worker_cpu']):.2f} s ({r['worker_cpu'][1]:.2f} system), counted from when it was "
-                  f"ready; whole machine {r['busy']:.2f} s (with PostgreSQL and Redis)")
+            print(
+                f"{label:38s} {r['wall']:6.2f} s  {mb / r['wall']:6.1f} MB/s  ratio {ratio:.2f}x to the floor "
+                f"{base:.2f} s  [ingest --wait as a child, start to return]"
+            )
+            print(
+                f"  peak RSS: ingest command {r['rss']:.1f} MB; worker tree ({r['processes']} processes, VmHWM "
+                f"read before the stop) max {r['worker_max']:.1f} MB, sum {r['worker_sum']:.1f} MB"
+            )
+            print(
+                f"  CPU (user + system): ingest command {sum(r['cpu']):.2f} s ({r['cpu'][1]:.2f} system); worker "
+                f"tree {sum(r['worker_cpu']):.2f} s ({r['worker_cpu'][1]:.2f} system), counted from when it was "
+                f"ready; whole machine {r['busy']:.2f} s (with PostgreSQL and Redis)"
+            )
             for note in r["notes"]:
                 print(f"  note: {note}")
             if r["errors"]:
-                print(f"  worker log: {len(r['errors'])} error lines, the first: {r['errors'][0][:200]}")
+                print(
+                    f"  worker log: {len(r['errors'])} error lines, the first: {r['errors'][0][:200]}"
+                )
         else:
-            print(f"ingest, eager (SQLite, one process):  {r['wall']:6.2f} s  {mb / r['wall']:6.1f} MB/s  "
-                  f"peak RSS {r['rss']:6.1f} MB  ratio {ratio:.2f}x to the floor {base:.2f} s  [eager: one process, SQLite]")
+            print(
+                f"ingest, eager (SQLite, one process):  {r['wall']:6.2f} s  {mb / r['wall']:6.1f} MB/s  "
+                f"peak RSS {r['rss']:6.1f} MB  ratio {ratio:.2f}x to the floor {base:.2f} s  [eager: one process, SQLite]"
+            )
         print(f"  database after: {describe(r['counts'])}")
     summary = []
     for name, values in ratios.items():
-        what = ("worker pipeline", "target <= 3x: the way the portal ingests") if name == "worker" else \
-            ("eager", "one worker's work, no queue: for reference")
-        spread = f" (median of {len(values)}: " + ", ".join(f"{v:.2f}" for v in values) + ")" if len(values) > 1 else ""
+        what = (
+            ("worker pipeline", "target <= 3x: the way the portal ingests")
+            if name == "worker"
+            else ("eager", "one worker's work, no queue: for reference")
+        )
+        spread = (
+            f" (median of {len(values)}: " + ", ".join(f"{v:.2f}" for v in values) + ")"
+            if len(values) > 1
+            else ""
+        )
         summary.append(f"{what[0]} {statistics.median(values):.2f}x{spread} ({what[1]})")
-    print(f"ratio ingest / floor, same run: {'; '.join(summary)}; peak RSS target < 500 MB per process")
+    print(
+        f"ratio ingest / floor, same run: {'; '.join(summary)}; peak RSS target < 500 MB per process"
+    )
     problems = [p for _, r, _, _ in runs for p in r["problems"]]
     for problem in problems:
         print(f"FAILED: {problem}")

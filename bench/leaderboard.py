@@ -62,8 +62,9 @@ end
 def ensure_database(url: str) -> None:
     if not url.startswith("postgres"):
         return
-    import psycopg
     from urllib.parse import urlparse
+
+    import psycopg
 
     parsed = urlparse(url)
     name = parsed.path.lstrip("/")
@@ -74,8 +75,15 @@ def ensure_database(url: str) -> None:
 
 
 def setup_django(url: str, media: str) -> None:
-    os.environ.update(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="portal.settings", DEBUG="0", SECRET_KEY="bench-only",
-                      MEDIA_ROOT=media, CELERY_TASK_ALWAYS_EAGER="1", LOG_LEVEL="ERROR")
+    os.environ.update(
+        DATABASE_URL=url,
+        DJANGO_SETTINGS_MODULE="portal.settings",
+        DEBUG="0",
+        SECRET_KEY="bench-only",
+        MEDIA_ROOT=media,
+        CELERY_TASK_ALWAYS_EAGER="1",
+        LOG_LEVEL="ERROR",
+    )
     import django
 
     django.setup()
@@ -83,13 +91,23 @@ def setup_django(url: str, media: str) -> None:
 
 def round_file(i: int, benchmarks: int) -> dict:
     return {
-        "key": f"{PREFIX}{i:02d}", "name": f"Bench round {i:02d}", "ruleset": "5.1.0", "log_format": "mllog",
-        "publication_date": f"{2000 + i // 12:04d}-{i % 12 + 1:02d}-01", "history": False,
+        "key": f"{PREFIX}{i:02d}",
+        "name": f"Bench round {i:02d}",
+        "ruleset": "5.1.0",
+        "log_format": "mllog",
+        "publication_date": f"{2000 + i // 12:04d}-{i % 12 + 1:02d}-01",
+        "history": False,
         "reference_system": "Bench reference (b0 only)",
-        "benchmarks": [{
-            "key": f"b{j}", "name": f"Benchmark {j}", "quality_target": 0.75, "required_runs": 5,
-            **({"reference_time_s": 500_000.0} if j == 0 else {}),
-        } for j in range(benchmarks)],
+        "benchmarks": [
+            {
+                "key": f"b{j}",
+                "name": f"Benchmark {j}",
+                "quality_target": 0.75,
+                "required_runs": 5,
+                **({"reference_time_s": 500_000.0} if j == 0 else {}),
+            }
+            for j in range(benchmarks)
+        ],
     }
 
 
@@ -98,10 +116,8 @@ def pipeline_sample(tmp: Path, rebuild: bool) -> str:
     from django.core.management import call_command
 
     from leaderboard.models import Result, Round, System
-    from leaderboard.rounds import load_round
+    from leaderboard.rounds import ROUNDS_DIR, load_round, read_round_file
     from submissions.synthetic.bundles import demo_systems, write_bundle
-
-    from leaderboard.rounds import ROUNDS_DIR, read_round_file
 
     # Real benchmark definitions (v5.1's), so that the rules and MLPerf's compliance checker apply.
     data = read_round_file(ROUNDS_DIR / "training-v5.1.toml")
@@ -116,8 +132,10 @@ def pipeline_sample(tmp: Path, rebuild: bool) -> str:
 
     def counts():
         results = Result.objects.filter(system__round=round_)
-        return (f"{System.objects.filter(round=round_).count()} systems, {results.count()} results "
-                f"({results.filter(published=True).count()} published)")
+        return (
+            f"{System.objects.filter(round=round_).count()} systems, {results.count()} results "
+            f"({results.filter(published=True).count()} published)"
+        )
 
     if Result.objects.filter(system__round=round_).exists():
         return counts() + ", from an earlier run"
@@ -126,7 +144,9 @@ def pipeline_sample(tmp: Path, rebuild: bool) -> str:
     specs = demo_systems(6, benches, seed=99)
     folder = write_bundle(tmp, "Pipeline Org", specs, targets)
     started = time.perf_counter()
-    call_command("ingest", str(folder), "--round", round_.key, "--publish", stdout=open(os.devnull, "w"))
+    call_command(
+        "ingest", str(folder), "--round", round_.key, "--publish", stdout=open(os.devnull, "w")
+    )
     return counts() + f" in {time.perf_counter() - started:.1f} s"
 
 
@@ -136,9 +156,9 @@ def build(rounds: int, systems: int, benchmarks: int) -> None:
     from leaderboard.cache import invalidate_round
     from leaderboard.models import CloudPrice, Result, Submitter, System
     from leaderboard.rounds import load_round
-    from submissions.synthetic.bundles import demo_systems, system_json
     from submissions.models import Submission
     from submissions.scoring import olympic
+    from submissions.synthetic.bundles import demo_systems, system_json
     from submissions.systems import from_system_json
 
     orgs = [Submitter.objects.get_or_create(name=f"Org {k:02d}")[0] for k in range(20)]
@@ -152,24 +172,45 @@ def build(rounds: int, systems: int, benchmarks: int) -> None:
             runs = {b.key: b.required_runs for b in benches}
             specs = demo_systems(systems, runs, seed=1000 + i)
             rng = random.Random(i)
-            subs = {org.pk: Submission.objects.create(
-                round=round_, submitter=org, bundle=f"bundles/bench-{i}-{org.pk}.tgz",
-                original_name=f"bench-{i}-{org.pk}.tgz", sha256=f"{i:032d}{org.pk:032d}", size=1,
-                status=Submission.Status.PUBLISHED,
-            ) for org in orgs}
+            subs = {
+                org.pk: Submission.objects.create(
+                    round=round_,
+                    submitter=org,
+                    bundle=f"bundles/bench-{i}-{org.pk}.tgz",
+                    original_name=f"bench-{i}-{org.pk}.tgz",
+                    sha256=f"{i:032d}{org.pk:032d}",
+                    size=1,
+                    status=Submission.Status.PUBLISHED,
+                )
+                for org in orgs
+            }
             system_rows, org_of = [], {}
             for n, spec in enumerate(specs):
                 org = org_of[spec.name] = orgs[n % len(orgs)]
-                for bench in benches:  # fill every benchmark the generator left out, the generator's way
+                for (
+                    bench
+                ) in benches:  # fill every benchmark the generator left out, the generator's way
                     if bench.key not in spec.results:
-                        base = rng.uniform(5, 200) / (spec.nodes * spec.accelerators_per_node) ** 0.8
-                        spec.results[bench.key] = [round(base * rng.uniform(0.97, 1.05), 3) for _ in range(5)]
+                        base = (
+                            rng.uniform(5, 200) / (spec.nodes * spec.accelerators_per_node) ** 0.8
+                        )
+                        spec.results[bench.key] = [
+                            round(base * rng.uniform(0.97, 1.05), 3) for _ in range(5)
+                        ]
                 description = system_json(org.name, spec)
                 fields = from_system_json(description)
-                system_rows.append(System(
-                    submission=subs[org.pk], round=round_, submitter=org, key=spec.name, description=description,
-                    description_path=f"{org.name}/systems/{spec.name}.json", published=True, **fields,
-                ))
+                system_rows.append(
+                    System(
+                        submission=subs[org.pk],
+                        round=round_,
+                        submitter=org,
+                        key=spec.name,
+                        description=description,
+                        description_path=f"{org.name}/systems/{spec.name}.json",
+                        published=True,
+                        **fields,
+                    )
+                )
             System.objects.bulk_create(system_rows, batch_size=1000)
             saved = {s.key: s for s in System.objects.filter(round=round_)}
             result_rows = []
@@ -180,33 +221,64 @@ def build(rounds: int, systems: int, benchmarks: int) -> None:
                     score = olympic(times, bench.required_runs)
                     if score.seconds is None:
                         continue
-                    result_rows.append(Result(
-                        system=system, benchmark=bench, path=f"{org_of[spec.name].name}/results/{spec.name}/{bench.key}",
-                        score_s=score.seconds, runs_counted=len(score.counted), published=True,
-                        speedup=bench.reference_time_s / score.seconds if bench.reference_time_s else None,
-                        warning_count=1 if rng.random() < 0.1 else 0,
-                    ))
+                    result_rows.append(
+                        Result(
+                            system=system,
+                            benchmark=bench,
+                            path=f"{org_of[spec.name].name}/results/{spec.name}/{bench.key}",
+                            score_s=score.seconds,
+                            runs_counted=len(score.counted),
+                            published=True,
+                            speedup=bench.reference_time_s / score.seconds
+                            if bench.reference_time_s
+                            else None,
+                            warning_count=1 if rng.random() < 0.1 else 0,
+                        )
+                    )
             Result.objects.bulk_create(result_rows, batch_size=2000)
             CloudPrice.objects.filter(round=round_).delete()
-            CloudPrice.objects.create(round=round_, reference=True, provider="Bench", instance="1 reference GPU",
-                                      price_per_hour=2, status="placeholder", notes="bench data")
-            CloudPrice.objects.bulk_create([
-                CloudPrice(round=round_, submitter=org_of[s.key].name, system_key=s.key, provider="Bench",
-                           instance=s.name, price_per_hour=2 * (s.accelerator_count or 1), status="placeholder")
-                for s in saved.values() if s.category == "cloud"
-            ])
+            CloudPrice.objects.create(
+                round=round_,
+                reference=True,
+                provider="Bench",
+                instance="1 reference GPU",
+                price_per_hour=2,
+                status="placeholder",
+                notes="bench data",
+            )
+            CloudPrice.objects.bulk_create(
+                [
+                    CloudPrice(
+                        round=round_,
+                        submitter=org_of[s.key].name,
+                        system_key=s.key,
+                        provider="Bench",
+                        instance=s.name,
+                        price_per_hour=2 * (s.accelerator_count or 1),
+                        status="placeholder",
+                    )
+                    for s in saved.values()
+                    if s.category == "cloud"
+                ]
+            )
         invalidate_round(round_.key)
-        print(f"  {round_.key}: {len(system_rows)} systems, {len(result_rows)} results "
-              f"({time.perf_counter() - started:.1f} s)", flush=True)
+        print(
+            f"  {round_.key}: {len(system_rows)} systems, {len(result_rows)} results "
+            f"({time.perf_counter() - started:.1f} s)",
+            flush=True,
+        )
 
 
 def catalogue_ok(rounds: int, systems: int, benchmarks: int) -> bool:
     from leaderboard.models import Result, Round, System
 
     keys = [f"{PREFIX}{i:02d}" for i in range(rounds)]
-    return (Round.objects.filter(key__in=keys).count() == rounds
-            and System.objects.filter(round__key__in=keys).count() == rounds * systems
-            and Result.objects.filter(system__round__key__in=keys).count() >= rounds * systems * benchmarks * 0.95)
+    return (
+        Round.objects.filter(key__in=keys).count() == rounds
+        and System.objects.filter(round__key__in=keys).count() == rounds * systems
+        and Result.objects.filter(system__round__key__in=keys).count()
+        >= rounds * systems * benchmarks * 0.95
+    )
 
 
 def free_port() -> int:
@@ -248,9 +320,23 @@ def wrk(url: str, seconds: int, connections: int, unique: bool = False) -> dict:
         script.write(WRK_STATS)
     env = {**os.environ, "BENCH_UNIQUE": "1" if unique else "0"}
     out = subprocess.run(
-        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-H", "Accept-Encoding: gzip",
-         "-s", script.name, url],
-        capture_output=True, text=True, env=env, check=True,
+        [
+            "wrk",
+            "-t2",
+            f"-c{connections}",
+            f"-d{seconds}s",
+            "--timeout",
+            "10s",
+            "-H",
+            "Accept-Encoding: gzip",
+            "-s",
+            script.name,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     ).stdout
     os.unlink(script.name)
     line = next(line for line in out.splitlines() if line.startswith("{"))
@@ -262,7 +348,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--systems", type=int, default=400)
     parser.add_argument("--benchmarks", type=int, default=10)
-    parser.add_argument("--rebuild", action="store_true", help="rebuild the catalogue even if it is there")
+    parser.add_argument(
+        "--rebuild", action="store_true", help="rebuild the catalogue even if it is there"
+    )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--seconds", type=int, default=10, help="length of each wrk run")
     parser.add_argument("--connections", type=int, default=16)
@@ -285,20 +373,30 @@ def main() -> int:
 
     call_command("migrate", verbosity=0)
     call_command("load_rounds", stdout=open(os.devnull, "w"))
-    print(f"catalogue: {args.rounds} rounds × {args.systems} systems × {args.benchmarks} benchmarks in {BENCH_DB}")
-    print("  sample round through the whole pipeline (write_bundle → ingest → publish): "
-          + pipeline_sample(Path(media), args.rebuild))
+    print(
+        f"catalogue: {args.rounds} rounds × {args.systems} systems × {args.benchmarks} benchmarks in {BENCH_DB}"
+    )
+    print(
+        "  sample round through the whole pipeline (write_bundle → ingest → publish): "
+        + pipeline_sample(Path(media), args.rebuild)
+    )
     if args.rebuild or not catalogue_ok(args.rounds, args.systems, args.benchmarks):
-        print("  bulk-inserting the big rounds (generator-shaped rows, pipeline scoring; NOT through the "
-              "pipeline: see the docstring)")
+        print(
+            "  bulk-inserting the big rounds (generator-shaped rows, pipeline scoring; NOT through the "
+            "pipeline: see the docstring)"
+        )
         started = time.perf_counter()
         build(args.rounds, args.systems, args.benchmarks)
         print(f"  built in {time.perf_counter() - started:.0f} s")
     else:
         print("  reusing the catalogue already in the database (--rebuild to redo it)")
     total = Result.objects.filter(system__round__key__startswith=PREFIX, published=True).count()
-    largest = (Round.objects.filter(key__startswith=PREFIX).exclude(key=f"{PREFIX}pipeline")
-               .order_by("-key").first())
+    largest = (
+        Round.objects.filter(key__startswith=PREFIX)
+        .exclude(key=f"{PREFIX}pipeline")
+        .order_by("-key")
+        .first()
+    )
     per_round = Result.objects.filter(system__round=largest).count()
     print(f"  {total} published results; measured round {largest.key} has {per_round} results")
 
@@ -306,11 +404,31 @@ def main() -> int:
     # Persistent database connections, as a deployment would set them (a new PostgreSQL
     # connection per request costs more than serving a cached page).
     served_db = BENCH_DB + ("&" if "?" in BENCH_DB else "?") + "conn_max_age=600"
-    env = {**os.environ, "DATABASE_URL": served_db, "DEBUG": "0", "SECRET_KEY": "bench-only", "LOG_LEVEL": "ERROR"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": served_db,
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only",
+        "LOG_LEVEL": "ERROR",
+    }
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "portal.wsgi:application", "-b", f"127.0.0.1:{port}",
-         "-w", str(args.workers), "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "portal.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(args.workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -323,27 +441,70 @@ def main() -> int:
         page = f"{base}/r/{largest.key}/"
         export = f"{page}?format=csv"
         filtered = f"{page}?category=cloud&sort=b.b3"
-        print(f"\ngunicorn: {args.workers} sync workers on 127.0.0.1:{port} (DEBUG off, conn_max_age=600); load from wrk "
-              f"(-t2 -c{args.connections}, {args.seconds} s per run, Accept-Encoding: gzip as browsers send)")
-        for _ in range(10):  # every worker imports and compiles its templates before anything is timed
-            get(f"{base}/r/{PREFIX}00/?division=open"), get(f"{base}/r/{PREFIX}00/?format=csv&division=open")
+        print(
+            f"\ngunicorn: {args.workers} sync workers on 127.0.0.1:{port} (DEBUG off, conn_max_age=600); load from wrk "
+            f"(-t2 -c{args.connections}, {args.seconds} s per run, Accept-Encoding: gzip as browsers send)"
+        )
+        for _ in range(
+            10
+        ):  # every worker imports and compiles its templates before anything is timed
+            (
+                get(f"{base}/r/{PREFIX}00/?division=open"),
+                get(f"{base}/r/{PREFIX}00/?format=csv&division=open"),
+            )
         rows = []
         c = cold(page, largest.key, args.cold_samples)
-        rows.append(("round page, cold (first render after invalidation)", f"{c['p50']:.1f}", f"{c['p95']:.1f}", "-",
-                     f"{c['bytes'] / 1024:.0f} KB gzipped", c["p95"] < 300))
+        rows.append(
+            (
+                "round page, cold (first render after invalidation)",
+                f"{c['p50']:.1f}",
+                f"{c['p95']:.1f}",
+                "-",
+                f"{c['bytes'] / 1024:.0f} KB gzipped",
+                c["p95"] < 300,
+            )
+        )
         c = cold(export, largest.key, args.cold_samples)
-        rows.append(("CSV export, cold", f"{c['p50']:.1f}", f"{c['p95']:.1f}", "-", f"{c['bytes'] / 1024:.0f} KB gzipped", None))
+        rows.append(
+            (
+                "CSV export, cold",
+                f"{c['p50']:.1f}",
+                f"{c['p95']:.1f}",
+                "-",
+                f"{c['bytes'] / 1024:.0f} KB gzipped",
+                None,
+            )
+        )
         for _ in range(20):  # warm every worker's cache
             get(page), get(export), get(filtered)
-        for label, url, target in (("round page, warm", page, True), ("CSV export, warm", export, None),
-                                   ("filtered round page, warm", filtered, None)):
+        for label, url, target in (
+            ("round page, warm", page, True),
+            ("CSV export, warm", export, None),
+            ("filtered round page, warm", filtered, None),
+        ):
             w = wrk(url, args.seconds, args.connections)
             ok = (w["p95"] < 50 and w["rps"] >= 500) if target else None
-            rows.append((label, f"{w['p50']:.1f}", f"{w['p95']:.1f}", f"{w['rps']:.0f}",
-                         f"{w['requests']} req, {w['errors']} errors", ok))
+            rows.append(
+                (
+                    label,
+                    f"{w['p50']:.1f}",
+                    f"{w['p95']:.1f}",
+                    f"{w['rps']:.0f}",
+                    f"{w['requests']} req, {w['errors']} errors",
+                    ok,
+                )
+            )
         w = wrk(filtered, args.seconds, args.connections, unique=True)
-        rows.append(("round page, uncached render under load (new filter each request)", f"{w['p50']:.1f}",
-                     f"{w['p95']:.1f}", f"{w['rps']:.0f}", f"{w['requests']} req, {w['errors']} errors", None))
+        rows.append(
+            (
+                "round page, uncached render under load (new filter each request)",
+                f"{w['p50']:.1f}",
+                f"{w['p95']:.1f}",
+                f"{w['rps']:.0f}",
+                f"{w['requests']} req, {w['errors']} errors",
+                None,
+            )
+        )
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=20)
@@ -353,7 +514,9 @@ def main() -> int:
     for label, p50, p95, rps, notes, ok in rows:
         verdict = "" if ok is None else ("  target met" if ok else "  TARGET MISSED")
         print(f"{label:<68} {p50:>8} {p95:>8} {rps:>7}  {notes}{verdict}")
-    print("\ntargets: warm round page p95 < 50 ms and ≥ 500 req/s; cold render of the largest round < 300 ms")
+    print(
+        "\ntargets: warm round page p95 < 50 ms and ≥ 500 req/s; cold render of the largest round < 300 ms"
+    )
     return 0
 
 

@@ -6,6 +6,7 @@ Each folder is one submitter's tree (as the pipeline's layout detection reads it
 goes through check_run (in worker processes, as Celery prefork would run them) and every result
 through check_result. Prints how many files and results have errors, by rule, and the time per file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,7 +19,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, when run as bench/survey.py
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1])
+)  # the repository, when run as bench/survey.py
 from submissions.bundles import LayoutError, detect  # noqa: E402
 from submissions.rules.findings import ResultContext, RunContext, RunFacts, SystemFacts  # noqa: E402
 from submissions.rules.result import check_result  # noqa: E402
@@ -42,14 +45,22 @@ def read_round(path: str | Path) -> RoundRules:
     for bench in data["benchmarks"]:
         for name in [bench["key"], *bench.get("aliases", [])]:
             by_folder[name.lower()] = bench
-    return RoundRules(data["ruleset"], by_folder, frozenset(b["key"] for b in data["benchmarks"]),
-                      bool(data.get("require_init_stop_before_run_start", False)))
+    return RoundRules(
+        data["ruleset"],
+        by_folder,
+        frozenset(b["key"] for b in data["benchmarks"]),
+        bool(data.get("require_init_stop_before_run_start", False)),
+    )
 
 
 def run_context(rules: RoundRules, bench: dict, division: str) -> RunContext:
     return RunContext(
-        ruleset=rules.ruleset, benchmark=bench["key"], benchmark_keys=rules.keys, division=division,
-        quality_target=bench.get("quality_target"), higher_is_better=bench.get("higher_is_better", True),
+        ruleset=rules.ruleset,
+        benchmark=bench["key"],
+        benchmark_keys=rules.keys,
+        division=division,
+        quality_target=bench.get("quality_target"),
+        higher_is_better=bench.get("higher_is_better", True),
         require_init_stop_before_run_start=rules.require_init_stop_before_run_start,
     )
 
@@ -59,12 +70,23 @@ def _check_one(task):
     started = time.perf_counter()
     outcome = check_run(Path(path), rel, ctx)
     s = outcome.summary
-    facts = RunFacts(rel_path=rel, success=s.success, seed=s.seed, hyperparameters=s.hyperparameters,
-                     submission=s.submission, first_line=s.first_line)
+    facts = RunFacts(
+        rel_path=rel,
+        success=s.success,
+        seed=s.seed,
+        hyperparameters=s.hyperparameters,
+        submission=s.submission,
+        first_line=s.first_line,
+    )
     return rel, outcome.findings, facts, time.perf_counter() - started
 
 
-def survey(round_file: str | Path, folders: list[str | Path], jobs: int = os.cpu_count() or 1, out=sys.stdout):
+def survey(
+    round_file: str | Path,
+    folders: list[str | Path],
+    jobs: int = os.cpu_count() or 1,
+    out=sys.stdout,
+):
     rules = read_round(round_file)
     tasks, results = [], []  # results: (ResultContext, [rel], SystemFacts)
     for folder in folders:
@@ -82,21 +104,36 @@ def survey(round_file: str | Path, folders: list[str | Path], jobs: int = os.cpu
             desc = described.get(entry.system)
             fmt = desc.description_format if desc else "system.json"
             fields = fields_of(desc.description if desc else {}, fmt)
-            system = SystemFacts(description=desc.description if desc else {}, description_format=fmt,
-                                 description_path=f"{folder.name}/{desc.description_path}" if desc and
-                                 desc.description_path else "",
-                                 division=fields["division"], category=fields["category"])
+            system = SystemFacts(
+                description=desc.description if desc else {},
+                description_format=fmt,
+                description_path=f"{folder.name}/{desc.description_path}"
+                if desc and desc.description_path
+                else "",
+                division=fields["division"],
+                category=fields["category"],
+            )
             ctx = run_context(rules, bench, fields["division"])
             rels = []
             for run_file in entry.run_files:
                 rel = f"{folder.name}/{run_file}"
                 tasks.append((str(folder / run_file), rel, ctx))
                 rels.append(rel)
-            results.append((ResultContext(ruleset=rules.ruleset, benchmark=bench["key"],
-                                          required_runs=bench["required_runs"],
-                                          result_path=f"{folder.name}/{entry.path}",
-                                          result_dir=folder / entry.path, division=fields["division"],
-                                          category=fields["category"]), rels, system))
+            results.append(
+                (
+                    ResultContext(
+                        ruleset=rules.ruleset,
+                        benchmark=bench["key"],
+                        required_runs=bench["required_runs"],
+                        result_path=f"{folder.name}/{entry.path}",
+                        result_dir=folder / entry.path,
+                        division=fields["division"],
+                        category=fields["category"],
+                    ),
+                    rels,
+                    system,
+                )
+            )
 
     started = time.perf_counter()
     facts, run_findings, seconds = {}, {}, []
@@ -119,9 +156,12 @@ def survey(round_file: str | Path, folders: list[str | Path], jobs: int = os.cpu
     _print_counts(out, "run files", run_findings)
     _print_counts(out, "results", result_findings)
     if seconds:
-        print(f"check_run: {len(seconds)} files in {run_wall:.1f} s wall with {jobs} processes; "
-              f"{1000 * sum(seconds) / len(seconds):.1f} ms per file (mean), "
-              f"{1000 * max(seconds):.0f} ms the slowest", file=out)
+        print(
+            f"check_run: {len(seconds)} files in {run_wall:.1f} s wall with {jobs} processes; "
+            f"{1000 * sum(seconds) / len(seconds):.1f} ms per file (mean), "
+            f"{1000 * max(seconds):.0f} ms the slowest",
+            file=out,
+        )
     print(f"check_result: {len(results)} results in {result_wall:.1f} s", file=out)
     return run_findings, result_findings
 
@@ -134,8 +174,11 @@ def _print_counts(out, what: str, by_item: dict) -> None:
         for fs in by_item.values():
             counts.update({f.rule for f in fs if f.severity == severity})
         if counts:
-            print(f"  {severity}s (items with the rule): " + ", ".join(f"{r} {n}" for r, n in counts.most_common()),
-                  file=out)
+            print(
+                f"  {severity}s (items with the rule): "
+                + ", ".join(f"{r} {n}" for r, n in counts.most_common()),
+                file=out,
+            )
 
 
 def main(argv=None) -> int:

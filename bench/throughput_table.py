@@ -17,6 +17,7 @@ same code the rules use (rules.clock.read_timeline), and writes two figures per 
 
 The rules read the file (rules/plausibility.py); nothing at run time reads the rounds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,7 +72,9 @@ def measure(key: str, tree: Path, pace: dict, per_batch: dict, minutes: dict) ->
     {(benchmark, family): (accelerator-minutes, source)}; return the number of runs read."""
     with open(ROOT / "leaderboard" / "rounds" / f"{key}.toml", "rb") as f:
         round_ = tomllib.load(f)
-    by_folder = {name.lower(): b for b in round_["benchmarks"] for name in [b["key"], *b.get("aliases", [])]}
+    by_folder = {
+        name.lower(): b for b in round_["benchmarks"] for name in [b["key"], *b.get("aliases", [])]
+    }
     keys = frozenset(b["key"] for b in round_["benchmarks"])
     runs_read = 0
     for root in submitter_roots(tree):
@@ -84,8 +87,13 @@ def measure(key: str, tree: Path, pace: dict, per_batch: dict, minutes: dict) ->
             bench = by_folder.get(entry.benchmark.lower())
             if bench is None or not entry.run_files:
                 continue
-            ctx = RunContext(round_["ruleset"], bench["key"], keys, quality_target=bench.get("quality_target"),
-                             higher_is_better=bench.get("higher_is_better", True))
+            ctx = RunContext(
+                round_["ruleset"],
+                bench["key"],
+                keys,
+                quality_target=bench.get("quality_target"),
+                higher_is_better=bench.get("higher_is_better", True),
+            )
             times = []
             for run_file in entry.run_files:
                 runs_read += 1
@@ -95,8 +103,14 @@ def measure(key: str, tree: Path, pace: dict, per_batch: dict, minutes: dict) ->
                 for unit, per_second in run_pace.items():
                     if per_second > pace.get((bench["key"], unit), (0.0,))[0]:
                         pace[bench["key"], unit] = (per_second, source)
-                    if batch and per_second / batch > per_batch.get((bench["key"], unit), (0.0,))[0]:
-                        per_batch[bench["key"], unit] = (per_second / batch, f"{source}, global batch {batch:g}")
+                    if (
+                        batch
+                        and per_second / batch > per_batch.get((bench["key"], unit), (0.0,))[0]
+                    ):
+                        per_batch[bench["key"], unit] = (
+                            per_second / batch,
+                            f"{source}, global batch {batch:g}",
+                        )
             fields = systems.get(entry.system, {})
             family = plausibility.family_of(fields.get("accelerator_model", ""))
             count = fields.get("accelerator_count")
@@ -105,15 +119,20 @@ def measure(key: str, tree: Path, pace: dict, per_batch: dict, minutes: dict) ->
                 continue
             used = score / 60 * count
             if used < minutes.get((bench["key"], family), (math.inf,))[0]:
-                minutes[bench["key"], family] = (used, f"{key} {root.name}/{entry.path}, {score / 60:.2f} min on "
-                                                       f"{count} x {fields['accelerator_model']}")
+                minutes[bench["key"], family] = (
+                    used,
+                    f"{key} {root.name}/{entry.path}, {score / 60:.2f} min on "
+                    f"{count} x {fields['accelerator_model']}",
+                )
     return runs_read
 
 
 def _read_run(path: Path, ctx: RunContext) -> tuple[float | None, dict[str, float], float | None]:
     """(time to train, or None when the run does not count; {unit: work per second}; global batch size)."""
     log = parse_file(path)
-    summary = summarize(log, quality_target=ctx.quality_target, higher_is_better=ctx.higher_is_better)
+    summary = summarize(
+        log, quality_target=ctx.quality_target, higher_is_better=ctx.higher_is_better
+    )
     timeline = clock.read_timeline(log, summary, higher_is_better=ctx.higher_is_better)
     found = Findings()
     clock.check_clock(timeline, summary, ctx, found, fastest_pace=lambda benchmark, unit: None)
@@ -121,18 +140,25 @@ def _read_run(path: Path, ctx: RunContext) -> tuple[float | None, dict[str, floa
         return None, {}, None
     seconds = summary.time_to_train_s
     batch = clock._number(summary.hyperparameters.get("global_batch_size"))
-    return (seconds, {unit: amount / seconds for unit, (amount, _) in timeline.progress.items() if amount > 0},
-            batch if batch is not None and batch > 0 else None)
+    return (
+        seconds,
+        {unit: amount / seconds for unit, (amount, _) in timeline.progress.items() if amount > 0},
+        batch if batch is not None and batch > 0 else None,
+    )
 
 
 def _score(bench: dict, times: list[float | None]) -> float | None:
     drop = tolerated_error_files(bench["key"])
     if bench.get("scoring") == "first-converging":
-        return scoring.first_converging(times, bench.get("counted_runs") or bench["required_runs"], drop).seconds
+        return scoring.first_converging(
+            times, bench.get("counted_runs") or bench["required_runs"], drop
+        ).seconds
     return scoring.olympic(times, bench["required_runs"], drop).seconds
 
 
-def write_table(path: Path, pace: dict, per_batch: dict, minutes: dict, runs: dict[str, int]) -> None:
+def write_table(
+    path: Path, pace: dict, per_batch: dict, minutes: dict, runs: dict[str, int]
+) -> None:
     lines = [
         "# The fastest runs of the published MLPerf Training rounds, for the plausibility checks",
         "# (submissions/rules/plausibility.py). Written by bench/throughput_table.py: do not edit, rerun it.",
@@ -151,21 +177,32 @@ def write_table(path: Path, pace: dict, per_batch: dict, minutes: dict, runs: di
         for (b, unit), (per_second, source) in sorted(pace.items()):
             if b == bench:
                 batch = per_batch.get((b, unit))
-                extra = "" if batch is None else \
-                    f", per_batch = {batch[0]:.6g}, per_batch_source = {json.dumps(batch[1])}"
-                lines.append(f"{unit} = {{ per_second = {per_second:.6g}, source = {json.dumps(source)}{extra} }}")
+                extra = (
+                    ""
+                    if batch is None
+                    else f", per_batch = {batch[0]:.6g}, per_batch_source = {json.dumps(batch[1])}"
+                )
+                lines.append(
+                    f"{unit} = {{ per_second = {per_second:.6g}, source = {json.dumps(source)}{extra} }}"
+                )
     for bench in sorted({b for b, _ in minutes}):
         lines += ["", f"[accelerator_minutes.{bench}]"]
         for (b, family), (used, source) in sorted(minutes.items()):
             if b == bench:
-                lines.append(f"{json.dumps(family)} = {{ minutes = {used:.6g}, source = {json.dumps(source)} }}")
+                lines.append(
+                    f"{json.dumps(family)} = {{ minutes = {used:.6g}, source = {json.dumps(source)} }}"
+                )
     path.write_text("\n".join(lines) + "\n")
     tomllib.loads(path.read_text())  # it must read back
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    parser.add_argument("--unpacked", type=Path, help="keep the unpacked rounds here (DIR/<round key>) and reuse them")
+    parser.add_argument(
+        "--unpacked",
+        type=Path,
+        help="keep the unpacked rounds here (DIR/<round key>) and reuse them",
+    )
     parser.add_argument("--out", type=Path, default=plausibility.THROUGHPUT_FILE)
     args = parser.parse_args()
     missing = [name for name, _ in ROUNDS.values() if not (SHARED / name).is_file()]
@@ -175,10 +212,14 @@ def main() -> int:
     pace, per_batch, minutes, runs = {}, {}, {}, {}
     with tempfile.TemporaryDirectory() as scratch:
         for key in ROUNDS:
-            runs[key] = measure(key, unpacked(key, args.unpacked, Path(scratch)), pace, per_batch, minutes)
+            runs[key] = measure(
+                key, unpacked(key, args.unpacked, Path(scratch)), pace, per_batch, minutes
+            )
     write_table(args.out, pace, per_batch, minutes, runs)
-    print(f"{args.out}: pace for {len({b for b, _ in pace})} benchmarks, accelerator-minutes for "
-          f"{len(minutes)} benchmark x family pairs, from {sum(runs.values())} runs")
+    print(
+        f"{args.out}: pace for {len({b for b, _ in pace})} benchmarks, accelerator-minutes for "
+        f"{len(minutes)} benchmark x family pairs, from {sum(runs.values())} runs"
+    )
     return 0
 
 

@@ -51,30 +51,67 @@ def main() -> int:
 
     try:
         redis.Redis.from_url(REDIS).flushdb()
-        sh("psql", f"{PG}/postgres", "-qc", f"DROP DATABASE IF EXISTS {DB}", stdout=subprocess.DEVNULL)
+        sh(
+            "psql",
+            f"{PG}/postgres",
+            "-qc",
+            f"DROP DATABASE IF EXISTS {DB}",
+            stdout=subprocess.DEVNULL,
+        )
         sh("psql", f"{PG}/postgres", "-qc", f"CREATE DATABASE {DB}", stdout=subprocess.DEVNULL)
     except Exception as error:  # noqa: BLE001 - say why and stop
         print(f"skipped: needs PostgreSQL at {PG} and Redis at {REDIS} ({error})")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        env = {**os.environ, "DATABASE_URL": f"{PG}/{DB}", "CELERY_BROKER_URL": REDIS,
-               "MEDIA_ROOT": str(tmp / "media"), "CELERY_TASK_ALWAYS_EAGER": "0"}
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"{PG}/{DB}",
+            "CELERY_BROKER_URL": REDIS,
+            "MEDIA_ROOT": str(tmp / "media"),
+            "CELERY_TASK_ALWAYS_EAGER": "0",
+        }
         manage = [sys.executable, "manage.py"]
         sh(*manage, "migrate", "-v0", env=env)
         sh(*manage, "load_rounds", env=env, stdout=subprocess.DEVNULL)
 
         base_wall, base_files, size = baseline(tmp / "round")
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,checks,celery",
-             "-c", "2", "--pool=prefork", "--loglevel=WARNING"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "portal",
+                "worker",
+                "-Q",
+                "ingest,checks,celery",
+                "-c",
+                "2",
+                "--pool=prefork",
+                "--loglevel=WARNING",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             time.sleep(3)  # the worker's start-up is not part of validation
             start = time.perf_counter()
-            sh(*manage, "ingest", str(TARBALL), "--round", "training-v5.1", "--wait", "--timeout", "1800",
-               env=env, stdout=subprocess.DEVNULL)
+            sh(
+                *manage,
+                "ingest",
+                str(TARBALL),
+                "--round",
+                "training-v5.1",
+                "--wait",
+                "--timeout",
+                "1800",
+                env=env,
+                stdout=subprocess.DEVNULL,
+            )
             wall = time.perf_counter() - start
         except subprocess.CalledProcessError:
             wall = time.perf_counter() - start  # --wait exits non-zero when a submission is invalid
@@ -83,14 +120,22 @@ def main() -> int:
             worker.wait()
         checked = subprocess.run(
             ["psql", f"{PG}/{DB}", "-tAc", "SELECT count(*) FROM submissions_runcheck"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     mb = size / 1e6
     print(f"v5.1 round: {base_files} result files, {mb:.1f} MB of logs")
-    print(f"baseline (mlperf-logging, sequential): {base_wall:7.2f} s  {mb / base_wall:6.1f} MB/s  files {base_files}")
-    print(f"portal (2 worker processes, end to end): {wall:7.2f} s  {mb / wall:6.1f} MB/s  runs checked {checked}")
-    print(f"speed-up over the baseline: {base_wall / wall:.2f}x (target >= 1.8x); "
-          f"unchecked files: {base_files - int(checked)}")
+    print(
+        f"baseline (mlperf-logging, sequential): {base_wall:7.2f} s  {mb / base_wall:6.1f} MB/s  files {base_files}"
+    )
+    print(
+        f"portal (2 worker processes, end to end): {wall:7.2f} s  {mb / wall:6.1f} MB/s  runs checked {checked}"
+    )
+    print(
+        f"speed-up over the baseline: {base_wall / wall:.2f}x (target >= 1.8x); "
+        f"unchecked files: {base_files - int(checked)}"
+    )
     return 0
 
 

@@ -15,12 +15,21 @@ def main() -> int:
 
     try:
         setup(
-            name="portal-scan", script_args=["-q", "build_ext", "--inplace"],
-            ext_modules=[Extension("submissions.logs._scan", ["submissions/logs/_scan.c"],
-                                   extra_compile_args=["-O2", "-Wall", "-Werror"])],
+            name="portal-scan",
+            script_args=["-q", "build_ext", "--inplace"],
+            ext_modules=[
+                Extension(
+                    "submissions.logs._scan",
+                    ["submissions/logs/_scan.c"],
+                    extra_compile_args=["-O2", "-Wall", "-Werror"],
+                )
+            ],
         )
     except (SystemExit, Exception) as error:  # setuptools exits on a compiler error
-        print(f"note: the C scanner was not built ({error}); the log parser uses its Python code.", file=sys.stderr)
+        print(
+            f"note: the C scanner was not built ({error}); the log parser uses its Python code.",
+            file=sys.stderr,
+        )
     return 0
 
 

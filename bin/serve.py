@@ -21,7 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PR_SET_PDEATHSIG = 1
 RESTART_PAUSE_S = 5  # a child that keeps failing is not restarted in a tight loop
-STOP_GRACE_S = 15  # a worker finishes its task on SIGTERM; past this it is killed (its task is queued again)
+STOP_GRACE_S = (
+    15  # a worker finishes its task on SIGTERM; past this it is killed (its task is queued again)
+)
 
 
 def commands(port: str) -> dict[str, list[str]]:
@@ -30,7 +32,14 @@ def commands(port: str) -> dict[str, list[str]]:
     celery = [sys.executable, "-m", "celery", "-A", "portal"]
     return {
         "web": [sys.executable, "manage.py", "runserver", "--noreload", port],
-        "worker": [*celery, "worker", "-Q", "ingest,checks,celery", "--pool=solo", "--loglevel=WARNING"],
+        "worker": [
+            *celery,
+            "worker",
+            "-Q",
+            "ingest,checks,celery",
+            "--pool=solo",
+            "--loglevel=WARNING",
+        ],
         "beat": [*celery, "beat", "-s", str(var / "celerybeat-schedule"), "--loglevel=WARNING"],
     }
 
@@ -43,11 +52,14 @@ def _stop_with_parent(parent: int):
             pass
         if os.getppid() != parent:  # the supervisor died before the request was made
             os._exit(1)
+
     return preexec
 
 
 def start(command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(command, cwd=ROOT, start_new_session=True, preexec_fn=_stop_with_parent(os.getpid()))
+    return subprocess.Popen(
+        command, cwd=ROOT, start_new_session=True, preexec_fn=_stop_with_parent(os.getpid())
+    )
 
 
 def stop(children: dict[str, subprocess.Popen]) -> None:
@@ -85,11 +97,17 @@ def main() -> int:
                 if child.poll() is None:
                     continue
                 if name == "web":
-                    print(f"serve: the web server exited ({child.returncode}); stopping", file=sys.stderr)
+                    print(
+                        f"serve: the web server exited ({child.returncode}); stopping",
+                        file=sys.stderr,
+                    )
                     stopping.append(None)
                     break
                 if time.monotonic() - started[name] >= RESTART_PAUSE_S:
-                    print(f"serve: the {name} exited ({child.returncode}); starting it again", file=sys.stderr)
+                    print(
+                        f"serve: the {name} exited ({child.returncode}); starting it again",
+                        file=sys.stderr,
+                    )
                     children[name], started[name] = start(plan[name]), time.monotonic()
     finally:
         stop(children)

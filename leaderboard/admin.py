@@ -12,8 +12,19 @@ class BenchmarkInline(admin.TabularInline):
 class CloudPriceInline(admin.TabularInline):
     model = CloudPrice
     extra = 0
-    fields = ["reference", "submitter", "system_key", "system_name", "provider", "instance",
-              "price_per_hour", "currency", "as_of", "source", "status"]
+    fields = [
+        "reference",
+        "submitter",
+        "system_key",
+        "system_name",
+        "provider",
+        "instance",
+        "price_per_hour",
+        "currency",
+        "as_of",
+        "source",
+        "status",
+    ]
 
 
 @admin.register(Round)
@@ -26,15 +37,29 @@ class RoundAdmin(admin.ModelAdmin):
     def refresh_cached_pages(self, request, queryset):
         for round_ in queryset:
             invalidate_round(round_.key)
-        self.message_user(request, f"Cached pages of {queryset.count()} round(s) will be rebuilt on the next visit.")
+        self.message_user(
+            request,
+            f"Cached pages of {queryset.count()} round(s) will be rebuilt on the next visit.",
+        )
 
 
 @admin.register(CloudPrice)
 class CloudPriceAdmin(admin.ModelAdmin):
     """The rounds' dated price tables; cloud scale = a system's price ÷ the line marked reference."""
 
-    list_display = ["round", "reference", "submitter", "system_key", "system_name", "provider", "instance",
-                    "price_per_hour", "currency", "as_of", "status"]
+    list_display = [
+        "round",
+        "reference",
+        "submitter",
+        "system_key",
+        "system_name",
+        "provider",
+        "instance",
+        "price_per_hour",
+        "currency",
+        "as_of",
+        "status",
+    ]
     list_editable = ["price_per_hour", "as_of", "status"]
     list_filter = ["round", "status", "reference", "provider"]
     search_fields = ["submitter", "system_key", "system_name", "instance", "provider", "source"]
@@ -43,7 +68,15 @@ class CloudPriceAdmin(admin.ModelAdmin):
 
 @admin.register(System)
 class SystemAdmin(admin.ModelAdmin):
-    list_display = ["key", "submitter", "round", "division", "category", "accelerator_count", "published"]
+    list_display = [
+        "key",
+        "submitter",
+        "round",
+        "division",
+        "category",
+        "accelerator_count",
+        "published",
+    ]
     list_filter = ["round", "division", "category", "published"]
 
 

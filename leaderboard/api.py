@@ -18,7 +18,11 @@ from . import public
 from .filters import PriceFilter, ResultFilter, SystemFilter
 from .models import Benchmark, CloudPrice, Round
 from .serializers import (
-    PriceSerializer, ResultSerializer, RoundSerializer, RunSerializer, SystemSerializer,
+    PriceSerializer,
+    ResultSerializer,
+    RoundSerializer,
+    RunSerializer,
+    SystemSerializer,
 )
 
 
@@ -39,7 +43,9 @@ class RoundViewSet(ReadOnly):
     serializer_class = RoundSerializer
     lookup_field = "key"
     lookup_value_regex = "[^/]+"  # round keys have dots: training-v5.1
-    queryset = Round.objects.prefetch_related(Prefetch("benchmarks", queryset=Benchmark.objects.order_by("position")))
+    queryset = Round.objects.prefetch_related(
+        Prefetch("benchmarks", queryset=Benchmark.objects.order_by("position"))
+    )
 
 
 class SystemViewSet(ReadOnly):
@@ -47,7 +53,11 @@ class SystemViewSet(ReadOnly):
 
     serializer_class = SystemSerializer
     filterset_class = SystemFilter
-    queryset = public.systems().select_related("round", "submitter").order_by("round__key", "submitter__name", "key", "id")
+    queryset = (
+        public.systems()
+        .select_related("round", "submitter")
+        .order_by("round__key", "submitter__name", "key", "id")
+    )
 
 
 class ResultViewSet(ReadOnly):
@@ -55,8 +65,16 @@ class ResultViewSet(ReadOnly):
 
     serializer_class = ResultSerializer
     filterset_class = ResultFilter
-    queryset = public.results().select_related("system__round", "system__submitter", "benchmark").order_by(
-        "system__round__key", "system__submitter__name", "system__key", "benchmark__position", "id"
+    queryset = (
+        public.results()
+        .select_related("system__round", "system__submitter", "benchmark")
+        .order_by(
+            "system__round__key",
+            "system__submitter__name",
+            "system__key",
+            "benchmark__position",
+            "id",
+        )
     )
 
     @extend_schema(responses=RunSerializer(many=True))

@@ -11,7 +11,9 @@ class LeaderboardConfig(AppConfig):
 
         # A price edited (in the admin or anywhere) changes cloud scales: drop the round's cached pages.
         post_save.connect(_price_changed, sender=CloudPrice, dispatch_uid="leaderboard-price-saved")
-        post_delete.connect(_price_changed, sender=CloudPrice, dispatch_uid="leaderboard-price-deleted")
+        post_delete.connect(
+            _price_changed, sender=CloudPrice, dispatch_uid="leaderboard-price-deleted"
+        )
 
 
 def _price_changed(sender, instance, **kwargs):

@@ -19,8 +19,18 @@ from .tableview import TableView, sections
 from .units import minutes
 
 COLUMNS = [
-    "public_id", "submitter", "system", "division", "category", "benchmark",
-    "runs_counted", "score_minutes", "speedup", "scaling_factor", "claimed_scaling_factor", "not_scored_because",
+    "public_id",
+    "submitter",
+    "system",
+    "division",
+    "category",
+    "benchmark",
+    "runs_counted",
+    "score_minutes",
+    "speedup",
+    "scaling_factor",
+    "claimed_scaling_factor",
+    "not_scored_because",
     "path",
 ]
 
@@ -102,10 +112,16 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
     for section in sections(view.rows(data)):
         for row in section.rows:
             record = {
-                "division": row.division, "category": row.category, "system_id": row.system_id,
-                "submitter": row.submitter, "system": row.name, "system_key": row.key,
-                "processor": row.processor_model, "processor_count": row.processor_count,
-                "accelerator": row.accelerator_model, "accelerator_count": row.accelerator_count,
+                "division": row.division,
+                "category": row.category,
+                "system_id": row.system_id,
+                "submitter": row.submitter,
+                "system": row.name,
+                "system_key": row.key,
+                "processor": row.processor_model,
+                "processor_count": row.processor_count,
+                "accelerator": row.accelerator_model,
+                "accelerator_count": row.accelerator_count,
                 "software": row.framework,
             }
             for bench in benchmarks:
@@ -127,10 +143,25 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
 
 
 def _table_columns(view, data, benchmarks):
-    columns = ["division", "category", "system_id", "submitter", "system", "system_key", "processor",
-               "processor_count", "accelerator", "accelerator_count", "software"]
+    columns = [
+        "division",
+        "category",
+        "system_id",
+        "submitter",
+        "system",
+        "system_key",
+        "processor",
+        "processor_count",
+        "accelerator",
+        "accelerator_count",
+        "software",
+    ]
     for bench in benchmarks:
-        columns += [f"{bench.key}_{unit(view, bench)}", f"{bench.key}_result_id", f"{bench.key}_findings"]
+        columns += [
+            f"{bench.key}_{unit(view, bench)}",
+            f"{bench.key}_result_id",
+            f"{bench.key}_findings",
+        ]
     if data.has_cloud_scale:
         columns.append("cloud_scale")
     if data.has_energy:
@@ -139,18 +170,37 @@ def _table_columns(view, data, benchmarks):
 
 
 RUN_COLUMNS = [
-    "run_id", "result_id", "index", "path", "minutes", "success", "status", "failure_reason",
-    "counted", "dropped", "seed",
+    "run_id",
+    "result_id",
+    "index",
+    "path",
+    "minutes",
+    "success",
+    "status",
+    "failure_reason",
+    "counted",
+    "dropped",
+    "seed",
 ]
 
 
 def runs_frame(result: Result, runs) -> pd.DataFrame:
-    records = [{
-        "run_id": run.id, "result_id": result.id, "index": run.index, "path": run.path,
-        "minutes": _round(minutes(run.time_to_train_s)),
-        "success": run.success, "status": run.status, "failure_reason": run.failure_reason,
-        "counted": run.counted, "dropped": run.dropped, "seed": run.seed,
-    } for run in runs]
+    records = [
+        {
+            "run_id": run.id,
+            "result_id": result.id,
+            "index": run.index,
+            "path": run.path,
+            "minutes": _round(minutes(run.time_to_train_s)),
+            "success": run.success,
+            "status": run.status,
+            "failure_reason": run.failure_reason,
+            "counted": run.counted,
+            "dropped": run.dropped,
+            "seed": run.seed,
+        }
+        for run in runs
+    ]
     return pd.DataFrame.from_records(records, columns=RUN_COLUMNS)
 
 
@@ -158,15 +208,29 @@ def results_frame(round_: Round, *, published_only: bool = True) -> pd.DataFrame
     from . import public
 
     results = public.results() if published_only else Result.objects.all()
-    rows = results.filter(system__round=round_).order_by(
-        "system__submitter__name", "system__key", "benchmark__position"
-    ).values_list(
-        "public_id", "system__submitter__name", "system__key", "system__division", "system__category",
-        "benchmark__key", "runs_counted", "score_s", "speedup", "scaling_factor", "claimed_scaling_factor",
-        "score_message", "path",
+    rows = (
+        results.filter(system__round=round_)
+        .order_by("system__submitter__name", "system__key", "benchmark__position")
+        .values_list(
+            "public_id",
+            "system__submitter__name",
+            "system__key",
+            "system__division",
+            "system__category",
+            "benchmark__key",
+            "runs_counted",
+            "score_s",
+            "speedup",
+            "scaling_factor",
+            "claimed_scaling_factor",
+            "score_message",
+            "path",
+        )
     )
     frame = pd.DataFrame.from_records(list(rows), columns=COLUMNS)
     frame["score_minutes"] = minutes(frame["score_minutes"].astype("float64")).round(4)
     frame["speedup"] = frame["speedup"].astype("float64").round(4)
-    frame.loc[frame["score_minutes"].notna(), "not_scored_because"] = ""  # a scored result's note is not a reason
+    frame.loc[frame["score_minutes"].notna(), "not_scored_because"] = (
+        ""  # a scored result's note is not a reason
+    )
     return frame

@@ -45,15 +45,20 @@ class Round(models.Model):
     publication_date = models.DateField(null=True, blank=True)
     reference_system = models.CharField(max_length=200, blank=True)
     notes = models.TextField(blank=True)
-    history = models.BooleanField(default=False, help_text="Imported history: findings are advisory.")
+    history = models.BooleanField(
+        default=False, help_text="Imported history: findings are advisory."
+    )
     require_init_stop_before_run_start = models.BooleanField(default=False)
     blocking_rules = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="Rule ids of the portal's own checks (not mlperf-logging's) that this round makes blocking; "
         "unlisted, they are warnings for reviewers.",
     )
     cache_token = models.CharField(
-        max_length=32, default=new_cache_token, editable=False,
+        max_length=32,
+        default=new_cache_token,
+        editable=False,
         help_text="Part of every cache key of the round's pages and exports; replaced on publication "
         "(leaderboard.cache.invalidate_round).",
     )
@@ -79,15 +84,21 @@ class Benchmark(models.Model):
     quality_target = models.FloatField(null=True, blank=True)
     higher_is_better = models.BooleanField(default=True)
     required_runs = models.PositiveIntegerField()
-    counted_runs = models.PositiveIntegerField(null=True, blank=True, help_text="For first-converging scoring.")
+    counted_runs = models.PositiveIntegerField(
+        null=True, blank=True, help_text="For first-converging scoring."
+    )
     scoring = models.CharField(max_length=20, choices=Scoring.choices, default=Scoring.OLYMPIC)
     reference_time_s = models.FloatField(null=True, blank=True)
-    aliases = models.JSONField(default=list, blank=True, help_text="Folder names that mean this benchmark.")
+    aliases = models.JSONField(
+        default=list, blank=True, help_text="Folder names that mean this benchmark."
+    )
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["round", "position"]
-        constraints = [models.UniqueConstraint(fields=["round", "key"], name="unique_benchmark_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "key"], name="unique_benchmark_key")
+        ]
 
     def __str__(self):
         return f"{self.round.key}/{self.key}"
@@ -96,7 +107,10 @@ class Benchmark(models.Model):
 class Submitter(models.Model):
     name = models.CharField(max_length=200, unique=True, help_text="The name as submitted.")
     organisation = models.CharField(
-        max_length=200, blank=True, db_index=True, editable=False,
+        max_length=200,
+        blank=True,
+        db_index=True,
+        editable=False,
         help_text="The organisation the name belongs to, by leaderboard/organisations.toml: what filters, "
         "progress, compare and the API group by.",
     )
@@ -131,7 +145,9 @@ class Category(models.TextChoices):
 class System(models.Model):
     """One hardware and software configuration of one submitter in one submission."""
 
-    submission = models.ForeignKey("submissions.Submission", on_delete=models.CASCADE, related_name="systems")
+    submission = models.ForeignKey(
+        "submissions.Submission", on_delete=models.CASCADE, related_name="systems"
+    )
     round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="systems")
     submitter = models.ForeignKey(Submitter, on_delete=models.PROTECT, related_name="systems")
     key = models.CharField(max_length=200, help_text="The system's folder name within the bundle.")
@@ -151,7 +167,11 @@ class System(models.Model):
 
     class Meta:
         ordering = ["submitter__name", "key"]
-        constraints = [models.UniqueConstraint(fields=["submission", "key"], name="unique_system_per_submission")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "key"], name="unique_system_per_submission"
+            )
+        ]
 
     def __str__(self):
         return f"{self.submitter} {self.key}"
@@ -166,33 +186,46 @@ class Result(models.Model):
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="results")
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="results")
     path = models.CharField(max_length=500, help_text="Bundle-relative folder of the result.")
-    score_s = models.FloatField(null=True, blank=True, help_text="Olympic mean time to train, seconds.")
+    score_s = models.FloatField(
+        null=True, blank=True, help_text="Olympic mean time to train, seconds."
+    )
     speedup = models.FloatField(null=True, blank=True)
     scaling_factor = models.FloatField(
-        default=1.0, help_text="RCP normalisation computed by the portal from the ruleset's RCPs (1 where none applies).",
+        default=1.0,
+        help_text="RCP normalisation computed by the portal from the ruleset's RCPs (1 where none applies).",
     )
     claimed_scaling_factor = models.FloatField(
-        null=True, blank=True, help_text="What the bundle's scaling.json says: only compared, never used.",
+        null=True,
+        blank=True,
+        help_text="What the bundle's scaling.json says: only compared, never used.",
     )
     runs_counted = models.PositiveIntegerField(default=0)
     score_message = models.CharField(max_length=500, blank=True, help_text="Why there is no score.")
     published = models.BooleanField(default=False, db_index=True)
     public_id = models.CharField(
-        max_length=20, null=True, blank=True, unique=True,
+        max_length=20,
+        null=True,
+        blank=True,
+        unique=True,
         help_text="MLPerf's public id (e.g. 5.1-0042): given at first publication, kept when withdrawn, never reused.",
     )
     # Validation outcome, copied here by the write side so pages need not read findings.
     error_count = models.PositiveIntegerField(default=0)
     warning_count = models.PositiveIntegerField(default=0)
-    advisory = models.BooleanField(default=False, help_text="Findings are advisory (imported history).")
+    advisory = models.BooleanField(
+        default=False, help_text="Findings are advisory (imported history)."
+    )
     energy_j = models.FloatField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="Energy to train in joules, where the submission measured power (blank otherwise).",
     )
 
     class Meta:
         ordering = ["system", "benchmark"]
-        constraints = [models.UniqueConstraint(fields=["system", "benchmark"], name="unique_result")]
+        constraints = [
+            models.UniqueConstraint(fields=["system", "benchmark"], name="unique_result")
+        ]
 
     def __str__(self):
         return f"{self.system} {self.benchmark.key}"
@@ -236,7 +269,9 @@ class Run(models.Model):
     eval_x = models.CharField(max_length=10, blank=True)
     submission_keys = UploadedJSONField(default=dict, blank=True)
     convergence = UploadedJSONField(
-        null=True, blank=True, help_text="What mlperf-logging's RCP reader read from the log, for the result's RCP check."
+        null=True,
+        blank=True,
+        help_text="What mlperf-logging's RCP reader read from the log, for the result's RCP check.",
     )
     counted = models.BooleanField(default=False, help_text="Among the runs that make the score.")
     dropped = models.BooleanField(default=False, help_text="Dropped as fastest or slowest.")
@@ -263,22 +298,38 @@ class CloudPrice(models.Model):
         PLACEHOLDER = "placeholder", "Placeholder: no price known yet"
 
     round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="prices")
-    reference = models.BooleanField(default=False, help_text="The round's reference system (cloud scale 1).")
-    submitter = models.CharField(max_length=200, blank=True, help_text="Submitter of the priced system.")
+    reference = models.BooleanField(
+        default=False, help_text="The round's reference system (cloud scale 1)."
+    )
+    submitter = models.CharField(
+        max_length=200, blank=True, help_text="Submitter of the priced system."
+    )
     system_key = models.CharField(
-        max_length=200, blank=True, help_text="Key (folder name) of the priced system; or leave blank and give its name."
+        max_length=200,
+        blank=True,
+        help_text="Key (folder name) of the priced system; or leave blank and give its name.",
     )
     system_name = models.CharField(
-        max_length=300, blank=True, help_text="Prices every system of the submitter with this name (when no key is given)."
+        max_length=300,
+        blank=True,
+        help_text="Prices every system of the submitter with this name (when no key is given).",
     )
     provider = models.CharField(max_length=100)
-    instance = models.CharField(max_length=200, help_text="Instance type or system as the provider sells it.")
+    instance = models.CharField(
+        max_length=200, help_text="Instance type or system as the provider sells it."
+    )
     price_per_hour = models.DecimalField(
-        max_digits=12, decimal_places=4, null=True, blank=True, help_text="On-demand price per hour; blank if unknown."
+        max_digits=12,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="On-demand price per hour; blank if unknown.",
     )
     currency = models.CharField(max_length=3, default="USD")
     as_of = models.DateField(null=True, blank=True, help_text="The date the price applies to.")
-    source = models.CharField(max_length=500, blank=True, help_text="Where the price comes from (URL or citation).")
+    source = models.CharField(
+        max_length=500, blank=True, help_text="Where the price comes from (URL or citation)."
+    )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PLACEHOLDER)
     notes = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -287,16 +338,23 @@ class CloudPrice(models.Model):
         ordering = ["round", "-reference", "submitter", "system_key"]
         constraints = [
             models.UniqueConstraint(
-                fields=["round"], condition=models.Q(reference=True), name="one_reference_price_per_round"
+                fields=["round"],
+                condition=models.Q(reference=True),
+                name="one_reference_price_per_round",
             ),
             models.UniqueConstraint(
-                fields=["round", "submitter", "system_key", "system_name"], condition=models.Q(reference=False),
+                fields=["round", "submitter", "system_key", "system_name"],
+                condition=models.Q(reference=False),
                 name="one_price_per_system",
             ),
         ]
 
     def __str__(self):
-        what = "reference" if self.reference else f"{self.submitter}/{self.system_key or self.system_name}"
+        what = (
+            "reference"
+            if self.reference
+            else f"{self.submitter}/{self.system_key or self.system_name}"
+        )
         return f"{self.round.key} {what}: {self.provider} {self.instance}"
 
     @property

@@ -63,7 +63,9 @@ def parse(data: dict, source: str = "organisations.toml") -> Organisations:
         for name in [organisation, *names]:
             key = name_key(name)
             if not key:
-                raise ValueError(f"{source}: {organisation!r} lists {name!r}, which has no letters or digits")
+                raise ValueError(
+                    f"{source}: {organisation!r} lists {name!r}, which has no letters or digits"
+                )
             other = by_key.get(key)
             if other is not None and other != shown:
                 raise ValueError(f"{source}: {name!r} is listed under both {other!r} and {shown!r}")
@@ -102,6 +104,10 @@ def refresh_submitters() -> int:
             changed.append(submitter)
     if changed:
         Submitter.objects.bulk_update(changed, ["organisation"])
-        for key in Round.objects.filter(systems__submitter__in=changed).values_list("key", flat=True).distinct():
+        for key in (
+            Round.objects.filter(systems__submitter__in=changed)
+            .values_list("key", flat=True)
+            .distinct()
+        ):
             cache.invalidate_round(key)
     return len(changed)

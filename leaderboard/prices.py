@@ -19,7 +19,16 @@ from django.db import transaction
 from .models import CloudPrice, Round
 
 PRICES_DIR = Path(__file__).resolve().parent / "prices"
-FIELDS = ["provider", "instance", "price_per_hour", "currency", "as_of", "source", "status", "notes"]
+FIELDS = [
+    "provider",
+    "instance",
+    "price_per_hour",
+    "currency",
+    "as_of",
+    "source",
+    "status",
+    "notes",
+]
 
 
 def read_price_file(path: Path) -> dict:
@@ -33,11 +42,19 @@ def read_price_file(path: Path) -> dict:
             if k not in line:
                 raise ValueError(f"{path.name}: price #{i + 1} has no {k}")
         if line["status"] not in statuses:
-            raise ValueError(f"{path.name}: price #{i + 1}: status must be one of {', '.join(sorted(statuses))}")
-        if line["status"] != "placeholder" and not (line.get("price_per_hour") and line.get("source") and line.get("as_of")):
-            raise ValueError(f"{path.name}: price #{i + 1} is {line['status']} but lacks a price, a source or a date")
+            raise ValueError(
+                f"{path.name}: price #{i + 1}: status must be one of {', '.join(sorted(statuses))}"
+            )
+        if line["status"] != "placeholder" and not (
+            line.get("price_per_hour") and line.get("source") and line.get("as_of")
+        ):
+            raise ValueError(
+                f"{path.name}: price #{i + 1} is {line['status']} but lacks a price, a source or a date"
+            )
         if not line.get("reference") and not (line.get("system_key") or line.get("system_name")):
-            raise ValueError(f"{path.name}: price #{i + 1} names no system (system_key or system_name)")
+            raise ValueError(
+                f"{path.name}: price #{i + 1} names no system (system_key or system_name)"
+            )
     return data
 
 
@@ -50,8 +67,10 @@ def load_prices(data: dict, *, replace: bool = False) -> int:
     changed = 0
     for line in data.get("prices", []):
         lookup = {
-            "round": round_, "reference": bool(line.get("reference")),
-            "submitter": line.get("submitter", ""), "system_key": line.get("system_key", ""),
+            "round": round_,
+            "reference": bool(line.get("reference")),
+            "submitter": line.get("submitter", ""),
+            "system_key": line.get("system_key", ""),
             "system_name": line.get("system_name", ""),
         }
         if lookup["reference"]:
@@ -98,13 +117,18 @@ class CloudScale:
     @property
     def explanation(self) -> str:
         """One line for a tooltip: both prices with their dates, sources and status."""
+
         def describe(p):
             amount = f"{p.currency} {p.price_per_hour:.2f}/h" if p.known else "price not known"
             date = p.as_of.strftime("%-d %b %Y") if p.as_of else "no date"
             return f"{p.provider} {p.instance}: {amount} (as of {date}; {p.get_status_display().split(':')[0].lower()}; source: {p.source or 'none'})"
 
         if self.value is None:
-            why = "no reference price" if not (self.reference and self.reference.known) else "no price for this system"
+            why = (
+                "no reference price"
+                if not (self.reference and self.reference.known)
+                else "no price for this system"
+            )
             return f"No cloud scale: {why}. {describe(self.price)}"
         return f"Cloud scale {self.value:.2f} = {describe(self.price)} ÷ reference {describe(self.reference)}"
 
@@ -114,15 +138,21 @@ class PriceIndex:
 
     def __init__(self, prices: list[CloudPrice]):
         self.reference = next((p for p in prices if p.reference), None)
-        self.by_key = {(p.submitter, p.system_key): p for p in prices if not p.reference and p.system_key}
-        self.by_name = {(p.submitter, p.system_name): p for p in prices if not p.reference and not p.system_key}
+        self.by_key = {
+            (p.submitter, p.system_key): p for p in prices if not p.reference and p.system_key
+        }
+        self.by_name = {
+            (p.submitter, p.system_name): p for p in prices if not p.reference and not p.system_key
+        }
 
     def __bool__(self):
         return bool(self.by_key or self.by_name)
 
     def cloud_scale(self, submitter: str, system_key: str, system_name: str) -> CloudScale | None:
         """A line naming the system's key wins over one naming its name; None if no line prices it."""
-        price = self.by_key.get((submitter, system_key)) or self.by_name.get((submitter, system_name))
+        price = self.by_key.get((submitter, system_key)) or self.by_name.get(
+            (submitter, system_name)
+        )
         if price is None:
             return None
         reference = self.reference
@@ -132,6 +162,8 @@ class PriceIndex:
         return CloudScale(value, price, reference)
 
 
-def cloud_scale(prices: list[CloudPrice], submitter: str, system_key: str, system_name: str) -> CloudScale | None:
+def cloud_scale(
+    prices: list[CloudPrice], submitter: str, system_key: str, system_name: str
+) -> CloudScale | None:
     """The cloud scale of one system from its round's price lines, or None if no line prices it."""
     return PriceIndex(prices).cloud_scale(submitter, system_key, system_name)

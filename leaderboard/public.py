@@ -28,7 +28,10 @@ def findings_note(error_count: int, warning_count: int, advisory: bool) -> str:
     """'' for a clean result, else what a reader should know, e.g. '2 errors (advisory), 1 warning'."""
     parts = []
     if error_count:
-        parts.append(f"{error_count} error{'s' if error_count != 1 else ''}" + (" (advisory)" if advisory else ""))
+        parts.append(
+            f"{error_count} error{'s' if error_count != 1 else ''}"
+            + (" (advisory)" if advisory else "")
+        )
     if warning_count:
         parts.append(f"{warning_count} warning{'s' if warning_count != 1 else ''}")
     return ", ".join(parts)

@@ -10,12 +10,26 @@ from .models import Benchmark, Round
 ROUNDS_DIR = Path(__file__).resolve().parent / "rounds"
 
 ROUND_FIELDS = [
-    "name", "ruleset", "log_format", "submission_date", "publication_date",
-    "reference_system", "notes", "history", "require_init_stop_before_run_start", "blocking_rules",
+    "name",
+    "ruleset",
+    "log_format",
+    "submission_date",
+    "publication_date",
+    "reference_system",
+    "notes",
+    "history",
+    "require_init_stop_before_run_start",
+    "blocking_rules",
 ]
 BENCHMARK_FIELDS = [
-    "name", "quality_target", "higher_is_better", "required_runs", "counted_runs",
-    "scoring", "reference_time_s", "aliases",
+    "name",
+    "quality_target",
+    "higher_is_better",
+    "required_runs",
+    "counted_runs",
+    "scoring",
+    "reference_time_s",
+    "aliases",
 ]
 
 

@@ -6,13 +6,22 @@ from rest_framework import serializers
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
 from .units import minutes
 
-ORGANISATION_HELP = "The organisation the submitter name belongs to, the same under every name it submitted as."
+ORGANISATION_HELP = (
+    "The organisation the submitter name belongs to, the same under every name it submitted as."
+)
 
 
 class BenchmarkSerializer(serializers.ModelSerializer):
     class Meta:
         model = Benchmark
-        fields = ["key", "name", "quality_target", "higher_is_better", "required_runs", "reference_time_s"]
+        fields = [
+            "key",
+            "name",
+            "quality_target",
+            "higher_is_better",
+            "required_runs",
+            "reference_time_s",
+        ]
 
 
 class RoundSerializer(serializers.ModelSerializer):
@@ -21,8 +30,18 @@ class RoundSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Round
-        fields = ["key", "name", "ruleset", "submission_date", "publication_date", "reference_system",
-                  "history", "notes", "benchmarks", "url"]
+        fields = [
+            "key",
+            "name",
+            "ruleset",
+            "submission_date",
+            "publication_date",
+            "reference_system",
+            "history",
+            "notes",
+            "benchmarks",
+            "url",
+        ]
 
     def get_url(self, obj) -> str:
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())
@@ -31,14 +50,31 @@ class RoundSerializer(serializers.ModelSerializer):
 class SystemSerializer(serializers.ModelSerializer):
     round = serializers.CharField(source="round.key")
     submitter = serializers.CharField(source="submitter.name", help_text="The name as submitted.")
-    organisation = serializers.CharField(source="submitter.organisation", help_text=ORGANISATION_HELP)
+    organisation = serializers.CharField(
+        source="submitter.organisation", help_text=ORGANISATION_HELP
+    )
     url = serializers.SerializerMethodField()
 
     class Meta:
         model = System
-        fields = ["id", "round", "submitter", "organisation", "key", "name", "division", "category",
-                  "accelerator_model", "accelerator_count", "processor_model", "processor_count", "nodes", "framework",
-                  "interconnect", "url"]
+        fields = [
+            "id",
+            "round",
+            "submitter",
+            "organisation",
+            "key",
+            "name",
+            "division",
+            "category",
+            "accelerator_model",
+            "accelerator_count",
+            "processor_model",
+            "processor_count",
+            "nodes",
+            "framework",
+            "interconnect",
+            "url",
+        ]
 
     def get_url(self, obj) -> str:
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())
@@ -46,8 +82,12 @@ class SystemSerializer(serializers.ModelSerializer):
 
 class ResultSerializer(serializers.ModelSerializer):
     round = serializers.CharField(source="system.round.key")
-    submitter = serializers.CharField(source="system.submitter.name", help_text="The name as submitted.")
-    organisation = serializers.CharField(source="system.submitter.organisation", help_text=ORGANISATION_HELP)
+    submitter = serializers.CharField(
+        source="system.submitter.name", help_text="The name as submitted."
+    )
+    organisation = serializers.CharField(
+        source="system.submitter.organisation", help_text=ORGANISATION_HELP
+    )
     system = serializers.CharField(source="system.key")
     system_id = serializers.IntegerField()
     system_name = serializers.CharField(source="system.name")
@@ -62,10 +102,34 @@ class ResultSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Result
-        fields = ["id", "public_id", "round", "submitter", "organisation", "system", "system_id", "system_name",
-                  "division", "category", "accelerator_model", "accelerator_count", "benchmark", "score_s",
-                  "score_minutes", "speedup", "scaling_factor", "claimed_scaling_factor", "score_message", "energy_j",
-                  "runs_counted", "error_count", "warning_count", "advisory", "url", "runs_url"]
+        fields = [
+            "id",
+            "public_id",
+            "round",
+            "submitter",
+            "organisation",
+            "system",
+            "system_id",
+            "system_name",
+            "division",
+            "category",
+            "accelerator_model",
+            "accelerator_count",
+            "benchmark",
+            "score_s",
+            "score_minutes",
+            "speedup",
+            "scaling_factor",
+            "claimed_scaling_factor",
+            "score_message",
+            "energy_j",
+            "runs_counted",
+            "error_count",
+            "warning_count",
+            "advisory",
+            "url",
+            "runs_url",
+        ]
 
     def get_score_minutes(self, obj) -> float | None:
         return None if obj.score_s is None else round(minutes(obj.score_s), 4)
@@ -74,7 +138,9 @@ class ResultSerializer(serializers.ModelSerializer):
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())
 
     def get_runs_url(self, obj) -> str:
-        return self.context["request"].build_absolute_uri(reverse("leaderboard:api:result-runs", args=[obj.id]))
+        return self.context["request"].build_absolute_uri(
+            reverse("leaderboard:api:result-runs", args=[obj.id])
+        )
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -82,8 +148,22 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "index", "path", "success", "failure_reason", "time_to_train_s", "minutes", "status",
-                  "seed", "counted", "dropped", "eval_x", "eval_curve", "hyperparameters"]
+        fields = [
+            "id",
+            "index",
+            "path",
+            "success",
+            "failure_reason",
+            "time_to_train_s",
+            "minutes",
+            "status",
+            "seed",
+            "counted",
+            "dropped",
+            "eval_x",
+            "eval_curve",
+            "hyperparameters",
+        ]
 
     def get_minutes(self, obj) -> float | None:
         return None if obj.time_to_train_s is None else round(minutes(obj.time_to_train_s), 4)
@@ -94,5 +174,19 @@ class PriceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CloudPrice
-        fields = ["id", "round", "reference", "submitter", "system_key", "system_name", "provider", "instance",
-                  "price_per_hour", "currency", "as_of", "source", "status", "notes"]
+        fields = [
+            "id",
+            "round",
+            "reference",
+            "submitter",
+            "system_key",
+            "system_name",
+            "provider",
+            "instance",
+            "price_per_hour",
+            "currency",
+            "as_of",
+            "source",
+            "status",
+            "notes",
+        ]

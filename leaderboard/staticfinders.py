@@ -27,10 +27,13 @@ def plotly_js_path() -> Path | None:
 class PlotlyFinder(BaseFinder):
     def check(self, **kwargs):
         if plotly_js_path() is None:
-            return [Error(
-                "plotly.min.js was not found in the installed plotly package.",
-                hint="pip install -r requirements.txt (plotly is pinned there).", id="leaderboard.E001",
-            )]
+            return [
+                Error(
+                    "plotly.min.js was not found in the installed plotly package.",
+                    hint="pip install -r requirements.txt (plotly is pinned there).",
+                    id="leaderboard.E001",
+                )
+            ]
         return []
 
     def find(self, path, find_all=False, **kwargs):

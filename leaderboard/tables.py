@@ -68,7 +68,9 @@ class Row:
     accelerator_count: int | None
     nodes: int | None
     framework: str
-    organisation: str = ""  # the submitter's organisation (leaderboard.organisations): what the filter selects
+    organisation: str = (
+        ""  # the submitter's organisation (leaderboard.organisations): what the filter selects
+    )
     cells: dict[str, Cell] = field(default_factory=dict)
     cloud_scale: float | None = None
     cloud_scale_note: str = ""  # the tooltip: both prices, their dates and sources
@@ -87,10 +89,17 @@ class Row:
 
     @property
     def search_text(self):
-        return " ".join([
-            self.submitter, self.organisation, self.name, self.key, self.processor_model, self.accelerator_model,
-            self.framework,
-        ]).lower()
+        return " ".join(
+            [
+                self.submitter,
+                self.organisation,
+                self.name,
+                self.key,
+                self.processor_model,
+                self.accelerator_model,
+                self.framework,
+            ]
+        ).lower()
 
 
 @dataclass
@@ -113,12 +122,30 @@ class RoundData:
 
 
 RESULT_FIELDS = [
-    "id", "system_id", "benchmark__key", "score_s", "speedup", "energy_j", "runs_counted",
-    "error_count", "warning_count", "advisory", "public_id", "score_message",
-    "system__key", "system__name", "system__submitter__name", "system__submitter__organisation",
-    "system__division", "system__category",
-    "system__processor_model", "system__processor_count", "system__accelerator_model",
-    "system__accelerator_count", "system__nodes", "system__framework",
+    "id",
+    "system_id",
+    "benchmark__key",
+    "score_s",
+    "speedup",
+    "energy_j",
+    "runs_counted",
+    "error_count",
+    "warning_count",
+    "advisory",
+    "public_id",
+    "score_message",
+    "system__key",
+    "system__name",
+    "system__submitter__name",
+    "system__submitter__organisation",
+    "system__division",
+    "system__category",
+    "system__processor_model",
+    "system__processor_count",
+    "system__accelerator_model",
+    "system__accelerator_count",
+    "system__nodes",
+    "system__framework",
 ]
 
 
@@ -132,7 +159,8 @@ def build_round_data(round_: Round) -> RoundData:
     prices = PriceIndex(list(CloudPrice.objects.filter(round=round_)))
     rows: dict[int, Row] = {}
     results = (
-        public.results().filter(system__round=round_)
+        public.results()
+        .filter(system__round=round_)
         .order_by("system__submitter__name", "system__key", "system_id", "benchmark__position")
         .values_list(*RESULT_FIELDS)
     )
@@ -141,13 +169,22 @@ def build_round_data(round_: Round) -> RoundData:
         row = rows.get(r["system_id"])
         if row is None:
             row = rows[r["system_id"]] = Row(
-                system_id=r["system_id"], submitter=r["system__submitter__name"], key=r["system__key"],
+                system_id=r["system_id"],
+                submitter=r["system__submitter__name"],
+                key=r["system__key"],
                 name=r["system__name"] or r["system__key"],
-                url=reverse("leaderboard:system", args=[round_.key, r["system__submitter__name"], r["system__key"]]),
-                division=r["system__division"], category=r["system__category"],
-                processor_model=r["system__processor_model"], processor_count=r["system__processor_count"],
-                accelerator_model=r["system__accelerator_model"], accelerator_count=r["system__accelerator_count"],
-                nodes=r["system__nodes"], framework=r["system__framework"],
+                url=reverse(
+                    "leaderboard:system",
+                    args=[round_.key, r["system__submitter__name"], r["system__key"]],
+                ),
+                division=r["system__division"],
+                category=r["system__category"],
+                processor_model=r["system__processor_model"],
+                processor_count=r["system__processor_count"],
+                accelerator_model=r["system__accelerator_model"],
+                accelerator_count=r["system__accelerator_count"],
+                nodes=r["system__nodes"],
+                framework=r["system__framework"],
                 organisation=r["system__submitter__organisation"] or r["system__submitter__name"],
             )
             scale = prices.cloud_scale(row.submitter, row.key, row.name) if prices else None
@@ -157,11 +194,17 @@ def build_round_data(round_: Round) -> RoundData:
                 row.cloud_scale_unverified = scale.unverified
         if r["benchmark__key"] in order:
             row.cells[r["benchmark__key"]] = Cell(
-                result_id=r["id"], url=f"{row.url}{r['benchmark__key']}/", score_s=r["score_s"],
-                speedup=r["speedup"], energy_j=r["energy_j"], runs_counted=r["runs_counted"],
+                result_id=r["id"],
+                url=f"{row.url}{r['benchmark__key']}/",
+                score_s=r["score_s"],
+                speedup=r["speedup"],
+                energy_j=r["energy_j"],
+                runs_counted=r["runs_counted"],
                 findings=public.findings_note(r["error_count"], r["warning_count"], r["advisory"]),
                 public_id=r["public_id"] or "",
-                not_scored_because="" if r["score_s"] is not None else (r["score_message"] or "no score"),
+                not_scored_because=""
+                if r["score_s"] is not None
+                else (r["score_message"] or "no score"),
             )
     return RoundData(round_.key, benchmarks, list(rows.values()))
 

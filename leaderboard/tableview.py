@@ -19,7 +19,11 @@ from .models import Category, Division
 from .organisations import name_key, organisation_of
 from .tables import CATEGORIES, DIVISIONS, Bench, RoundData, Row
 
-SHOW_CHOICES = [("speedup", "speedup over the reference"), ("minutes", "minutes to train"), ("energy", "energy to train (kJ)")]
+SHOW_CHOICES = [
+    ("speedup", "speedup over the reference"),
+    ("minutes", "minutes to train"),
+    ("energy", "energy to train (kJ)"),
+]
 TEXT_SORTS = {
     "submitter": lambda r: r.submitter.lower(),
     "system": lambda r: r.name.lower(),
@@ -71,23 +75,41 @@ class TableForm(forms.Form):
             (c.value, c.label) for c in Category if any(p[1] == c.value for p in present)
         ]
         # The submitter filter selects organisations: one choice for all the names one submitted under.
-        for name, attr in (("submitter", "organisation"), ("accelerator", "accelerator_model"),
-                           ("processor", "processor_model"), ("framework", "framework")):
-            choices = [(value, f"{value} ({count})") for value, count in _distinct(getattr(r, attr) for r in rows)]
+        for name, attr in (
+            ("submitter", "organisation"),
+            ("accelerator", "accelerator_model"),
+            ("processor", "processor_model"),
+            ("framework", "framework"),
+        ):
+            choices = [
+                (value, f"{value} ({count})")
+                for value, count in _distinct(getattr(r, attr) for r in rows)
+            ]
             self.fields[name].choices = choices
             self.fields[name].widget.attrs["size"] = min(4, max(2, len(choices)))
         self.fields["benchmark"].choices = any_ + [(b.key, b.name) for b in round_data.benchmarks]
-        self.fields["chart"].choices = [("", "First benchmark shown")] + [(b.key, b.name) for b in round_data.benchmarks]
-        shows = [c for c in SHOW_CHOICES if c[0] == "minutes"
-                 or (c[0] == "speedup" and round_data.has_reference) or (c[0] == "energy" and round_data.has_energy)]
+        self.fields["chart"].choices = [("", "First benchmark shown")] + [
+            (b.key, b.name) for b in round_data.benchmarks
+        ]
+        shows = [
+            c
+            for c in SHOW_CHOICES
+            if c[0] == "minutes"
+            or (c[0] == "speedup" and round_data.has_reference)
+            or (c[0] == "energy" and round_data.has_energy)
+        ]
         self.fields["show"].choices = shows
-        sorts = [("", "Submitter, then system")] + [(k, k.replace("_", " ").capitalize()) for k in TEXT_SORTS]
+        sorts = [("", "Submitter, then system")] + [
+            (k, k.replace("_", " ").capitalize()) for k in TEXT_SORTS
+        ]
         if round_data.has_cloud_scale:
             sorts.append(("cloud_scale", "Cloud scale"))
         if round_data.has_energy:
             sorts.append(("power", "Average power"))
         sorts += [(f"b.{b.key}", b.name) for b in round_data.benchmarks]
-        self.fields["sort"].choices = sorts + [(f"-{k}", f"{label} (reversed)") for k, label in sorts if k]
+        self.fields["sort"].choices = sorts + [
+            (f"-{k}", f"{label} (reversed)") for k, label in sorts if k
+        ]
 
 
 @dataclass
@@ -107,8 +129,18 @@ class TableView:
     chart: str = ""
     default_show: str = "minutes"
 
-    FILTERS = ("division", "category", "submitter", "accelerator", "processor", "framework",
-               "benchmark", "acc_min", "acc_max", "q")
+    FILTERS = (
+        "division",
+        "category",
+        "submitter",
+        "accelerator",
+        "processor",
+        "framework",
+        "benchmark",
+        "acc_min",
+        "acc_max",
+        "q",
+    )
 
     @classmethod
     def from_query(cls, querydict, data: RoundData) -> tuple["TableView", TableForm]:
@@ -127,7 +159,8 @@ class TableView:
                 allowed = {str(k) for k, _ in form.fields[name].choices}
                 values[name] = [v for v in query.get(name, []) if v in allowed]
         view = cls(
-            show=values.get("show") or default_show, default_show=default_show,
+            show=values.get("show") or default_show,
+            default_show=default_show,
             **{k: v for k, v in values.items() if k != "show" and v not in (None, "")},
         )
         if view.acc_min is not None and view.acc_max is not None and view.acc_min > view.acc_max:
@@ -307,6 +340,7 @@ def sections(rows: list[Row]) -> list[Section]:
 # template than here. Rows and cells are dicts (TypedDict) because the template engine looks
 # a name up in a dict first and only then, after an exception, as an attribute.
 
+
 class ShownCell(TypedDict):
     url: str
     text: str  # the number in this view's unit; '' when it has none
@@ -352,7 +386,15 @@ class ShownTable:
         return sum(len(r.cells) for r in self.rows)
 
 
-SORTABLE_COLUMNS = ("submitter", "system", "processor", "accelerator", "software", "cloud_scale", "power")
+SORTABLE_COLUMNS = (
+    "submitter",
+    "system",
+    "processor",
+    "accelerator",
+    "software",
+    "cloud_scale",
+    "power",
+)
 
 
 def shown_table(view: TableView, data: RoundData) -> ShownTable:
@@ -373,9 +415,16 @@ def shown_table(view: TableView, data: RoundData) -> ShownTable:
     )
     columns_of = [(bench, view.shows_speedup(bench)) for bench in benches]
     return ShownTable(
-        rows=rows, benchmarks=benches, headers=headers, columns=columns,
-        sections=[(s, [_shown_row(view, row, columns_of) for row in s.rows]) for s in sections(rows)],
-        show_cloud_scale=data.has_cloud_scale, show_power=data.has_energy, chart_bench=chart_bench,
+        rows=rows,
+        benchmarks=benches,
+        headers=headers,
+        columns=columns,
+        sections=[
+            (s, [_shown_row(view, row, columns_of) for row in s.rows]) for s in sections(rows)
+        ],
+        show_cloud_scale=data.has_cloud_scale,
+        show_power=data.has_energy,
+        chart_bench=chart_bench,
     )
 
 
@@ -393,14 +442,22 @@ def _shown_row(view: TableView, row: Row, columns_of: list[tuple[Bench, bool]]) 
         cloud_scale = "n/a" if row.cloud_scale is None else f"{row.cloud_scale:.2f}"
     power = row.avg_power_kw
     return ShownRow(
-        slug=row.slug, system_id=row.system_id, submitter=row.submitter, name=row.name, url=row.url,
+        slug=row.slug,
+        system_id=row.system_id,
+        submitter=row.submitter,
+        name=row.name,
+        url=row.url,
         processor=f"{row.processor_count} × {processor}" if row.processor_count else processor,
         processor_title=processor_title,
-        accelerator=f"{row.accelerator_count} × {accelerator}" if row.accelerator_count else accelerator,
+        accelerator=f"{row.accelerator_count} × {accelerator}"
+        if row.accelerator_count
+        else accelerator,
         accelerator_title=accelerator_title,
-        software=software, software_title=software_title,
+        software=software,
+        software_title=software_title,
         cells=[_shown_cell(view, row, bench, speedup) for bench, speedup in columns_of],
-        cloud_scale=cloud_scale, cloud_scale_note=row.cloud_scale_note,
+        cloud_scale=cloud_scale,
+        cloud_scale_note=row.cloud_scale_note,
         cloud_scale_unverified=row.cloud_scale_unverified,
         power="" if power is None else f"{power:.1f}",
     )
@@ -423,5 +480,10 @@ def _shown_cell(view: TableView, row: Row, bench: Bench, speedup: bool) -> Shown
         notes.append(f"Findings: {cell.findings}.")
     if cell.energy_j is not None and view.show != "energy":
         notes.append(f"Energy to train: {cell.energy_kj:,.0f} kJ.")
-    return ShownCell(url=cell.url, text=text, title=" ".join(notes), findings=cell.findings,
-                     not_scored=bool(cell.not_scored_because))
+    return ShownCell(
+        url=cell.url,
+        text=text,
+        title=" ".join(notes),
+        findings=cell.findings,
+        not_scored=bool(cell.not_scored_because),
+    )

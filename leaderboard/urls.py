@@ -33,6 +33,7 @@ urlpatterns = [
     path("r/<str:round_key>/<name:submitter>/<name:system_key>/", views.system_page, name="system"),
     path(
         "r/<str:round_key>/<name:submitter>/<name:system_key>/<slug:benchmark_key>/",
-        views.result_page, name="result",
+        views.result_page,
+        name="result",
     ),
 ]

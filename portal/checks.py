@@ -20,11 +20,13 @@ def log_scanner_built(app_configs=None, **kwargs):
 
     if leave_out._scan is not None:
         return []
-    return [Warning(
-        "The log parser's C scanner is not built: logs are checked with its Python twin, several times slower.",
-        hint="Run `make setup` (or `python bin/build_scan.py`) where a C compiler is installed.",
-        id="portal.W001",
-    )]
+    return [
+        Warning(
+            "The log parser's C scanner is not built: logs are checked with its Python twin, several times slower.",
+            hint="Run `make setup` (or `python bin/build_scan.py`) where a C compiler is installed.",
+            id="portal.W001",
+        )
+    ]
 
 
 @register()
@@ -33,18 +35,22 @@ def embedded_services_off_debug(app_configs=None, **kwargs):
         return []
     problems = []
     if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-        problems.append(Warning(
-            "DEBUG is off but the database is the embedded SQLite file: one writer at a time, on this machine only.",
-            hint="Set DATABASE_URL to PostgreSQL, e.g. postgres://portal:<password>@db/portal.",
-            id="portal.W002",
-        ))
+        problems.append(
+            Warning(
+                "DEBUG is off but the database is the embedded SQLite file: one writer at a time, on this machine only.",
+                hint="Set DATABASE_URL to PostgreSQL, e.g. postgres://portal:<password>@db/portal.",
+                id="portal.W002",
+            )
+        )
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
-        problems.append(Warning(
-            "DEBUG is off but the task queue is the embedded file-system transport: workers on other machines "
-            "cannot take work from it.",
-            hint="Set CELERY_BROKER_URL to Redis, e.g. redis://:<password>@redis:6379/0.",
-            id="portal.W003",
-        ))
+        problems.append(
+            Warning(
+                "DEBUG is off but the task queue is the embedded file-system transport: workers on other machines "
+                "cannot take work from it.",
+                hint="Set CELERY_BROKER_URL to Redis, e.g. redis://:<password>@redis:6379/0.",
+                id="portal.W003",
+            )
+        )
     return problems
 
 
@@ -56,11 +62,13 @@ def media_root_writable(app_configs=None, **kwargs):
         with tempfile.TemporaryFile(dir=media):
             pass
     except OSError as error:
-        return [Error(
-            f"MEDIA_ROOT ({media}) cannot be written: {error.strerror}. Uploads and checks store bundles there.",
-            hint="Point MEDIA_ROOT at a folder the site's and the workers' user can write, shared by all of them.",
-            id="portal.E001",
-        )]
+        return [
+            Error(
+                f"MEDIA_ROOT ({media}) cannot be written: {error.strerror}. Uploads and checks store bundles there.",
+                hint="Point MEDIA_ROOT at a folder the site's and the workers' user can write, shared by all of them.",
+                id="portal.E001",
+            )
+        ]
     return []
 
 
@@ -81,9 +89,11 @@ def mlperf_logging_pinned(app_configs=None, requirements: Path = REQUIREMENTS, *
     pinned, installed = pinned_version("mlperf-logging", requirements), library.version()
     if pinned is None or installed == pinned:
         return []
-    return [Warning(
-        f"mlperf-logging {installed or '(not installed)'} is installed; the portal's checks and their tests are "
-        f"made for {pinned}, the version requirements.txt pins.",
-        hint=f"pip install mlperf-logging=={pinned}",
-        id="portal.W004",
-    )]
+    return [
+        Warning(
+            f"mlperf-logging {installed or '(not installed)'} is installed; the portal's checks and their tests are "
+            f"made for {pinned}, the version requirements.txt pins.",
+            hint=f"pip install mlperf-logging=={pinned}",
+            id="portal.W004",
+        )
+    ]

@@ -19,7 +19,9 @@ class SecretsFilter(SafeExceptionReporterFilter):
 
     def cleanse_setting(self, key, value):
         value = super().cleanse_setting(key, value)
-        return mask_url_passwords(value, self.cleansed_substitute) if isinstance(value, str) else value
+        return (
+            mask_url_passwords(value, self.cleansed_substitute) if isinstance(value, str) else value
+        )
 
     def cleanse_special_types(self, request, value):
         value = super().cleanse_special_types(request, value)

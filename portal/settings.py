@@ -126,7 +126,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Where the three real MLPerf rounds live (tarballs); loaded by `make run` when present.
-MLPERF_SHARED_DIR = Path(env.str("MLPERF_SHARED_DIR", default=str(BASE_DIR.parent / "shared" / "mlperf")))
+MLPERF_SHARED_DIR = Path(
+    env.str("MLPERF_SHARED_DIR", default=str(BASE_DIR.parent / "shared" / "mlperf"))
+)
 
 # Hard limits for an uploaded bundle (see submissions/bundles/unpack.py).
 BUNDLE_MAX_TOTAL_BYTES = env.int("BUNDLE_MAX_TOTAL_BYTES", default=4 * 1024**3)
@@ -192,7 +194,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
-        "control_folder": str(_broker_dir / "control"),  # kombu's default is ./control, wherever it runs
+        "control_folder": str(
+            _broker_dir / "control"
+        ),  # kombu's default is ./control, wherever it runs
         "store_processed": False,
         "polling_interval": 0.1,  # seconds between looks at the folder; kombu's 1 s made each hand-off wait
     }

@@ -29,11 +29,15 @@ def start(argv: list[str]) -> None:
     archive = _archive(argv)
     if archive is None:
         return
-    from .bundles.split import SplitProcess  # imported here: manage.py imports this module for every command
+    from .bundles.split import (
+        SplitProcess,
+    )  # imported here: manage.py imports this module for every command
 
     path = Path(archive).resolve()
     _started[path] = SplitProcess(path, scratch_folder())
-    atexit.register(_stop_untaken)  # the command may never take it: a wrong option ends it in argparse
+    atexit.register(
+        _stop_untaken
+    )  # the command may never take it: a wrong option ends it in argparse
 
 
 def _archive(argv: list[str]) -> str | None:

@@ -6,7 +6,9 @@ BUNDLE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".zip")
 
 
 class UploadForm(forms.Form):
-    round = forms.ModelChoiceField(queryset=Round.objects.all(), to_field_name="key", empty_label=None)
+    round = forms.ModelChoiceField(
+        queryset=Round.objects.all(), to_field_name="key", empty_label=None
+    )
     bundle = forms.FileField(
         help_text="Your organisation's tree as .tar, .tar.gz, .tgz, .tar.xz or .zip "
         "(systems/ and results/ folders, or the v0.5 layout)."

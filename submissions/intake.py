@@ -38,7 +38,9 @@ def display_name(name: str) -> str:
     DISPLAY_NAME_CHARS characters with its extension kept."""
     name = unicodedata.normalize("NFC", name.replace("\\", "/").rpartition("/")[2])
     # A control character (newline, tab) parts words; a format character (a bidirectional override) goes.
-    name = "".join(c if c.isprintable() else " " if unicodedata.category(c) == "Cc" else "" for c in name)
+    name = "".join(
+        c if c.isprintable() else " " if unicodedata.category(c) == "Cc" else "" for c in name
+    )
     name = " ".join(name.split()) or "bundle"
     if len(name) > DISPLAY_NAME_CHARS:
         extension = _EXTENSION.search(name)
@@ -50,7 +52,9 @@ def display_name(name: str) -> str:
 def _stored_name(sha: str, name: str) -> str:
     """'<sha256>-<stem><extension>': the bytes' hash, then at most STORED_STEM_CHARS of the uploader's name in
     ASCII letters, digits, '.', '_' and '-' (for whoever lists the folder), then its extension."""
-    ascii_name = unicodedata.normalize("NFKD", display_name(name)).encode("ascii", "ignore").decode()
+    ascii_name = (
+        unicodedata.normalize("NFKD", display_name(name)).encode("ascii", "ignore").decode()
+    )
     extension = _EXTENSION.search(ascii_name)
     tail = extension.group().lower() if extension else ""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_name[: len(ascii_name) - len(tail)]).strip("._-")
@@ -64,7 +68,8 @@ class UploadTooLarge(Exception):
         super().__init__(
             f"The bundle is larger than {size_text(max_bytes)} ({max_bytes:,} bytes), the most the portal takes in "
             "one upload (UPLOAD_MAX_BYTES). Leave out checkpoints, data sets and code outside results/ and "
-            "systems/; if the results alone are larger, ask the portal's administrators.")
+            "systems/; if the results alone are larger, ask the portal's administrators."
+        )
         self.max_bytes = max_bytes
 
 
@@ -128,8 +133,14 @@ def _start_again(submission: Submission, relative: str) -> Submission:
     have failed on a fault since mended (a worker that kept dying), or had its bundle purged."""
     earlier = submission.bundle.name
     Submission.objects.filter(pk=submission.pk).update(
-        bundle=relative, status=Submission.Status.RECEIVED, message="", rule="", attempts=0, finished_at=None,
-        queue_pending=False, updated_at=timezone.now(),
+        bundle=relative,
+        status=Submission.Status.RECEIVED,
+        message="",
+        rule="",
+        attempts=0,
+        finished_at=None,
+        queue_pending=False,
+        updated_at=timezone.now(),
     )
     if earlier and earlier != relative and not Submission.objects.filter(bundle=earlier).exists():
         (Path(settings.MEDIA_ROOT) / earlier).unlink(missing_ok=True)
@@ -150,8 +161,16 @@ def ready_the_broker() -> None:
         connection.transport  # noqa: B018 - the property imports the transport's module
 
 
-def submit(round_: Round, chunks, original_name: str, *, user=None, publish=False,
-           stored: tuple[str, str, int] | None = None, max_bytes: int | None = None) -> tuple[Submission, bool]:
+def submit(
+    round_: Round,
+    chunks,
+    original_name: str,
+    *,
+    user=None,
+    publish=False,
+    stored: tuple[str, str, int] | None = None,
+    max_bytes: int | None = None,
+) -> tuple[Submission, bool]:
     """Store a bundle and create its Submission; returns (submission, created). `stored`: what
     store_file returned for a bundle already stored (chunks are then not read). max_bytes: the most an
     upload may hold (UploadTooLarge past it); none for the command line's imports.
@@ -161,14 +180,21 @@ def submit(round_: Round, chunks, original_name: str, *, user=None, publish=Fals
     an upload never tells anyone what someone else uploaded.
     """
     relative, sha, size = stored or store_bundle(chunks, original_name, max_bytes)
-    same = Submission.objects.filter(round=round_, sha256=sha, uploaded_by=user)  # user None: IS NULL
+    same = Submission.objects.filter(
+        round=round_, sha256=sha, uploaded_by=user
+    )  # user None: IS NULL
     existing = same.first()
     if existing is None:
         try:
             with transaction.atomic():
                 submission = Submission.objects.create(
-                    round=round_, bundle=relative, original_name=display_name(original_name),
-                    sha256=sha, size=size, uploaded_by=user, publish_when_valid=publish,
+                    round=round_,
+                    bundle=relative,
+                    original_name=display_name(original_name),
+                    sha256=sha,
+                    size=size,
+                    uploaded_by=user,
+                    publish_when_valid=publish,
                 )
         except IntegrityError:  # the same bundle raced in from the same uploader
             existing = same.get()
@@ -177,5 +203,7 @@ def submit(round_: Round, chunks, original_name: str, *, user=None, publish=Fals
     if existing is not None:
         _drop_unused(relative, existing)
         return existing, False
-    transaction.on_commit(lambda: queue_ingest(submission.pk))  # kept and queued later if the broker is down
+    transaction.on_commit(
+        lambda: queue_ingest(submission.pk)
+    )  # kept and queued later if the broker is down
     return submission, True

@@ -41,11 +41,22 @@ def take(task_id: str, task_name: str, args: list, options: dict) -> bool:
     submission_id = _submission_of(task_name, list(args))
     if submission_id is None:
         return False
-    lease = TaskLease(task_id=task_id, task_name=task_name, args=list(args), options=options,
-                      submission_id=submission_id, worker=process_name(), beat_at=timezone.now())
+    lease = TaskLease(
+        task_id=task_id,
+        task_name=task_name,
+        args=list(args),
+        options=options,
+        submission_id=submission_id,
+        worker=process_name(),
+        beat_at=timezone.now(),
+    )
     # One INSERT ... ON CONFLICT: a message delivered again keeps its task id.
-    TaskLease.objects.bulk_create([lease], update_conflicts=True, unique_fields=["task_id"],
-                                  update_fields=["task_name", "args", "options", "submission", "worker", "beat_at"])
+    TaskLease.objects.bulk_create(
+        [lease],
+        update_conflicts=True,
+        unique_fields=["task_id"],
+        update_fields=["task_name", "args", "options", "submission", "worker", "beat_at"],
+    )
     _heartbeat.start_here()
     return True
 
@@ -77,8 +88,12 @@ class _Heartbeat:
                 close_old_connections()  # this thread's own connection, as between requests
                 TaskLease.objects.filter(worker=me).update(beat_at=timezone.now())
             except DatabaseError:
-                log.warning("lease heartbeat of %s failed; trying again in %s s", me, settings.LEASE_BEAT_S,
-                            exc_info=True)
+                log.warning(
+                    "lease heartbeat of %s failed; trying again in %s s",
+                    me,
+                    settings.LEASE_BEAT_S,
+                    exc_info=True,
+                )
 
 
 _heartbeat = _Heartbeat()

@@ -25,7 +25,9 @@ class Submission(models.Model):
     submitter = models.ForeignKey(
         Submitter, on_delete=models.PROTECT, null=True, blank=True, related_name="submissions"
     )
-    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
     bundle = models.FileField(upload_to="bundles/", max_length=500)
     original_name = models.CharField(max_length=255)
     sha256 = models.CharField(max_length=64)
@@ -34,16 +36,22 @@ class Submission(models.Model):
         default=False, help_text="Publish as soon as it is valid (imports of past rounds)."
     )
 
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.RECEIVED, db_index=True)
+    status = models.CharField(
+        max_length=12, choices=Status.choices, default=Status.RECEIVED, db_index=True
+    )
     message = models.TextField(blank=True, help_text="Why it failed, or a summary of the outcome.")
     rule = models.CharField(max_length=50, blank=True, help_text="Rule id of a rejection.")
-    notes = models.JSONField(default=list, blank=True, help_text="Things ignored on the way, e.g. stray files.")
+    notes = models.JSONField(
+        default=list, blank=True, help_text="Things ignored on the way, e.g. stray files."
+    )
     runs_total = models.PositiveIntegerField(default=0)
     runs_checked = models.PositiveIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
     queue_pending = models.BooleanField(
-        default=False, help_text="Its first step could not be handed to the task queue (the broker did not answer); "
-                                 "the sweeper hands it over once the broker is back.")
+        default=False,
+        help_text="Its first step could not be handed to the task queue (the broker did not answer); "
+        "the sweeper hands it over once the broker is back.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -54,10 +62,16 @@ class Submission(models.Model):
         # that nothing tells one uploader what another uploaded. From the command line (no uploader) the same
         # bytes again are the same submission; NULLs are distinct in a unique index, hence the second constraint.
         constraints = [
-            models.UniqueConstraint(fields=["round", "sha256", "uploaded_by"], name="unique_bundle_per_uploader",
-                                    condition=models.Q(uploaded_by__isnull=False)),
-            models.UniqueConstraint(fields=["round", "sha256"], name="unique_command_line_bundle_per_round",
-                                    condition=models.Q(uploaded_by__isnull=True)),
+            models.UniqueConstraint(
+                fields=["round", "sha256", "uploaded_by"],
+                name="unique_bundle_per_uploader",
+                condition=models.Q(uploaded_by__isnull=False),
+            ),
+            models.UniqueConstraint(
+                fields=["round", "sha256"],
+                name="unique_command_line_bundle_per_round",
+                condition=models.Q(uploaded_by__isnull=True),
+            ),
         ]
 
     def __str__(self):
@@ -84,7 +98,9 @@ class Validation(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     verdict = models.CharField(max_length=12, blank=True, help_text="valid or invalid, once done")
     reason = models.CharField(max_length=300, blank=True, help_text="Why it was run.")
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
     errors = models.PositiveIntegerField(default=0)
     warnings = models.PositiveIntegerField(default=0)
     infos = models.PositiveIntegerField(default=0)
@@ -93,7 +109,11 @@ class Validation(models.Model):
 
     class Meta:
         ordering = ["submission", "-number"]
-        constraints = [models.UniqueConstraint(fields=["submission", "number"], name="unique_validation_number")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "number"], name="unique_validation_number"
+            )
+        ]
 
     def __str__(self):
         return f"{self.submission} validation {self.number}"
@@ -105,10 +125,14 @@ class RunCheck(models.Model):
     validation = models.ForeignKey(Validation, on_delete=models.CASCADE, related_name="run_checks")
     run = models.ForeignKey("leaderboard.Run", on_delete=models.CASCADE, related_name="checks")
     checked_at = models.DateTimeField(auto_now_add=True)
-    worker = models.CharField(max_length=100, blank=True, help_text="host:pid of the process that checked it")
+    worker = models.CharField(
+        max_length=100, blank=True, help_text="host:pid of the process that checked it"
+    )
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["validation", "run"], name="unique_run_check")]
+        constraints = [
+            models.UniqueConstraint(fields=["validation", "run"], name="unique_run_check")
+        ]
 
 
 class Finding(models.Model):
@@ -120,7 +144,9 @@ class Finding(models.Model):
         INFO = "info", "Info"
 
     validation = models.ForeignKey(Validation, on_delete=models.CASCADE, related_name="findings")
-    result = models.ForeignKey("leaderboard.Result", on_delete=models.CASCADE, null=True, blank=True)
+    result = models.ForeignKey(
+        "leaderboard.Result", on_delete=models.CASCADE, null=True, blank=True
+    )
     run = models.ForeignKey("leaderboard.Run", on_delete=models.CASCADE, null=True, blank=True)
     system_key = models.CharField(max_length=200, blank=True)
     benchmark = models.CharField(max_length=50, blank=True)
@@ -130,7 +156,9 @@ class Finding(models.Model):
     line = models.PositiveIntegerField(null=True, blank=True)
     message = models.TextField()
     hint = models.TextField(blank=True)
-    advisory = models.BooleanField(default=False, help_text="Shown, but does not block (imported history).")
+    advisory = models.BooleanField(
+        default=False, help_text="Shown, but does not block (imported history)."
+    )
 
     class Meta:
         ordering = ["system_key", "benchmark", "file", "line", "pk"]
@@ -141,9 +169,15 @@ class Finding(models.Model):
 
     def as_dict(self):
         return {
-            "severity": self.severity, "rule": self.rule, "file": self.file, "line": self.line,
-            "message": self.message, "hint": self.hint, "advisory": self.advisory,
-            "system": self.system_key, "benchmark": self.benchmark,
+            "severity": self.severity,
+            "rule": self.rule,
+            "file": self.file,
+            "line": self.line,
+            "message": self.message,
+            "hint": self.hint,
+            "advisory": self.advisory,
+            "system": self.system_key,
+            "benchmark": self.benchmark,
         }
 
 
@@ -156,7 +190,9 @@ class TaskLease(models.Model):
     task_name = models.CharField(max_length=200)
     args = models.JSONField(default=list)
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="leases")
-    options = models.JSONField(default=dict, help_text="What the task was queued with (its time limits).")
+    options = models.JSONField(
+        default=dict, help_text="What the task was queued with (its time limits)."
+    )
     worker = models.CharField(max_length=200, help_text="host:pid of the process running it")
     started_at = models.DateTimeField(auto_now_add=True)
     beat_at = models.DateTimeField(db_index=True)

@@ -56,7 +56,8 @@ def findings_by_result(result_ids: list[int]) -> dict[int, list[dict]]:
     """The latest finished validation's findings of each result, for the public result page (one query)."""
     rows = (
         Finding.objects.filter(result_id__in=result_ids, validation__status=Validation.Status.DONE)
-        .select_related("validation").order_by("result_id", "-validation__number", "file", "line")
+        .select_related("validation")
+        .order_by("result_id", "-validation__number", "file", "line")
     )
     latest: dict[int, int] = {}
     out: dict[int, list[dict]] = {}

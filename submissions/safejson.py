@@ -19,7 +19,9 @@ def non_finite_text(value: float) -> str:
     return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
 
 
-def storable(value, where: str = "", max_depth: int = MAX_DEPTH) -> tuple[object, list[tuple[str, str]]]:
+def storable(
+    value, where: str = "", max_depth: int = MAX_DEPTH
+) -> tuple[object, list[tuple[str, str]]]:
     """(the copy, [(where, what was there)]) for `value`; `where` names each change like `opt_lr[2].beta`."""
     changes: list[tuple[str, str]] = []
     return _copy(value, [where] if where else [], max_depth, changes), changes
@@ -38,7 +40,7 @@ def _copy(value, path: list, depth_left: int, changes: list):
         changes.append((_where(path), "a value nested too deep"))
         return TOO_DEEP
     out = {} if isinstance(value, dict) else []
-    for key, item in (value.items() if isinstance(value, dict) else enumerate(value)):
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
         path.append(key)
         copied = _copy(item, path, depth_left - 1, changes)
         path.pop()
@@ -58,7 +60,9 @@ def _where(path: list) -> str:
 
 def describe(changes: list[tuple[str, str]]) -> str:
     """The changes in words, for a finding: `global_batch_size is NaN, eval[3] is Infinity and 2 more`."""
-    listed = ", ".join(f"{_clip(where) or 'the value'} is {what}" for where, what in changes[:MAX_LISTED])
+    listed = ", ".join(
+        f"{_clip(where) or 'the value'} is {what}" for where, what in changes[:MAX_LISTED]
+    )
     more = len(changes) - MAX_LISTED
     return listed + (f" and {more} more" if more > 0 else "")
 

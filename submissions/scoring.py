@@ -23,7 +23,9 @@ class Score:
 def olympic(times: list[float | None], required_runs: int, drop_per_side: int = 1) -> Score:
     """Score `times` (seconds, None for a failed run), in run order."""
     if len(times) < required_runs:
-        return Score(None, message=f"{len(times)} of the {required_runs} required runs were submitted.")
+        return Score(
+            None, message=f"{len(times)} of the {required_runs} required runs were submitted."
+        )
     used = times[:required_runs]
     order = sorted(range(len(used)), key=lambda i: inf if used[i] is None else used[i])
     dropped = order[:drop_per_side] + order[len(order) - drop_per_side :]

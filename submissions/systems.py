@@ -18,13 +18,23 @@ CATEGORY_WORDS = [
 MAX_LITERAL_CHARS = 64 * 1024
 MAX_BRACKETS = 32  # nesting of ( [ { within one literal
 MAX_DEPTH = 8  # literals within literals, and levels a description is walked
-MAX_NESTING = 16  # levels of a description file's JSON (published ones have 3): deeper is refused, not stored
+MAX_NESTING = (
+    16  # levels of a description file's JSON (published ones have 3): deeper is refused, not stored
+)
 # A count (nodes, accelerators or processors, per node or in all) above this is no real system: the largest
 # published ones have tens of thousands of accelerators. It also keeps the System table's integers in range.
 MAX_COUNT = 1_000_000
-_DIGITS = 9  # digits read of a count written in text: more are beyond MAX_COUNT (and cost int() nothing)
+_DIGITS = (
+    9  # digits read of a count written in text: more are beyond MAX_COUNT (and cost int() nothing)
+)
 # The System table's text columns (leaderboard.models.System): longer values are cut, and the check says so.
-FIELD_CHARS = {"name": 300, "accelerator_model": 200, "processor_model": 200, "framework": 300, "interconnect": 300}
+FIELD_CHARS = {
+    "name": 300,
+    "accelerator_model": 200,
+    "processor_model": 200,
+    "framework": 300,
+    "interconnect": 300,
+}
 NO_VALUE = {"", "na", "n/a", "none", "-", "null", "not applicable"}
 # Spellings seen in published descriptions -> the schema's.
 ALIASES = {
@@ -55,8 +65,12 @@ def nested_deeper(value, limit: int) -> bool:
     """Whether dicts and lists in `value` nest more than `limit` levels (walked without recursion)."""
     level = [value]
     for _ in range(limit + 1):
-        level = [v for item in level if isinstance(item, (dict, list))
-                 for v in (item.values() if isinstance(item, dict) else item)]
+        level = [
+            v
+            for item in level
+            if isinstance(item, (dict, list))
+            for v in (item.values() if isinstance(item, dict) else item)
+        ]
         if not level:
             return False
     return True
@@ -107,9 +121,14 @@ def expand_literals(value, problems: list[str] | None = None, where: str = "", d
     if depth > MAX_DEPTH:
         return value
     if isinstance(value, dict):
-        return {k: expand_literals(v, problems, f"{where}.{k}" if where else str(k), depth + 1) for k, v in value.items()}
+        return {
+            k: expand_literals(v, problems, f"{where}.{k}" if where else str(k), depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [expand_literals(v, problems, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+        return [
+            expand_literals(v, problems, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)
+        ]
     if isinstance(value, str) and _looks_literal(value):
         try:
             parsed = read_literal(value)
@@ -147,7 +166,9 @@ def read_count(value) -> tuple[int | None, str]:
         text = value.strip()
         if text.lower() in NO_VALUE:
             return None, ""
-        if len(text) <= 64:  # a number written as text ('8', '8.0', '-1', 'NaN', '1e300'), read as one
+        if (
+            len(text) <= 64
+        ):  # a number written as text ('8', '8.0', '-1', 'NaN', '1e300'), read as one
             try:
                 value = float(text) if not text.isdigit() else int(text)
             except ValueError:
@@ -275,7 +296,9 @@ def from_entry_json(desc: dict, problems: list | None = None) -> dict:
     """v0.5-style entry.json: top-level division/status/framework and a list of node groups."""
     desc = _as_schema_spells(desc)
     groups = list(enumerate(_node_groups(desc), start=1))
-    node_count = sum(_count(n, "num_nodes", problems, f"nodes[{i}].") or 0 for i, n in groups) or None
+    node_count = (
+        sum(_count(n, "num_nodes", problems, f"nodes[{i}].") or 0 for i, n in groups) or None
+    )
     stated = [c for c in (_group_accelerators(n, i, problems) for i, n in groups) if c is not None]
     hardware = _text(desc.get("hardware"))
     processors, processor_model = None, ""
@@ -283,14 +306,18 @@ def from_entry_json(desc: dict, problems: list | None = None) -> dict:
         per_node, model = _processors_per_node(_text(group.get("cpu")), hardware)
         if model:
             processor_model = processor_model or model
-            processors = (processors or 0) + per_node * (_count(group, "num_nodes", problems, f"nodes[{i}].") or 1)
+            processors = (processors or 0) + per_node * (
+                _count(group, "num_nodes", problems, f"nodes[{i}].") or 1
+            )
     accelerator_model = next((m for m in (_text(n.get("accelerator")) for _, n in groups) if m), "")
     return {
         "name": _text(desc.get("platform")) or hardware,
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
         "accelerator_model": accelerator_model,
-        "accelerator_count": _total(sum(stated) if stated else None, "accelerators (all node groups)", problems),
+        "accelerator_count": _total(
+            sum(stated) if stated else None, "accelerators (all node groups)", problems
+        ),
         "processor_model": processor_model,
         "processor_count": _total(processors, "host processors (all node groups)", problems),
         "nodes": _total(node_count, "nodes (all node groups)", problems),
@@ -310,13 +337,17 @@ def from_system_json(desc: dict, problems: list | None = None) -> dict:
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
         "accelerator_model": _text(desc.get("accelerator_model_name")),
-        "accelerator_count": _total(accelerators, "accelerators (number_of_nodes × accelerators_per_node)", problems),
+        "accelerator_count": _total(
+            accelerators, "accelerators (number_of_nodes × accelerators_per_node)", problems
+        ),
         "processor_model": _text(desc.get("host_processor_model_name")),
-        "processor_count": _total(processors, "host processors (number_of_nodes × host_processors_per_node)",
-                                  problems),
+        "processor_count": _total(
+            processors, "host processors (number_of_nodes × host_processors_per_node)", problems
+        ),
         "nodes": nodes,
         "framework": _text(desc.get("framework")) or _text(desc.get("framework_name")),
-        "interconnect": _text(desc.get("accelerator_interconnect")) or _text(desc.get("interconnect"))
+        "interconnect": _text(desc.get("accelerator_interconnect"))
+        or _text(desc.get("interconnect"))
         or _text(desc.get("host_networking")),
     }
 
@@ -343,16 +374,26 @@ def fields_of(description: dict, description_format: str, problems: list | None 
     desc = _with_entry(expand_literals(description)) if isinstance(description, dict) else {}
     spelled = _as_schema_spells(desc)
     has_groups = bool(_node_groups(spelled))
-    as_entry = description_format == "entry.json" or (has_groups and "number_of_nodes" not in spelled)
+    as_entry = description_format == "entry.json" or (
+        has_groups and "number_of_nodes" not in spelled
+    )
     fields = from_entry_json(desc, found) if as_entry else from_system_json(desc, found)
-    other = from_system_json(desc, found) if as_entry else from_entry_json(desc, found) if has_groups else {}
+    other = (
+        from_system_json(desc, found)
+        if as_entry
+        else from_entry_json(desc, found)
+        if has_groups
+        else {}
+    )
     for key, value in other.items():
         if fields[key] in ("", None):
             fields[key] = value
     for key, limit in FIELD_CHARS.items():
         if len(fields[key]) > limit:
-            found.append(Problem(LONG_TEXT, key, fields[key], f"{len(fields[key]):,} characters long"))
-            fields[key] = fields[key][:limit - 1] + "…"
+            found.append(
+                Problem(LONG_TEXT, key, fields[key], f"{len(fields[key]):,} characters long")
+            )
+            fields[key] = fields[key][: limit - 1] + "…"
     if problems is not None:  # each value once, though both schemas' readings may have read it
         seen = set()
         for problem in found:

@@ -27,8 +27,10 @@ def _queue_checks(run_ids, validation_id):
     limit (beyond it Redis would hand a running batch to another worker)."""
     size = settings.CHECK_BATCH_SIZE
     for start in range(0, len(run_ids), size):
-        batch = run_ids[start:start + size]
-        soft = min(settings.CHECK_SOFT_TIME_LIMIT * len(batch), settings.CELERY_TASK_SOFT_TIME_LIMIT)
+        batch = run_ids[start : start + size]
+        soft = min(
+            settings.CHECK_SOFT_TIME_LIMIT * len(batch), settings.CELERY_TASK_SOFT_TIME_LIMIT
+        )
         check_runs.apply_async((batch, validation_id), soft_time_limit=soft, time_limit=soft + 30)
 
 
@@ -44,7 +46,11 @@ def _drop_stale_connections(task=None, **_):
 def _take_lease(task=None, task_id=None, args=(), **_):
     if not task.request.is_eager:
         hard, soft = task.request.timelimit or (None, None)
-        options = {name: value for name, value in (("time_limit", hard), ("soft_time_limit", soft)) if value}
+        options = {
+            name: value
+            for name, value in (("time_limit", hard), ("soft_time_limit", soft))
+            if value
+        }
         leases.take(task_id, task.name, list(args), options)
 
 
@@ -75,13 +81,19 @@ def ingest(submission_id: int) -> None:
         raise
     except Exception as error:  # never leave a bundle half-way: say what broke
         log.exception("ingest of submission %s failed", submission_id)
-        pipeline.fail(submission_id, f"Internal error while opening the bundle: {error!r}. The bundle is kept.", "internal")
+        pipeline.fail(
+            submission_id,
+            f"Internal error while opening the bundle: {error!r}. The bundle is kept.",
+            "internal",
+        )
         return
     _queue_checks(run_ids, validation_id)
 
 
 @shared_task(**RETRY)
-def revalidate(submission_id: int, reason: str = "re-validation", user_id: int | None = None) -> None:
+def revalidate(
+    submission_id: int, reason: str = "re-validation", user_id: int | None = None
+) -> None:
     from django.contrib.auth import get_user_model
 
     user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
@@ -90,7 +102,9 @@ def revalidate(submission_id: int, reason: str = "re-validation", user_id: int |
 
 
 @shared_task(
-    **RETRY, soft_time_limit=settings.CHECK_SOFT_TIME_LIMIT, time_limit=settings.CHECK_SOFT_TIME_LIMIT + 30
+    **RETRY,
+    soft_time_limit=settings.CHECK_SOFT_TIME_LIMIT,
+    time_limit=settings.CHECK_SOFT_TIME_LIMIT + 30,
 )
 def check_runs(run_ids: list[int], validation_id: int) -> None:
     """Check a batch of runs (each claims itself once); the batch that completes a validation queues finalize."""
@@ -110,11 +124,17 @@ def queue_ingest(submission_id: int) -> bool:
         ingest.delay(submission_id)
         return True
     except (BrokerError, OSError) as error:
-        log.warning("the broker refused the ingest of submission %s (%s); the sweeper will queue it",
-                    submission_id, error)
-        update(submission_id, queue_pending=True,
-               message="Queued: the task queue is not answering just now. The bundle is stored; checking "
-                       "starts by itself within a minute of the queue's return. There is no need to upload again.")
+        log.warning(
+            "the broker refused the ingest of submission %s (%s); the sweeper will queue it",
+            submission_id,
+            error,
+        )
+        update(
+            submission_id,
+            queue_pending=True,
+            message="Queued: the task queue is not answering just now. The bundle is stored; checking "
+            "starts by itself within a minute of the queue's return. There is no need to upload again.",
+        )
         return False
 
 
@@ -127,7 +147,9 @@ def _waiting() -> int | None:
             for name in ("ingest", "checks"):
                 try:
                     total += channel.queue_declare(name, passive=True).message_count
-                except connection.channel_errors:  # never declared: no worker ever consumed it, nothing waits
+                except (
+                    connection.channel_errors
+                ):  # never declared: no worker ever consumed it, nothing waits
                     channel = connection.channel()
     except (BrokerError, OSError):
         return None
@@ -140,16 +162,24 @@ class _Queue:
     ingest = staticmethod(lambda submission_id: ingest.delay(submission_id))
     check_run = staticmethod(lambda run_id, validation_id: _queue_checks([run_id], validation_id))
     finalize = staticmethod(lambda submission_id: finalize.delay(submission_id))
-    task = staticmethod(lambda name, args, options: current_app.send_task(name, args=args, **options))
+    task = staticmethod(
+        lambda name, args, options: current_app.send_task(name, args=args, **options)
+    )
     waiting = staticmethod(_waiting)
 
 
 @shared_task
 def sweep(older_than_s: float | None = None) -> list:
-    older = timedelta(seconds=older_than_s if older_than_s is not None else settings.SWEEP_OLDER_THAN_S)
-    return pipeline.sweep(older, settings.SWEEP_MAX_ATTEMPTS, _Queue,
-                          idle_after=timedelta(seconds=settings.SWEEP_IDLE_S),
-                          lease_expiry=timedelta(seconds=settings.LEASE_EXPIRY_S))
+    older = timedelta(
+        seconds=older_than_s if older_than_s is not None else settings.SWEEP_OLDER_THAN_S
+    )
+    return pipeline.sweep(
+        older,
+        settings.SWEEP_MAX_ATTEMPTS,
+        _Queue,
+        idle_after=timedelta(seconds=settings.SWEEP_IDLE_S),
+        lease_expiry=timedelta(seconds=settings.LEASE_EXPIRY_S),
+    )
 
 
 @shared_task

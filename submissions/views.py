@@ -35,7 +35,9 @@ def _visible(user):
 def upload(request):
     limit = settings.UPLOAD_MAX_BYTES
     if request.method == "POST" and _declared_length(request) > limit + FORM_ENVELOPE_BYTES:
-        return _too_large(request, UploadForm(), UploadTooLarge(limit))  # nothing of the body is read
+        return _too_large(
+            request, UploadForm(), UploadTooLarge(limit)
+        )  # nothing of the body is read
     return _upload(request, limit)
 
 
@@ -45,9 +47,16 @@ def _upload(request, limit: int):
     if request.method == "POST" and form.is_valid():
         bundle = form.cleaned_data["bundle"]
         try:
-            submission, _ = submit(form.cleaned_data["round"], bundle.chunks(), bundle.name, user=request.user,
-                                   max_bytes=limit)
-        except UploadTooLarge as error:  # the size is counted while the bundle is stored, whatever was declared
+            submission, _ = submit(
+                form.cleaned_data["round"],
+                bundle.chunks(),
+                bundle.name,
+                user=request.user,
+                max_bytes=limit,
+            )
+        except (
+            UploadTooLarge
+        ) as error:  # the size is counted while the bundle is stored, whatever was declared
             return _too_large(request, form, error)
         return redirect(submission)
     return render(request, "submissions/upload.html", {"form": form})
@@ -61,7 +70,9 @@ def _declared_length(request) -> int:
 
 
 def _too_large(request, form, error: UploadTooLarge):
-    return render(request, "submissions/upload.html", {"form": form, "too_large": str(error)}, status=413)
+    return render(
+        request, "submissions/upload.html", {"form": form, "too_large": str(error)}, status=413
+    )
 
 
 @login_required
@@ -73,8 +84,13 @@ def _get_visible(request, pk):
     """The submission if this user may see it; else 404, as for one that does not exist: a 403 would tell
     anyone that the submission is there."""
     submission = get_object_or_404(Submission.objects.select_related("round", "submitter"), pk=pk)
-    if not (request.user.is_staff or (request.user.is_authenticated and submission.uploaded_by_id == request.user.pk)):
-        raise Http404(f"No {Submission._meta.object_name} matches the given query.")  # get_object_or_404's words
+    if not (
+        request.user.is_staff
+        or (request.user.is_authenticated and submission.uploaded_by_id == request.user.pk)
+    ):
+        raise Http404(
+            f"No {Submission._meta.object_name} matches the given query."
+        )  # get_object_or_404's words
     return submission
 
 
@@ -89,12 +105,20 @@ def detail(request, pk):
     validation = submission.validations.filter(status=Validation.Status.DONE).first()
     findings = findings_of(validation) if validation else []
     held = held_results(submission)
-    return render(request, "submissions/detail.html", {
-        "submission": submission, "results": results, "validation": validation, "held": held,
-        "publishable": len(results) - len(held),
-        "findings": findings[:FINDINGS_SHOWN], "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
-        "validations": submission.validations.all(),
-    })
+    return render(
+        request,
+        "submissions/detail.html",
+        {
+            "submission": submission,
+            "results": results,
+            "validation": validation,
+            "held": held,
+            "publishable": len(results) - len(held),
+            "findings": findings[:FINDINGS_SHOWN],
+            "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
+            "validations": submission.validations.all(),
+        },
+    )
 
 
 @login_required
@@ -109,9 +133,15 @@ def findings_json(request, pk):
 @staff_member_required
 def revalidate(request, pk):
     submission = get_object_or_404(Submission, pk=pk)
-    if not submission.is_final or submission.status in (Submission.Status.FAILED, Submission.Status.WITHDRAWN):
-        messages.error(request, f"Submission {pk} is {submission.get_status_display().lower()}; "
-                                "only a valid, invalid or published submission can be re-validated.")
+    if not submission.is_final or submission.status in (
+        Submission.Status.FAILED,
+        Submission.Status.WITHDRAWN,
+    ):
+        messages.error(
+            request,
+            f"Submission {pk} is {submission.get_status_display().lower()}; "
+            "only a valid, invalid or published submission can be re-validated.",
+        )
     else:
         reason = request.POST.get("reason", "").strip()[:300] or "re-validation requested"
         revalidate_task.delay(submission.pk, reason, request.user.pk)
@@ -122,11 +152,13 @@ def revalidate(request, pk):
 @login_required
 def progress(request, pk):
     submission = _get_visible(request, pk)
-    return JsonResponse({
-        "status": submission.status,
-        "status_label": submission.get_status_display(),
-        "runs_total": submission.runs_total,
-        "runs_checked": submission.runs_checked,
-        "final": submission.is_final,
-        "message": submission.message,
-    })
+    return JsonResponse(
+        {
+            "status": submission.status,
+            "status_label": submission.get_status_display(),
+            "runs_total": submission.runs_total,
+            "runs_checked": submission.runs_checked,
+            "final": submission.is_final,
+            "message": submission.message,
+        }
+    )

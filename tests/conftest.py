@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf"))
+SHARED = Path(
+    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf")
+)
 
 
 def c_scanner():

@@ -49,8 +49,11 @@ def assert_failed(submission, rule, *words):
 
 
 def test_a_member_climbing_out_of_the_folder(rounds, tmp_path, media, mode):
-    bundle = tar_with(tmp_path / "b.tgz", mode, [file_member("A/results/s/rgat/result_0.txt", LOG),
-                                           file_member("../../escaped.txt", b"x")])
+    bundle = tar_with(
+        tmp_path / "b.tgz",
+        mode,
+        [file_member("A/results/s/rgat/result_0.txt", LOG), file_member("../../escaped.txt", b"x")],
+    )
     assert_failed(ingest(bundle), "bundle.path-traversal", "../../escaped.txt")
     assert not any(p.name == "escaped.txt" for p in tmp_path.rglob("*"))
 
@@ -63,13 +66,17 @@ def test_an_absolute_path(rounds, tmp_path, mode):
 def test_a_symlink(rounds, tmp_path, mode):
     link = tarfile.TarInfo("A/results/s/rgat/result_0.txt")
     link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
-    assert_failed(ingest(tar_with(tmp_path / "b.tgz", mode, [(link, None)])), "bundle.link", "result_0.txt")
+    assert_failed(
+        ingest(tar_with(tmp_path / "b.tgz", mode, [(link, None)])), "bundle.link", "result_0.txt"
+    )
 
 
 def test_a_device_file(rounds, tmp_path, mode):
     dev = tarfile.TarInfo("A/dev")
     dev.type = tarfile.CHRTYPE
-    assert_failed(ingest(tar_with(tmp_path / "b.tgz", mode, [(dev, None)])), "bundle.special-file", "A/dev")
+    assert_failed(
+        ingest(tar_with(tmp_path / "b.tgz", mode, [(dev, None)])), "bundle.special-file", "A/dev"
+    )
 
 
 def test_too_many_files(rounds, tmp_path, settings, mode):
@@ -80,25 +87,35 @@ def test_too_many_files(rounds, tmp_path, settings, mode):
 
 def test_a_file_too_large(rounds, tmp_path, settings, mode):
     settings.BUNDLE_MAX_FILE_BYTES = 1000
-    bundle = tar_with(tmp_path / "b.tgz", mode, [file_member("A/results/s/rgat/result_0.txt", b"x" * 2000)])
+    bundle = tar_with(
+        tmp_path / "b.tgz", mode, [file_member("A/results/s/rgat/result_0.txt", b"x" * 2000)]
+    )
     assert_failed(ingest(bundle), "bundle.file-too-large", "result_0.txt")
 
 
 def test_too_large_in_total(rounds, tmp_path, settings, mode):
     settings.BUNDLE_MAX_TOTAL_BYTES = 3000
-    members = [file_member(f"A/results/s/rgat/result_{i}.txt", bytes([65 + i]) * 1500) for i in range(3)]
+    members = [
+        file_member(f"A/results/s/rgat/result_{i}.txt", bytes([65 + i]) * 1500) for i in range(3)
+    ]
     assert_failed(ingest(tar_with(tmp_path / "b.tgz", mode, members)), "bundle.too-large")
 
 
 def test_a_compression_bomb(rounds, tmp_path):
-    bundle = tar_with(tmp_path / "b.tgz", "w:gz", [file_member("A/results/s/rgat/result_0.txt", b"\0" * 20_000_000)])
+    bundle = tar_with(
+        tmp_path / "b.tgz",
+        "w:gz",
+        [file_member("A/results/s/rgat/result_0.txt", b"\0" * 20_000_000)],
+    )
     assert_failed(ingest(bundle), "bundle.ratio")
 
 
 def test_a_truncated_archive(rounds, tmp_path, mode):
     import os
 
-    members = [file_member(f"A/results/s/rgat/result_{i}.txt", os.urandom(50_000)) for i in range(4)]
+    members = [
+        file_member(f"A/results/s/rgat/result_{i}.txt", os.urandom(50_000)) for i in range(4)
+    ]
     whole = tar_with(tmp_path / "b.tgz", mode, members).read_bytes()
     (tmp_path / "cut.tgz").write_bytes(whole[: len(whole) // 2])
     assert_failed(ingest(tmp_path / "cut.tgz"), "bundle.truncated")
@@ -126,7 +143,9 @@ def test_a_folder_with_no_results(rounds, tmp_path):
 
 
 def test_logs_for_no_benchmark_of_the_round(rounds, tmp_path, mode):
-    bundle = tar_with(tmp_path / "b.tgz", mode, [file_member("A/results/s/imagenet/result_0.txt", LOG)])
+    bundle = tar_with(
+        tmp_path / "b.tgz", mode, [file_member("A/results/s/imagenet/result_0.txt", LOG)]
+    )
     assert_failed(ingest(bundle), "layout.no-benchmarks", "imagenet", "retinanet")
 
 

@@ -24,7 +24,9 @@ def test_a_media_root_that_cannot_be_written_is_an_error(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     assert checks.media_root_writable() == []
     (tmp_path / "a-file").write_text("x")
-    settings.MEDIA_ROOT = tmp_path / "a-file" / "media"  # not even root can make a folder inside a file
+    settings.MEDIA_ROOT = (
+        tmp_path / "a-file" / "media"
+    )  # not even root can make a folder inside a file
     problems = checks.media_root_writable()
     assert ids(problems) == ["portal.E001"] and "cannot be written" in problems[0].msg
 

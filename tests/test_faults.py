@@ -35,10 +35,26 @@ class PrivateRedis:
 
     def start(self):
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.folder)], stdout=subprocess.DEVNULL)
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.folder),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 20
-        while subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True).stdout != b"PONG\n":
+        while (
+            subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True).stdout
+            != b"PONG\n"
+        ):
             assert time.monotonic() < deadline, "the private Redis did not start"
             time.sleep(0.1)
 
@@ -78,7 +94,8 @@ def private_redis(tmp_path):
 
 @pytest.mark.services
 def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_minute_of_its_return(
-        rounds, users, client, settings, tmp_path, private_redis, monkeypatch):
+    rounds, users, client, settings, tmp_path, private_redis, monkeypatch
+):
     require_services()
     media = tmp_path / "media"
     media.mkdir()
@@ -89,8 +106,13 @@ def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_min
             private_redis.stop()
             client.force_login(users["owner"])
             asked = time.monotonic()
-            response = client.post("/submissions/upload/", {
-                "round": "training-v5.1", "bundle": SimpleUploadedFile("acme.tgz", bundle_bytes(tmp_path))})
+            response = client.post(
+                "/submissions/upload/",
+                {
+                    "round": "training-v5.1",
+                    "bundle": SimpleUploadedFile("acme.tgz", bundle_bytes(tmp_path)),
+                },
+            )
             assert response.status_code == 302, response.content[:500]
             print(f"upload answered in {time.monotonic() - asked:.1f} s with the broker down")
             page = client.get(response["Location"]).content.decode()
@@ -103,13 +125,17 @@ def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_min
             private_redis.start()
             back = time.monotonic()
             while Submission.objects.get(pk=submission.pk).status == "received":
-                assert time.monotonic() - back < 75, "not started within a minute of the broker's return"
+                assert time.monotonic() - back < 75, (
+                    "not started within a minute of the broker's return"
+                )
                 time.sleep(0.5)
             started = time.monotonic() - back
             while not Submission.objects.get(pk=submission.pk).is_final:
                 assert time.monotonic() - back < 180, "started but not finished"
                 time.sleep(0.5)
-            print(f"started {started:.0f} s and finished {time.monotonic() - back:.0f} s after the broker's return")
+            print(
+                f"started {started:.0f} s and finished {time.monotonic() - back:.0f} s after the broker's return"
+            )
         submission.refresh_from_db()
         assert submission.status == "valid", submission.message
         assert not submission.queue_pending
@@ -149,18 +175,33 @@ def _answers(url: str) -> bool:
         return False
 
 
-@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds the processes through /proc (Linux)")
+@pytest.mark.skipif(
+    not Path("/proc/self/environ").exists(), reason="finds the processes through /proc (Linux)"
+)
 @pytest.mark.parametrize("how", ["kill", "ctrl-c"])
 def test_make_run_stopped_leaves_no_process_behind(tmp_path, how):
     """The embedded portal as a newcomer runs it (a generated demo round, SQLite, the file-system broker),
     stopped by `kill` (SIGTERM to make) or by Ctrl-C in its terminal (SIGINT to its process group)."""
     marker = f"PORTAL_TEST_MARKER={uuid.uuid4().hex}"
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "MEDIA_ROOT", "DEBUG")}
-    env.update(VAR_DIR=str(tmp_path / "var"), MLPERF_SHARED_DIR=str(tmp_path / "no-rounds"),
-               PORTAL_TEST_MARKER=marker.split("=", 1)[1])
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "MEDIA_ROOT", "DEBUG")
+    }
+    env.update(
+        VAR_DIR=str(tmp_path / "var"),
+        MLPERF_SHARED_DIR=str(tmp_path / "no-rounds"),
+        PORTAL_TEST_MARKER=marker.split("=", 1)[1],
+    )
     port = free_port()
-    make = subprocess.Popen(["make", "-s", "run", f"PORT={port}"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    make = subprocess.Popen(
+        ["make", "-s", "run", f"PORT={port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 300
         while not _answers(f"http://127.0.0.1:{port}/"):
@@ -182,10 +223,19 @@ def test_make_run_stopped_leaves_no_process_behind(tmp_path, how):
 
 def test_the_supervised_processes_stop_when_the_supervisor_is_killed(tmp_path):
     marker = f"PORTAL_TEST_MARKER={uuid.uuid4().hex}"
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "MEDIA_ROOT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "MEDIA_ROOT")
+    }
     env.update(VAR_DIR=str(tmp_path / "var"), PORTAL_TEST_MARKER=marker.split("=", 1)[1])
-    supervisor = subprocess.Popen([sys.executable, "bin/serve.py", str(free_port())], cwd=ROOT, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    supervisor = subprocess.Popen(
+        [sys.executable, "bin/serve.py", str(free_port())],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while len(_processes_with(marker)) < 4:  # the supervisor and its three children

@@ -4,6 +4,7 @@ result faster than its accelerators have ever been is flagged for reviewers.
 The forged logs are written here: generated valid v5.1 logs (submissions.synthetic.logs) and a real v5.1 log
 from the shared round, with their times edited the ways a submitter could edit them.
 """
+
 import json
 import math
 import tarfile
@@ -11,14 +12,16 @@ import tarfile
 import pytest
 from django.core.management import call_command
 
+from submissions.rules import RunContext, check_run, check_speed, clock, plausibility
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.synthetic.logs import mllog_run
-from submissions.rules import RunContext, check_run, check_speed, clock, plausibility
 
 from .conftest import shared_tarball
 
 T0 = 1_760_000_000_000
-V51_KEYS = frozenset({"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"})
+V51_KEYS = frozenset(
+    {"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"}
+)
 TARGET = 0.72
 RGAT = RunContext("5.1.0", "rgat", V51_KEYS, quality_target=TARGET)
 REL = "ACME/results/sys/rgat/result_0.txt"
@@ -32,19 +35,29 @@ def media():
 
 # --- reading and editing MLLOG lines, independently of the portal's parser ------------------------------------
 
+
 def generated(minutes: float = 21.0) -> list[str]:
     """A valid v5.1 R-GAT log whose run takes `minutes`."""
-    return mllog_run(benchmark="rgat", org="ACME", division="closed", status="onprem", platform="1xTEST", seed=1,
-                     start_ms=T0, minutes=minutes, target=TARGET).splitlines()
+    return mllog_run(
+        benchmark="rgat",
+        org="ACME",
+        division="closed",
+        status="onprem",
+        platform="1xTEST",
+        seed=1,
+        start_ms=T0,
+        minutes=minutes,
+        target=TARGET,
+    ).splitlines()
 
 
 def record(line: str) -> dict | None:
     marker = line.find(":::MLLOG ")
-    return json.loads(line[marker + len(":::MLLOG "):]) if marker >= 0 else None
+    return json.loads(line[marker + len(":::MLLOG ") :]) if marker >= 0 else None
 
 
 def with_time(line: str, time_ms) -> str:
-    prefix = line[:line.find(":::MLLOG ")]
+    prefix = line[: line.find(":::MLLOG ")]
     return prefix + ":::MLLOG " + json.dumps({**record(line), "time_ms": time_ms})
 
 
@@ -65,7 +78,9 @@ def retimed(lines: list[str], n: int, time_ms) -> list[str]:
 
 def first_reaching(lines: list[str]) -> int:
     """The line of the first eval_accuracy that reaches the target (higher is better)."""
-    return next(n for n in lines_of(lines, "eval_accuracy") if record(lines[n - 1])["value"] >= TARGET)
+    return next(
+        n for n in lines_of(lines, "eval_accuracy") if record(lines[n - 1])["value"] >= TARGET
+    )
 
 
 def squeezed(lines: list[str], seconds: float) -> list[str]:
@@ -75,7 +90,9 @@ def squeezed(lines: list[str], seconds: float) -> list[str]:
     out = list(lines)
     for n in range(start, stop + 1):
         if (r := record(lines[n - 1])) is not None:
-            out[n - 1] = with_time(lines[n - 1], t0 + round((r["time_ms"] - t0) * seconds * 1000 / (t1 - t0)))
+            out[n - 1] = with_time(
+                lines[n - 1], t0 + round((r["time_ms"] - t0) * seconds * 1000 / (t1 - t0))
+            )
     return out
 
 
@@ -87,7 +104,9 @@ def check(tmp_path, lines, ctx=RGAT):
 
 def only(findings, rule):
     found = [f for f in findings if f.rule == rule]
-    assert len(found) == 1, f"expected one {rule}, got {[(f.rule, f.line, f.message) for f in findings]}"
+    assert len(found) == 1, (
+        f"expected one {rule}, got {[(f.rule, f.line, f.message) for f in findings]}"
+    )
     return found[0]
 
 
@@ -97,13 +116,16 @@ def rules(findings, severity="error"):
 
 # --- the run's own clock --------------------------------------------------------------------------------------
 
+
 def test_the_generated_log_is_sound_so_each_forgery_below_is_what_is_found(tmp_path):
     outcome = check(tmp_path, generated(minutes=21.0))
     assert rules(outcome.findings) == set() and rules(outcome.findings, "warning") == set()
     assert outcome.summary.success and outcome.summary.time_to_train_s == pytest.approx(21 * 60)
 
 
-def test_run_stop_moved_to_a_second_after_run_start_leaves_the_evals_outside_the_timed_region(tmp_path):
+def test_run_stop_moved_to_a_second_after_run_start_leaves_the_evals_outside_the_timed_region(
+    tmp_path,
+):
     lines = generated()
     (start,), (stop,) = lines_of(lines, "run_start"), lines_of(lines, "run_stop")
     forged = retimed(lines, stop, time_of(lines, start) + 1000)
@@ -114,8 +136,12 @@ def test_run_stop_moved_to_a_second_after_run_start_leaves_the_evals_outside_the
     assert (after.severity, after.file, after.line) == ("error", REL, reach)
     assert f"line {reach}" in after.message and "1.000 s apart" in after.message and after.hint
     # The first timeline record of the region timed after the new run_stop: the first eval_start.
-    outside = next(n for n in range(start + 1, stop) if record(forged[n - 1])["key"] in clock.TIMELINE_KEYS
-                   and record(forged[n - 1])["time_ms"] > time_of(forged, stop) + 1000)
+    outside = next(
+        n
+        for n in range(start + 1, stop)
+        if record(forged[n - 1])["key"] in clock.TIMELINE_KEYS
+        and record(forged[n - 1])["time_ms"] > time_of(forged, stop) + 1000
+    )
     backwards = only(outcome.findings, "run.clock-backwards")
     assert (backwards.severity, backwards.line) == ("error", outside)
     assert f"(line {stop})" in backwards.message
@@ -155,7 +181,7 @@ def test_run_stop_logged_before_the_evals_that_produced_the_result(tmp_path):
     lines = generated()
     (start,), (stop,) = lines_of(lines, "run_start"), lines_of(lines, "run_stop")
     moved = with_time(lines[stop - 1], time_of(lines, start) + 1000)
-    forged = lines[:start] + [moved] + lines[start:stop - 1] + lines[stop:]
+    forged = lines[:start] + [moved] + lines[start : stop - 1] + lines[stop:]
     outcome = check(tmp_path, forged)
     after = only(outcome.findings, "run.record-after-stop")
     assert (after.severity, after.line) == ("error", first_reaching(forged))
@@ -167,7 +193,7 @@ def test_without_a_target_to_judge_by_an_eval_must_still_lie_in_the_timed_region
     lines = [line for line in generated() if "target_accuracy" not in line]
     (start,), (stop,) = lines_of(lines, "run_start"), lines_of(lines, "run_stop")
     moved = with_time(lines[stop - 1], time_of(lines, start) + 1000)
-    forged = lines[:start] + [moved] + lines[start:stop - 1] + lines[stop:]
+    forged = lines[:start] + [moved] + lines[start : stop - 1] + lines[stop:]
     ctx = RunContext("5.1.0", "rgat", V51_KEYS)  # no quality target
     after = only(check(tmp_path, forged, ctx).findings, "run.record-after-stop")
     assert after.line == lines_of(forged, "eval_accuracy")[0]
@@ -178,7 +204,7 @@ def test_run_start_moved_to_just_before_run_stop(tmp_path):
     lines = generated()
     (start,), (stop,) = lines_of(lines, "run_start"), lines_of(lines, "run_stop")
     moved = with_time(lines[start - 1], time_of(lines, stop) - 1000)
-    forged = lines[:start - 1] + lines[start:stop - 1] + [moved] + lines[stop - 1:]
+    forged = lines[: start - 1] + lines[start : stop - 1] + [moved] + lines[stop - 1 :]
     outcome = check(tmp_path, forged)
     before = only(outcome.findings, "run.record-before-start")
     assert (before.severity, before.line) == ("error", first_reaching(forged))
@@ -191,7 +217,9 @@ def test_run_start_retimed_to_just_before_run_stop(tmp_path):
     forged = retimed(lines, start, time_of(lines, stop) - 1000)
     outcome = check(tmp_path, forged)
     backwards = only(outcome.findings, "run.clock-backwards")
-    first_in_region = next(n for n in range(start + 1, stop) if record(forged[n - 1])["key"] in clock.TIMELINE_KEYS)
+    first_in_region = next(
+        n for n in range(start + 1, stop) if record(forged[n - 1])["key"] in clock.TIMELINE_KEYS
+    )
     assert (backwards.severity, backwards.line) == ("error", first_in_region)
     assert f"before run_start (line {start})" in backwards.message
     assert "run.stop-too-early" in rules(outcome.findings)
@@ -231,7 +259,9 @@ def test_a_record_days_away_from_its_neighbours_is_off_the_clock(tmp_path):
     outcome = check(tmp_path, retimed(lines, middle, time_of(lines, middle) + 3 * 86_400_000))
     f = only(outcome.findings, "run.clock-outlier")
     assert (f.severity, f.line) == ("error", middle) and "3.0 days" in f.message
-    assert "run.clock-backwards" not in rules(outcome.findings)  # the one record is named, not all after it
+    assert "run.clock-backwards" not in rules(
+        outcome.findings
+    )  # the one record is named, not all after it
 
 
 def test_a_setting_logged_with_a_time_of_zero_is_not_judged(tmp_path):
@@ -244,7 +274,10 @@ def test_a_setting_logged_with_a_time_of_zero_is_not_judged(tmp_path):
 
 def test_processes_writing_together_may_interleave_within_the_allowance(tmp_path):
     lines = generated()
-    n, before = lines_of(lines, "eval_start")[4], lines_of(lines, "eval_stop")[3]  # before: the record it follows
+    n, before = (
+        lines_of(lines, "eval_start")[4],
+        lines_of(lines, "eval_stop")[3],
+    )  # before: the record it follows
     assert before < n
     earlier = time_of(lines, before) - round(clock.CLOCK_SLACK_S * 1000 / 2)
     outcome = check(tmp_path, retimed(lines, n, earlier))
@@ -280,7 +313,9 @@ def real_lines():
 @pytest.mark.shared_rounds
 def test_a_real_v51_log_passes_the_clock_rules(tmp_path, real_lines):
     outcome = check(tmp_path, real_lines)
-    assert [f for f in outcome.findings if f.rule in CLOCK_ERRORS or f.rule == "run.clock-unordered"] == []
+    assert [
+        f for f in outcome.findings if f.rule in CLOCK_ERRORS or f.rule == "run.clock-unordered"
+    ] == []
     assert outcome.summary.success
 
 
@@ -307,18 +342,22 @@ def test_a_real_v51_log_squeezed_into_a_second(tmp_path, real_lines):
 
 # --- how fast a result may be ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, family", [
-    ("NVIDIA Blackwell GPU (GB200)", "NVIDIA GB200"),
-    ("NVIDIA Blackwell GPU (B200-SXM-180GB)", "NVIDIA B200"),
-    ("NVIDIA Blackwell Ultra GPU (GB300)", "NVIDIA GB300"),
-    ("NVIDIA H200-SXM5-141GB", "NVIDIA H200"),
-    ("AMD Instinct MI325X 256GB HBM3E DLC", "AMD MI325X"),
-    ("Tesla V100-SXM3-32GB-H", "NVIDIA V100"),
-    ("tpuv2-512", "Google TPU v2"),
-    ("tpu-v3", "Google TPU v3"),
-    ("Intel Xeon Platinum 8260L", None),
-    ("", None),
-])
+
+@pytest.mark.parametrize(
+    "name, family",
+    [
+        ("NVIDIA Blackwell GPU (GB200)", "NVIDIA GB200"),
+        ("NVIDIA Blackwell GPU (B200-SXM-180GB)", "NVIDIA B200"),
+        ("NVIDIA Blackwell Ultra GPU (GB300)", "NVIDIA GB300"),
+        ("NVIDIA H200-SXM5-141GB", "NVIDIA H200"),
+        ("AMD Instinct MI325X 256GB HBM3E DLC", "AMD MI325X"),
+        ("Tesla V100-SXM3-32GB-H", "NVIDIA V100"),
+        ("tpuv2-512", "Google TPU v2"),
+        ("tpu-v3", "Google TPU v3"),
+        ("Intel Xeon Platinum 8260L", None),
+        ("", None),
+    ],
+)
 def test_accelerator_names_of_the_published_rounds_map_to_their_family(name, family):
     assert plausibility.family_of(name) == family
 
@@ -339,8 +378,15 @@ def test_a_result_several_times_faster_per_accelerator_than_its_family_ever_was_
     model, count = "NVIDIA Blackwell GPU (B200-SXM-180GB)", 8
     too_fast = best.value / (plausibility.RESULT_WARNING_MULTIPLE * 1.5) / count * 60  # seconds
     [f] = check_speed("rgat", too_fast, model, count, "ACME/results/sys/rgat")
-    assert (f.severity, f.rule, f.file) == ("warning", "result.implausibly-fast", "ACME/results/sys/rgat")
-    assert "4.5x faster per accelerator" in f.message and f"{best.value:,.1f} accelerator-minutes" in f.message
+    assert (f.severity, f.rule, f.file) == (
+        "warning",
+        "result.implausibly-fast",
+        "ACME/results/sys/rgat",
+    )
+    assert (
+        "4.5x faster per accelerator" in f.message
+        and f"{best.value:,.1f} accelerator-minutes" in f.message
+    )
     assert best.source in f.message and f.hint
     fast_but_possible = best.value / (plausibility.RESULT_WARNING_MULTIPLE * 0.9) / count * 60
     assert check_speed("rgat", fast_but_possible, model, count) == []
@@ -388,9 +434,13 @@ def test_forged_runs_end_as_errors_and_the_result_has_no_score(pipeline, tmp_pat
     from submissions.models import Finding, Submission
 
     minutes = [20.0 + k for k in range(10)]
-    root = write_bundle(tmp_path / "src", "Acme", [SystemSpec("alpha", results={"rgat": minutes})], TARGETS)
+    root = write_bundle(
+        tmp_path / "src", "Acme", [SystemSpec("alpha", results={"rgat": minutes})], TARGETS
+    )
     folder = root / "results" / "alpha" / "rgat"
-    stops = {n: forge(folder / f"result_{n}.txt", lambda lines: squeezed(lines, 1.03)) for n in (0, 1)}
+    stops = {
+        n: forge(folder / f"result_{n}.txt", lambda lines: squeezed(lines, 1.03)) for n in (0, 1)
+    }
     with pytest.raises(Exception, match="did not pass"):  # --wait fails: the submission is invalid
         ingest(root)
     submission = Submission.objects.get()
@@ -398,7 +448,11 @@ def test_forged_runs_end_as_errors_and_the_result_has_no_score(pipeline, tmp_pat
     for n, stop in stops.items():
         run = Run.objects.get(index=n)
         f = Finding.objects.get(run=run, rule="run.stop-too-early")
-        assert (f.severity, f.line, f.file) == ("error", stop, f"Acme/results/alpha/rgat/result_{n}.txt")
+        assert (f.severity, f.line, f.file) == (
+            "error",
+            stop,
+            f"Acme/results/alpha/rgat/result_{n}.txt",
+        )
         assert not run.success and run.time_to_train_s == pytest.approx(1.03)
     result = Result.objects.get()
     assert result.score_s is None and "2 of 10 runs failed" in result.score_message
@@ -410,7 +464,9 @@ def test_one_forged_run_counts_as_failed_and_its_time_is_not_in_the_score(pipeli
     from submissions.models import Finding
 
     minutes = [20.0 + k for k in range(10)]
-    root = write_bundle(tmp_path / "src", "Acme", [SystemSpec("alpha", results={"rgat": minutes})], TARGETS)
+    root = write_bundle(
+        tmp_path / "src", "Acme", [SystemSpec("alpha", results={"rgat": minutes})], TARGETS
+    )
     forge(root / "results" / "alpha" / "rgat" / "result_0.txt", stop_a_second_after_start)
     ingest(root)
     forged = Run.objects.get(index=0)
@@ -425,15 +481,23 @@ def test_one_forged_run_counts_as_failed_and_its_time_is_not_in_the_score(pipeli
     assert result.score_s != pytest.approx(with_forged_time * result.scaling_factor, rel=1e-3)
 
 
-def test_a_result_faster_than_its_accelerators_ever_were_is_flagged_for_reviewers(pipeline, tmp_path):
+def test_a_result_faster_than_its_accelerators_ever_were_is_flagged_for_reviewers(
+    pipeline, tmp_path
+):
     from leaderboard.models import Result
     from submissions.models import Finding, Submission
 
-    spec = SystemSpec("swift", accelerator_model="NVIDIA B200-SXM-180GB", results={"rgat": [1.0] * 10})
+    spec = SystemSpec(
+        "swift", accelerator_model="NVIDIA B200-SXM-180GB", results={"rgat": [1.0] * 10}
+    )
     best = plausibility.fewest_accelerator_minutes("rgat", "NVIDIA B200")
-    assert best.value / (1.0 * spec.accelerators_per_node) > plausibility.RESULT_WARNING_MULTIPLE  # the premise
+    assert (
+        best.value / (1.0 * spec.accelerators_per_node) > plausibility.RESULT_WARNING_MULTIPLE
+    )  # the premise
     submission = ingest(write_bundle(tmp_path / "src", "Acme", [spec], TARGETS))
-    assert submission.status == Submission.Status.VALID, submission.message  # a warning does not block
+    assert submission.status == Submission.Status.VALID, (
+        submission.message
+    )  # a warning does not block
     result = Result.objects.get()
     f = Finding.objects.get(rule="result.implausibly-fast")
     assert (f.severity, f.result, f.run) == ("warning", result, None)

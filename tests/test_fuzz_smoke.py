@@ -20,10 +20,23 @@ def test_every_reader_the_issue_names_has_a_target():
 @pytest.mark.parametrize("target", TARGETS)
 def test_the_target_runs_from_its_seeds_without_a_crash(target, tmp_path):
     run = subprocess.run(
-        [sys.executable, "bin/fuzz.py", "--seconds", "3", "--artifacts", str(tmp_path / "crashes"), target],
-        cwd=REPO, capture_output=True, text=True, timeout=180,
+        [
+            sys.executable,
+            "bin/fuzz.py",
+            "--seconds",
+            "3",
+            "--artifacts",
+            str(tmp_path / "crashes"),
+            target,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    executions = int(re.search(rf"^{target}\s+([\d,]+) executions", run.stdout, re.M).group(1).replace(",", ""))
+    executions = int(
+        re.search(rf"^{target}\s+([\d,]+) executions", run.stdout, re.M).group(1).replace(",", "")
+    )
     assert executions >= 20, run.stdout  # the seeds and some inputs made from them
     assert not list((tmp_path / "crashes").glob("*"))

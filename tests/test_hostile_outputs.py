@@ -21,7 +21,9 @@ from .test_pages import bundle_bytes
 pytestmark = pytest.mark.usefixtures("eager")
 EVIL = "Evil\n\"=cmd|' /C calc'!A0"
 # What the header must be: an ASCII file name of safe characters, then the exact one percent-encoded.
-SAFE_HEADER = re.compile(r"""attachment; filename="([A-Za-z0-9._-]+)"; filename\*=UTF-8''([A-Za-z0-9%._~-]+)""")
+SAFE_HEADER = re.compile(
+    r"""attachment; filename="([A-Za-z0-9._-]+)"; filename\*=UTF-8''([A-Za-z0-9%._~-]+)"""
+)
 
 
 @pytest.fixture
@@ -29,8 +31,15 @@ def evil(rounds):
     """A published result of the submitter EVIL whose system's fields start formulas, with its runs; and one
     of a second system whose time is negative (as no real result is), to see numbers stay numbers."""
     v51 = rounds["training-v5.1"]
-    system = make.system(v51, EVIL, "alpha", name="=HYPERLINK(\"http://x\",\"y\")", processor_model="+1+1",
-                         accelerator_model="@SUM(A1)", framework="\t=1")
+    system = make.system(
+        v51,
+        EVIL,
+        "alpha",
+        name='=HYPERLINK("http://x","y")',
+        processor_model="+1+1",
+        accelerator_model="@SUM(A1)",
+        framework="\t=1",
+    )
     result = make.result(system, "retinanet", 10, runs=5)
     Run.objects.filter(result=result, index=1).update(failure_reason="-2+3", status="=cmd")
     make.result(make.system(v51, "Plain", "beta"), "retinanet", -5)
@@ -49,9 +58,13 @@ def csv_rows(response) -> list[dict]:
     return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
-def test_the_runs_csv_of_a_hostile_submitter_downloads_with_a_safe_name_and_no_formulas(client, evil):
+def test_the_runs_csv_of_a_hostile_submitter_downloads_with_a_safe_name_and_no_formulas(
+    client, evil
+):
     url = evil.get_absolute_url()
-    assert url == "/r/training-v5.1/Evil%0A%22=cmd%7C'%20%252FC%20calc'!A0/alpha/retinanet/"  # its '/' kept apart
+    assert (
+        url == "/r/training-v5.1/Evil%0A%22=cmd%7C'%20%252FC%20calc'!A0/alpha/retinanet/"
+    )  # its '/' kept apart
     response = client.get(url + "?format=csv")
     fallback, exact = header_names(response)
     assert exact == f"training-v5.1-{EVIL}-alpha-retinanet-runs.csv"
@@ -62,7 +75,10 @@ def test_the_runs_csv_of_a_hostile_submitter_downloads_with_a_safe_name_and_no_f
 
     response = client.get(url + "?format=json")
     assert header_names(response)[1] == f"training-v5.1-{EVIL}-alpha-retinanet-runs.json"
-    assert (response.json()[1]["failure_reason"], response.json()[1]["status"]) == ("-2+3", "=cmd")  # JSON as is
+    assert (response.json()[1]["failure_reason"], response.json()[1]["status"]) == (
+        "-2+3",
+        "=cmd",
+    )  # JSON as is
 
 
 def test_the_rounds_exports_hold_the_hostile_names_as_text(client, evil):
@@ -70,9 +86,15 @@ def test_the_rounds_exports_hold_the_hostile_names_as_text(client, evil):
     assert response["Content-Disposition"] == 'attachment; filename="training-v5.1.csv"'
     rows = {row["system_key"]: row for row in csv_rows(response)}
     alpha = rows["alpha"]
-    assert alpha["submitter"] == EVIL  # it starts with "E": a cell, newline and all, that no spreadsheet runs
+    assert (
+        alpha["submitter"] == EVIL
+    )  # it starts with "E": a cell, newline and all, that no spreadsheet runs
     assert (alpha["system"], alpha["processor"], alpha["accelerator"], alpha["software"]) == (
-        "'=HYPERLINK(\"http://x\",\"y\")", "'+1+1", "'@SUM(A1)", "'\t=1")
+        '\'=HYPERLINK("http://x","y")',
+        "'+1+1",
+        "'@SUM(A1)",
+        "'\t=1",
+    )
     assert rows["beta"]["retinanet_minutes"] == "-5.0"  # a number, not neutralised
 
     filtered = client.get(f"/r/training-v5.1/?format=json&submitter={quote(EVIL)}")
@@ -80,44 +102,83 @@ def test_the_rounds_exports_hold_the_hostile_names_as_text(client, evil):
     assert filtered["Content-Disposition"] == 'attachment; filename="training-v5.1-filtered.json"'
     records = json.loads(filtered.content)
     assert [(r["submitter"], r["system"], r["software"]) for r in records] == [
-        (EVIL, "=HYPERLINK(\"http://x\",\"y\")", "\t=1")]
+        (EVIL, '=HYPERLINK("http://x","y")', "\t=1")
+    ]
 
 
 def test_the_command_lines_csv_export_neutralises_too(evil, capsys):
     call_command("export_results", "--round", "training-v5.1", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["submitter"], r["system"], r["score_minutes"]) for r in rows] == [
-        (EVIL, "alpha", "10.0"), ("Plain", "beta", "-5.0")]
+        (EVIL, "alpha", "10.0"),
+        ("Plain", "beta", "-5.0"),
+    ]
 
 
 def test_a_unicode_name_gets_an_ascii_fallback_and_its_exact_name(client, rounds):
     make.result(make.system(rounds["training-v5.1"], "Ünïcode 日本", "α"), "retinanet", 10, runs=5)
-    response = client.get(f"/r/training-v5.1/{quote('Ünïcode 日本')}/{quote('α')}/retinanet/?format=csv")
-    assert header_names(response) == ("training-v5.1-Unicode_--retinanet-runs.csv",
-                                       "training-v5.1-Ünïcode 日本-α-retinanet-runs.csv")
+    response = client.get(
+        f"/r/training-v5.1/{quote('Ünïcode 日本')}/{quote('α')}/retinanet/?format=csv"
+    )
+    assert header_names(response) == (
+        "training-v5.1-Unicode_--retinanet-runs.csv",
+        "training-v5.1-Ünïcode 日本-α-retinanet-runs.csv",
+    )
 
 
 def test_the_findings_download_is_named_safely(client, rounds, users, tmp_path):
     client.force_login(users["owner"])
-    client.post("/submissions/upload/", {"round": "training-v5.1",
-                                         "bundle": SimpleUploadedFile(f"{EVIL}.tgz", bundle_bytes(tmp_path))})
+    client.post(
+        "/submissions/upload/",
+        {
+            "round": "training-v5.1",
+            "bundle": SimpleUploadedFile(f"{EVIL}.tgz", bundle_bytes(tmp_path)),
+        },
+    )
     submission = Submission.objects.get()
     response = client.get(f"/submissions/{submission.pk}/findings.json")
     assert response.status_code == 200
-    assert response["Content-Disposition"] == f'attachment; filename="submission-{submission.pk}-findings.json"'
+    assert (
+        response["Content-Disposition"]
+        == f'attachment; filename="submission-{submission.pk}-findings.json"'
+    )
 
 
 def test_only_text_cells_that_start_a_formula_are_neutralised():
-    frame = pd.DataFrame({
-        "text": ["=1+2", "+1", "-x", "@SUM(A1)", "\tz", "\rz", "plain", "a\r=b", None],
-        "number": [-1.5, 2.0, -3.0, 0.0, 1e-9, -1e9, 7.0, 8.0, None],
-        "count": pd.array([-1, 2, None, 4, 5, 6, 7, 8, 9], dtype="Int64"),
-    })
+    frame = pd.DataFrame(
+        {
+            "text": ["=1+2", "+1", "-x", "@SUM(A1)", "\tz", "\rz", "plain", "a\r=b", None],
+            "number": [-1.5, 2.0, -3.0, 0.0, 1e-9, -1e9, 7.0, 8.0, None],
+            "count": pd.array([-1, 2, None, 4, 5, 6, 7, 8, 9], dtype="Int64"),
+        }
+    )
     text = CSVWriter().render(frame).decode()
-    assert '\r\n"a\r=b",' in text  # quoted: a bare CR would start a row of its own, "=b" its first cell
+    assert (
+        '\r\n"a\r=b",' in text
+    )  # quoted: a bare CR would start a row of its own, "=b" its first cell
     rows = list(csv.reader(io.StringIO(text, newline="")))[1:]
-    assert [r[0] for r in rows] == ["'=1+2", "'+1", "'-x", "'@SUM(A1)", "'\tz", "'\rz", "plain", "a\r=b", ""]
-    assert [r[1] for r in rows] == ["-1.5", "2.0", "-3.0", "0.0", "1e-09", "-1000000000.0", "7.0", "8.0", ""]
+    assert [r[0] for r in rows] == [
+        "'=1+2",
+        "'+1",
+        "'-x",
+        "'@SUM(A1)",
+        "'\tz",
+        "'\rz",
+        "plain",
+        "a\r=b",
+        "",
+    ]
+    assert [r[1] for r in rows] == [
+        "-1.5",
+        "2.0",
+        "-3.0",
+        "0.0",
+        "1e-09",
+        "-1000000000.0",
+        "7.0",
+        "8.0",
+        "",
+    ]
     assert [r[2] for r in rows] == ["-1", "2", "", "4", "5", "6", "7", "8", "9"]
     assert frame["text"][0] == "=1+2"  # the caller's frame is left as it was
 
@@ -127,11 +188,15 @@ def test_names_with_a_slash_or_a_percent_sign_have_pages_of_their_own(client, ro
     the path's own; a name without them has the URL it always had."""
     v51 = rounds["training-v5.1"]
     names = ["Dell/EMC", "50%2Foff", "100%", "Acme"]
-    results = [make.result(make.system(v51, name, "alpha"), "retinanet", 10, runs=5) for name in names]
+    results = [
+        make.result(make.system(v51, name, "alpha"), "retinanet", 10, runs=5) for name in names
+    ]
     assert results[3].get_absolute_url() == "/r/training-v5.1/Acme/alpha/retinanet/"
     assert client.get("/r/training-v5.1/").status_code == 200  # every row links to its system
     for name, result in zip(names, results):
         page = client.get(result.system.get_absolute_url())
         assert page.status_code == 200 and page.context["system"].submitter.name == name
         assert client.get(result.get_absolute_url()).context["result"].pk == result.pk
-    assert client.get("/r/training-v5.1/Dell/EMC/alpha/").status_code == 404  # a '/' is the path's own
+    assert (
+        client.get("/r/training-v5.1/Dell/EMC/alpha/").status_code == 404
+    )  # a '/' is the path's own

@@ -8,7 +8,15 @@ import tarfile
 
 import pytest
 
-from submissions.bundles import BundleError, FolderFiles, Limits, TarFiles, detect, open_bundle, unpack
+from submissions.bundles import (
+    BundleError,
+    FolderFiles,
+    Limits,
+    TarFiles,
+    detect,
+    open_bundle,
+    unpack,
+)
 from submissions.bundles.split import RoundSplit
 from submissions.rules import RunContext, check_run, rcp_check
 
@@ -41,7 +49,10 @@ BAD = {
     "device": [OK, entry("NVIDIA/dev", tarfile.CHRTYPE)],
     "fifo": [entry("NVIDIA/fifo", tarfile.FIFOTYPE)],
     "file then folder": [("NVIDIA/x", b"file"), ("NVIDIA/x/y", b"under a file")],
-    "folder then file": [entry("NVIDIA/x", tarfile.DIRTYPE), ("NVIDIA/x", b"a file where a folder is")],
+    "folder then file": [
+        entry("NVIDIA/x", tarfile.DIRTYPE),
+        ("NVIDIA/x", b"a file where a folder is"),
+    ],
     "file then deeper folder": [("NVIDIA/x", b"file"), entry("NVIDIA/x/y/z", tarfile.DIRTYPE)],
     "only folders": [entry("NVIDIA", tarfile.DIRTYPE), entry("NVIDIA/results", tarfile.DIRTYPE)],
     "too many files": [(f"NVIDIA/f{i}.txt", b"x") for i in range(6)],
@@ -60,13 +71,20 @@ def test_in_place_refuses_what_unpack_refuses_and_writes_nothing(tmp_path, case)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.tar"]
 
 
-@pytest.mark.parametrize("where", ["inside the last file", "at a member boundary", "inside a header"])
+@pytest.mark.parametrize(
+    "where", ["inside the last file", "at a member boundary", "inside a header"]
+)
 def test_a_truncated_plain_tar_is_refused_naming_the_member(tmp_path, where):
-    whole = make_tar(tmp_path / "whole.tar", [("NVIDIA/a.txt", b"a" * 2000), ("NVIDIA/b.txt", b"b" * 2000)])
+    whole = make_tar(
+        tmp_path / "whole.tar", [("NVIDIA/a.txt", b"a" * 2000), ("NVIDIA/b.txt", b"b" * 2000)]
+    )
     data = whole.read_bytes()
     b_data = data.index(b"b" * 512)
-    at = {"inside the last file": b_data + 700, "at a member boundary": b_data + 2048,
-          "inside a header": data.index(b"a" * 512) + 2048 + 100}[where]
+    at = {
+        "inside the last file": b_data + 700,
+        "at a member boundary": b_data + 2048,
+        "inside a header": data.index(b"a" * 512) + 2048 + 100,
+    }[where]
     (tmp_path / "cut.tar").write_bytes(data[:at])
     unpacked = outcome(lambda: unpack(tmp_path / "cut.tar", tmp_path / "unpacked"))
     assert unpacked is not None and unpacked[0] == "bundle.truncated"
@@ -81,7 +99,9 @@ def _random_tree(rng: random.Random) -> list:
     members, names = [], []
     for i in range(rng.randint(5, 40)):
         depth = rng.randint(1, 4)
-        folder = "/".join(rng.choice(["Org", "results", "sys", "b" * rng.randint(1, 150)]) for _ in range(depth))
+        folder = "/".join(
+            rng.choice(["Org", "results", "sys", "b" * rng.randint(1, 150)]) for _ in range(depth)
+        )
         name = f"{folder}/f{i}{rng.choice(['.txt', '.json', ''])}"
         size = rng.choice([0, 1, 511, 512, 513, rng.randint(0, 70_000), rng.randint(1, 3 << 20)])
         members.append((rng.choice(["", "./"]) + name, rng.randbytes(size)))
@@ -106,12 +126,17 @@ def test_in_place_gives_the_bytes_and_listing_unpack_gives(tmp_path, seed):
     for path in files.files:
         member = files.file(path)
         assert member.read_bytes() == folder.read_bytes(path), path
-        with member.open(buffer_size=rng.choice([1, 100, 8192])) as f:  # small reads and lines across buffers
-            assert b"".join(iter(lambda: f.read(rng.randint(1, 5000)), b"")) == folder.read_bytes(path)
+        with member.open(
+            buffer_size=rng.choice([1, 100, 8192])
+        ) as f:  # small reads and lines across buffers
+            assert b"".join(iter(lambda: f.read(rng.randint(1, 5000)), b"")) == folder.read_bytes(
+                path
+            )
     some = next(p for p in files.files if "/" in p)
     parent = some.rpartition("/")[0]
     assert {n: m.read_bytes() for n, m in files.folder(parent).items()} == {
-        p.name: p.read_bytes() for p in folder.folder(parent).iterdir() if p.is_file()}
+        p.name: p.read_bytes() for p in folder.folder(parent).iterdir() if p.is_file()
+    }
     files.save(tmp_path / "work" / "index.json")
     (tmp_path / "moved").mkdir()
     for name in ("b.tar", "work"):  # the media folder mounted elsewhere
@@ -128,13 +153,28 @@ def test_a_sparse_member_is_unpacked_instead(tmp_path):
     sparse = tmp_path / "Org" / "sparse.txt"
     with open(sparse, "wb") as f:
         f.write(b"start\n")
-        f.seek(600_000)  # under the ratio check's 1 MiB floor: a sparse file counts as its full size
+        f.seek(
+            600_000
+        )  # under the ratio check's 1 MiB floor: a sparse file counts as its full size
         f.write(b"end\n")
     (tmp_path / "Org" / "plain.txt").write_bytes(b"plain\n")
-    subprocess.run(["tar", "--sparse", "--format=gnu", "-C", str(tmp_path), "-cf", str(tmp_path / "b.tar"), "Org"],
-                   check=True)
+    subprocess.run(
+        [
+            "tar",
+            "--sparse",
+            "--format=gnu",
+            "-C",
+            str(tmp_path),
+            "-cf",
+            str(tmp_path / "b.tar"),
+            "Org",
+        ],
+        check=True,
+    )
     with tarfile.open(tmp_path / "b.tar") as tf:
-        assert tf.getmember("Org/sparse.txt").issparse(), "the tar command did not write a sparse member"
+        assert tf.getmember("Org/sparse.txt").issparse(), (
+            "the tar command did not write a sparse member"
+        )
     files = open_bundle(tmp_path / "b.tar", tmp_path / "out")
     assert isinstance(files, FolderFiles)
     assert files.read_bytes("Org/sparse.txt") == sparse.read_bytes()
@@ -151,6 +191,7 @@ def test_a_member_reader_refuses_to_read_past_a_shrunken_archive(tmp_path):
 
 # --- the real rounds ------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def parts(tmp_path_factory):
     """Each real round split into one plain tar per submitter, as `manage.py ingest` splits it."""
@@ -162,7 +203,9 @@ def parts(tmp_path_factory):
     return out
 
 
-V51_KEYS = frozenset({"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"})
+V51_KEYS = frozenset(
+    {"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"}
+)
 
 
 @pytest.mark.shared_rounds
@@ -171,7 +214,9 @@ def test_real_rounds_read_in_place_give_the_layouts_and_checks_of_unpacked_ones(
     for round_, by_root in parts.items():
         for root, part in by_root.items():
             name = root.rpartition("/")[2]
-            files = open_bundle(part, tmp_path / round_ / "in-place" / name)  # the same folder name both ways
+            files = open_bundle(
+                part, tmp_path / round_ / "in-place" / name
+            )  # the same folder name both ways
             assert isinstance(files, TarFiles)
             folder = tmp_path / round_ / "unpacked" / name
             unpack(part, folder)
@@ -180,11 +225,16 @@ def test_real_rounds_read_in_place_give_the_layouts_and_checks_of_unpacked_ones(
             if round_ != "5.1":
                 continue
             for result in in_place.results[::9]:  # a sample: checking every log takes minutes
-                ctx = RunContext(ruleset="5.1.0", benchmark=result.benchmark, benchmark_keys=V51_KEYS)
+                ctx = RunContext(
+                    ruleset="5.1.0", benchmark=result.benchmark, benchmark_keys=V51_KEYS
+                )
                 for run in result.run_files[:2]:
-                    assert check_run(files.file(run), run, ctx) == check_run(folder / run, run, ctx), run
+                    assert check_run(files.file(run), run, ctx) == check_run(
+                        folder / run, run, ctx
+                    ), run
                     checked += 1
-                assert rcp_check(files.folder(result.path), "5.1.0", result.benchmark) == \
-                    rcp_check(folder / result.path, "5.1.0", result.benchmark), result.path
+                assert rcp_check(files.folder(result.path), "5.1.0", result.benchmark) == rcp_check(
+                    folder / result.path, "5.1.0", result.benchmark
+                ), result.path
     print(f"{checked} v5.1 runs checked both ways")
     assert checked >= 30

@@ -12,7 +12,9 @@ import pytest
 
 from submissions.bundles import LayoutError, detect
 
-SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf"))
+SHARED = Path(
+    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf")
+)
 RESULT = re.compile(r"result_\d+\.txt")
 
 
@@ -41,25 +43,42 @@ def notes_matching(layout, pattern: str) -> list[str]:
 
 # --- v0.6+ -------------------------------------------------------------------
 
+
 def test_v06_submitter_folder_at_top(tmp_path):
-    tree(tmp_path, {
-        "NVIDIA/systems/dgx.json": {"submitter": "NVIDIA", "system_name": "DGX"},
-        "NVIDIA/systems/README.md": "# how to install",
-        **runs("NVIDIA/results/dgx/resnet", 12),
-        "NVIDIA/results/dgx/resnet/scaling.json": {"scaling_factor": 1.0},
-        "NVIDIA/results/dgx/resnet/config_DGX.sh": "export X=1",
-        "NVIDIA/results/dgx/resnet/.DS_Store": "",
-        "NVIDIA/code/resnet/README.md": "not ours",
-    })
+    tree(
+        tmp_path,
+        {
+            "NVIDIA/systems/dgx.json": {"submitter": "NVIDIA", "system_name": "DGX"},
+            "NVIDIA/systems/README.md": "# how to install",
+            **runs("NVIDIA/results/dgx/resnet", 12),
+            "NVIDIA/results/dgx/resnet/scaling.json": {"scaling_factor": 1.0},
+            "NVIDIA/results/dgx/resnet/config_DGX.sh": "export X=1",
+            "NVIDIA/results/dgx/resnet/.DS_Store": "",
+            "NVIDIA/code/resnet/README.md": "not ours",
+        },
+    )
     layout = detect(tmp_path)
     assert (layout.kind, layout.submitter, layout.root) == ("v0.6+", "NVIDIA", "NVIDIA")
     [system] = layout.systems
-    assert (system.name, system.description["system_name"], system.description_path, system.description_format) == (
-        "dgx", "DGX", "NVIDIA/systems/dgx.json", "system.json")
+    assert (
+        system.name,
+        system.description["system_name"],
+        system.description_path,
+        system.description_format,
+    ) == ("dgx", "DGX", "NVIDIA/systems/dgx.json", "system.json")
     [result] = layout.results
-    assert (result.system, result.benchmark, result.path) == ("dgx", "resnet", "NVIDIA/results/dgx/resnet")
-    assert [p.rsplit("/", 1)[1] for p in result.run_files] == [f"result_{i}.txt" for i in range(12)]  # 2 before 10
-    assert result.extra_files == ["NVIDIA/results/dgx/resnet/config_DGX.sh", "NVIDIA/results/dgx/resnet/scaling.json"]
+    assert (result.system, result.benchmark, result.path) == (
+        "dgx",
+        "resnet",
+        "NVIDIA/results/dgx/resnet",
+    )
+    assert [p.rsplit("/", 1)[1] for p in result.run_files] == [
+        f"result_{i}.txt" for i in range(12)
+    ]  # 2 before 10
+    assert result.extra_files == [
+        "NVIDIA/results/dgx/resnet/config_DGX.sh",
+        "NVIDIA/results/dgx/resnet/scaling.json",
+    ]
     assert notes_matching(layout, r"^NVIDIA/systems/README\.md: ")
     assert notes_matching(layout, r"^NVIDIA/results/dgx/resnet/\.DS_Store: stray file")
     assert not notes_matching(layout, "code/")  # code is a compliance matter, not a layout note
@@ -74,25 +93,37 @@ def test_v06_contents_packed_directly_take_the_submitter_from_the_descriptions(t
 
 
 def test_v06_entry_json_beside_results_alibaba_style(tmp_path):
-    tree(tmp_path, {"Alibaba/results/sinian/entry.json": {"hardware": "V100"}, "Alibaba/results/sinian/.gitkeep": "",
-                    **runs("Alibaba/results/sinian/resnet", 5)})
+    tree(
+        tmp_path,
+        {
+            "Alibaba/results/sinian/entry.json": {"hardware": "V100"},
+            "Alibaba/results/sinian/.gitkeep": "",
+            **runs("Alibaba/results/sinian/resnet", 5),
+        },
+    )
     layout = detect(tmp_path)
     [system] = layout.systems
     assert (system.name, system.description_format, system.description_path) == (
-        "sinian", "entry.json", "Alibaba/results/sinian/entry.json")
+        "sinian",
+        "entry.json",
+        "Alibaba/results/sinian/entry.json",
+    )
     assert system.description == {"hardware": "V100"}
     assert len(layout.results[0].run_files) == 5
     assert notes_matching(layout, r"sinian/\.gitkeep: stray file")
 
 
 def test_v06_notes_for_unlisted_and_undescribed_systems_and_empty_benchmarks(tmp_path):
-    tree(tmp_path, {
-        "Dell/systems/idle.json": {"submitter": "Dell"},
-        "Dell/systems/busy.json": {"submitter": "Dell"},
-        **runs("Dell/results/busy/bert", 2),
-        "Dell/results/busy/llama/.keep-empty/x": "",
-        **runs("Dell/results/nodesc/bert", 1),
-    })
+    tree(
+        tmp_path,
+        {
+            "Dell/systems/idle.json": {"submitter": "Dell"},
+            "Dell/systems/busy.json": {"submitter": "Dell"},
+            **runs("Dell/results/busy/bert", 2),
+            "Dell/results/busy/llama/.keep-empty/x": "",
+            **runs("Dell/results/nodesc/bert", 1),
+        },
+    )
     (tmp_path / "Dell/results/idle/bert").mkdir(parents=True)
     (tmp_path / "Dell/systems/unused.json").write_text("{}")
     layout = detect(tmp_path)
@@ -103,14 +134,19 @@ def test_v06_notes_for_unlisted_and_undescribed_systems_and_empty_benchmarks(tmp
     # A benchmark folder without a log is a result all the same, with the reason it has no runs.
     no_logs = {(r.system, r.benchmark): r.no_logs for r in layout.results if not r.run_files}
     assert no_logs == {
-        ("busy", "llama"): "Dell/results/busy/llama/ holds only folders (.keep-empty/); logs are read only directly "
-                           "inside the benchmark folder.",
+        (
+            "busy",
+            "llama",
+        ): "Dell/results/busy/llama/ holds only folders (.keep-empty/); logs are read only directly "
+        "inside the benchmark folder.",
         ("idle", "bert"): "the folder Dell/results/idle/bert/ is empty.",
     }
 
 
 def test_unreadable_json_is_a_note_with_the_line(tmp_path):
-    tree(tmp_path, {"X/systems/s.json": '{\n  "a": 1,\n  "b": oops\n}', **runs("X/results/s/ssd", 1)})
+    tree(
+        tmp_path, {"X/systems/s.json": '{\n  "a": 1,\n  "b": oops\n}', **runs("X/results/s/ssd", 1)}
+    )
     layout = detect(tmp_path)
     assert layout.systems[0].description == {}
     [note] = notes_matching(layout, r"^X/systems/s\.json: not valid JSON")
@@ -126,15 +162,32 @@ def test_nvidia_v06_key_value_lines_are_read(tmp_path):
 
 
 def test_no_result_logs_is_an_error_that_says_what_was_expected(tmp_path):
-    tree(tmp_path, {"NVIDIA/systems/a.json": {}, "NVIDIA/results/a/resnet/log.txt": "x", "stray/result_0.txt": "x"})
+    tree(
+        tmp_path,
+        {
+            "NVIDIA/systems/a.json": {},
+            "NVIDIA/results/a/resnet/log.txt": "x",
+            "stray/result_0.txt": "x",
+        },
+    )
     with pytest.raises(LayoutError) as caught:
         detect(tmp_path)
     assert caught.value.rule == "layout.no-results"
-    assert "results/<system>/<benchmark>/result_N.txt" in str(caught.value) and "stray" in str(caught.value)
+    assert "results/<system>/<benchmark>/result_N.txt" in str(caught.value) and "stray" in str(
+        caught.value
+    )
 
 
 def test_several_v06_submitters_are_refused(tmp_path):
-    tree(tmp_path, {"A/systems/s.json": {}, **runs("A/results/s/bert", 1), "B/systems/t.json": {}, **runs("B/results/t/bert", 1)})
+    tree(
+        tmp_path,
+        {
+            "A/systems/s.json": {},
+            **runs("A/results/s/bert", 1),
+            "B/systems/t.json": {},
+            **runs("B/results/t/bert", 1),
+        },
+    )
     with pytest.raises(LayoutError) as caught:
         detect(tmp_path)
     assert caught.value.rule == "layout.multiple-submitters" and "A" in str(caught.value)
@@ -168,13 +221,18 @@ def test_v05_repeated_system_names_take_the_folder_above_the_entry_and_merge(tmp
     v28 = [r for r in layout.results if r.system == "cloud_v2.8"]
     assert [r.benchmark for r in v28] == ["gnmt", "resnet", "ssd"]
     assert v28[1].path == "google/cloud_v2.8/resnet-cloud_v2.8/results/tpu/resnet"
-    assert layout.systems[1].description == TPU_V2 and layout.systems[1].description_format == "entry.json"
+    assert (
+        layout.systems[1].description == TPU_V2
+        and layout.systems[1].description_format == "entry.json"
+    )
     assert notes_matching(layout, r"different organisations: 'Google Inc\.' \(6\), 'Google' \(1\)")
 
 
 def test_v05_differing_descriptions_under_one_holder_fall_back_to_the_entry_path(tmp_path):
     google_v05(tmp_path)
-    (tmp_path / "google/cloud_v2.8/ssd-cloud_v2.8/results/tpu/entry.json").write_text(json.dumps({"hardware": "other"}))
+    (tmp_path / "google/cloud_v2.8/ssd-cloud_v2.8/results/tpu/entry.json").write_text(
+        json.dumps({"hardware": "other"})
+    )
     names = {r.path.split("/")[2]: r.system for r in detect(tmp_path).results}
     assert names["gnmt-cloud_v2.8"] == "cloud_v2.8/gnmt-cloud_v2.8"
     assert names["ssd-cloud_v2.8"] == "cloud_v2.8/ssd-cloud_v2.8"
@@ -189,41 +247,58 @@ def test_v05_root_found_at_any_depth(tmp_path, prefix, root):
 
 
 def test_v05_nvidia_style_single_entry_and_systems_without_logs(tmp_path):
-    tree(tmp_path, {
-        "nvidia/submission/submission.json": {"org": "Nvidia"},
-        "nvidia/submission/results/dgx1/entry.json": {"hardware": "DGX-1"},
-        "nvidia/submission/results/dgx1/.gitkeep": "",
-        **runs("nvidia/submission/results/dgx1/ncf", 3),
-        "nvidia/submission/results/private/entry.json": {"hardware": "SKX"},
-    })
+    tree(
+        tmp_path,
+        {
+            "nvidia/submission/submission.json": {"org": "Nvidia"},
+            "nvidia/submission/results/dgx1/entry.json": {"hardware": "DGX-1"},
+            "nvidia/submission/results/dgx1/.gitkeep": "",
+            **runs("nvidia/submission/results/dgx1/ncf", 3),
+            "nvidia/submission/results/private/entry.json": {"hardware": "SKX"},
+        },
+    )
     (tmp_path / "nvidia/submission/results/private/minigo").mkdir()
     (tmp_path / "nvidia/submission/results/unused").mkdir()
     (tmp_path / "nvidia/submission/results/unused/entry.json").write_text("{}")
     layout = detect(tmp_path)
     assert (layout.kind, layout.submitter, layout.root) == ("v0.5", "Nvidia", "nvidia")
     assert [s.name for s in layout.systems] == ["dgx1", "private"]
-    assert [(r.system, r.benchmark, r.run_files) for r in layout.results if r.system == "private"] == [
-        ("private", "minigo", [])]
+    assert [
+        (r.system, r.benchmark, r.run_files) for r in layout.results if r.system == "private"
+    ] == [("private", "minigo", [])]
     assert notes_matching(layout, r"results/unused/entry\.json: system has no results")
     assert notes_matching(layout, r"dgx1/\.gitkeep: stray file")
 
 
 def test_v05_org_missing_falls_back_to_the_folder_name(tmp_path):
-    tree(tmp_path, {"intel/a_submission/submission.json": {"poc_email": "x"}, "intel/a_submission/results/skx/entry.json": {},
-                    **runs("intel/a_submission/results/skx/resnet", 1)})
+    tree(
+        tmp_path,
+        {
+            "intel/a_submission/submission.json": {"poc_email": "x"},
+            "intel/a_submission/results/skx/entry.json": {},
+            **runs("intel/a_submission/results/skx/resnet", 1),
+        },
+    )
     assert detect(tmp_path).submitter == "intel"
 
 
 def test_v05_whole_round_is_several_submitters(tmp_path):
     google_v05(tmp_path, "v0.5.0/google")
-    tree(tmp_path, {"v0.5.0/intel/x/submission.json": {"org": "Intel Corp."}, "v0.5.0/intel/x/results/skx/entry.json": {},
-                    **runs("v0.5.0/intel/x/results/skx/ncf", 1)})
+    tree(
+        tmp_path,
+        {
+            "v0.5.0/intel/x/submission.json": {"org": "Intel Corp."},
+            "v0.5.0/intel/x/results/skx/entry.json": {},
+            **runs("v0.5.0/intel/x/results/skx/ncf", 1),
+        },
+    )
     with pytest.raises(LayoutError) as caught:
         detect(tmp_path)
     assert caught.value.rule == "layout.multiple-submitters"
 
 
 # --- the real rounds -----------------------------------------------------------
+
 
 def _submitter_of(member: str, round_: str) -> str | None:
     parts = [p for p in member.split("/") if p not in ("", ".")]
@@ -246,7 +321,9 @@ def bundles(tmp_path_factory):
         with tarfile.open(archive, "r:xz") as tf:
             for member in tf:
                 sub = _submitter_of(member.name, round_)
-                if sub and (member.isreg() or member.isdir()):  # empty folders matter: they make notes
+                if sub and (
+                    member.isreg() or member.isdir()
+                ):  # empty folders matter: they make notes
                     if round_ == "0.5":
                         member.name = member.name.split("/", 1)[1]
                     tf.extract(member, base / sub, filter="data")
@@ -265,16 +342,22 @@ def expected_counts(bundle: Path, kind: str) -> tuple[int, int, int]:
             run_dirs[Path(dirpath)] += sum(1 for f in files if RESULT.fullmatch(f))
     system_dirs = {d.parent for d in run_dirs}
     if kind == "v0.5":
+
         def entry(d):
-            return (d / "entry.json").read_bytes() if (d / "entry.json").exists() else str(d).encode()
+            return (
+                (d / "entry.json").read_bytes() if (d / "entry.json").exists() else str(d).encode()
+            )
 
         groups = defaultdict(list)
         for d in system_dirs:
             groups[(d.name, hashlib.sha256(entry(d)).hexdigest())].append(d)
+
         def benchmarks(group):
             return [b.name for b in run_dirs if b.parent in group]
 
-        systems = sum(1 if len(set(benchmarks(g))) == len(benchmarks(g)) else len(g) for g in groups.values())
+        systems = sum(
+            1 if len(set(benchmarks(g))) == len(benchmarks(g)) else len(g) for g in groups.values()
+        )
     else:
         systems = len({d.name for d in system_dirs})
     return systems, len(run_dirs), sum(run_dirs.values())
@@ -289,14 +372,20 @@ def test_real_rounds_counts_per_submitter(bundles):
             layout = detect(bundle)
             assert layout.kind == ("v0.5" if round_ == "0.5" else "v0.6+")
             assert layout.root == sub
-            got = (len(layout.systems), len(layout.results), sum(len(r.run_files) for r in layout.results))
+            got = (
+                len(layout.systems),
+                len(layout.results),
+                sum(len(r.run_files) for r in layout.results),
+            )
             assert got == expected_counts(bundle, layout.kind), f"v{round_} {sub}"
             assert {r.system for r in layout.results} == {s.name for s in layout.systems}
             for r in layout.results:  # every path is real and bundle-relative
                 assert all((bundle / p).is_file() for p in r.run_files + r.extra_files)
             summed = [a + b for a, b in zip(summed, got)]
         totals[round_] = summed
-        print(f"v{round_}: {summed[0]} systems, {summed[1]} results, {summed[2]} runs over {len(subs)} submitters")
+        print(
+            f"v{round_}: {summed[0]} systems, {summed[1]} results, {summed[2]} runs over {len(subs)} submitters"
+        )
     # Empty benchmark folders are results without runs: v0.5 Intel's MiniGo (4) and NVIDIA's (8), v0.6 NVIDIA's and
     # Intel's MiniGo, v5.1 Dell's llama2_70b_lora.
     assert totals == {"0.5": [24, 47, 600], "0.6": [32, 63, 430], "5.1": [91, 185, 1669]}
@@ -307,21 +396,35 @@ def test_real_v05_hard_facts(bundles):
     google = detect(bundles["0.5"]["google"])
     assert google.submitter == "Google Inc."
     assert {s.name for s in google.systems} == {
-        "8xV100", "cloud_v2.512", "cloud_v2.8", "cloud_v3.8", "research_v3.32", "research_v3.512"}
+        "8xV100",
+        "cloud_v2.512",
+        "cloud_v2.8",
+        "cloud_v3.8",
+        "research_v3.32",
+        "research_v3.512",
+    }
     v28 = [r for r in google.results if r.system == "cloud_v2.8"]
     assert [r.benchmark for r in v28] == ["gnmt", "resnet", "ssd"]
     assert "google/cloud_v2.8/resnet-tpuv2-8/results/tpu/resnet" in [r.path for r in v28]
 
     intel = detect(bundles["0.5"]["intel"])
     assert intel.submitter == "Intel Corp."
-    assert sorted(s.name for s in intel.systems) == [  # MiniGo's systems are listed although their logs are missing
+    assert sorted(
+        s.name for s in intel.systems
+    ) == [  # MiniGo's systems are listed although their logs are missing
         "intel_minigo_submission_private_tensorflow/skx_8180_2s_1x",
         "intel_minigo_submission_private_tensorflow/skx_8180_4s_1x",
         "intel_minigo_submission_public_tensorflow/skx_8180_2s_1x",
         "intel_minigo_submission_public_tensorflow/skx_8180_4s_1x",
-        "intel_resnet_submission/skx_8180_2s_1x", "skx8180", "skx_8180_2s_8x", "skx_8180_4s_4x"]
+        "intel_resnet_submission/skx_8180_2s_1x",
+        "skx8180",
+        "skx_8180_2s_8x",
+        "skx_8180_4s_4x",
+    ]
     minigo = [r for r in intel.results if r.benchmark == "minigo"]
-    assert len(minigo) == 4 and all(not r.run_files and r.no_logs.endswith("/minigo/ is empty.") for r in minigo)
+    assert len(minigo) == 4 and all(
+        not r.run_files and r.no_logs.endswith("/minigo/ is empty.") for r in minigo
+    )
     assert notes_matching(intel, r"ncf_timer\.sh: file not part of the layout")
     assert notes_matching(intel, r"intel_resnet_submission/\.DS_Store: stray file")
 
@@ -339,20 +442,37 @@ def test_real_v06_hard_facts(bundles):
     assert (resnet.benchmark, len(resnet.run_files)) == ("resnet", 5)
 
     nvidia = detect(bundles["0.6"]["NVIDIA"])
-    assert all(s.description.get("org") == "NVIDIA" for s in nvidia.systems)  # read from 'key: {value}' lines
+    assert all(
+        s.description.get("org") == "NVIDIA" for s in nvidia.systems
+    )  # read from 'key: {value}' lines
     assert notes_matching(nvidia, r"NVIDIA/systems/README\.md: file not part of the layout")
     [empty] = [r for r in nvidia.results if not r.run_files]
     assert (empty.system, empty.benchmark, empty.no_logs) == (
-        "dgx1_n3_ngc19.05_tensorflow", "minigo", "the folder NVIDIA/results/dgx1_n3_ngc19.05_tensorflow/minigo/ is empty.")
-    minigo = [r for r in nvidia.results if r.system == "dgx1_ngc19.05_tensorflow" and r.benchmark == "minigo"]
+        "dgx1_n3_ngc19.05_tensorflow",
+        "minigo",
+        "the folder NVIDIA/results/dgx1_n3_ngc19.05_tensorflow/minigo/ is empty.",
+    )
+    minigo = [
+        r
+        for r in nvidia.results
+        if r.system == "dgx1_ngc19.05_tensorflow" and r.benchmark == "minigo"
+    ]
     assert [r.run_indices for r in minigo] == [list(range(10))]
-    assert {r.benchmark for r in detect(bundles["0.6"]["Google"]).results} >= {"mask", "gnmt", "resnet"}
+    assert {r.benchmark for r in detect(bundles["0.6"]["Google"]).results} >= {
+        "mask",
+        "gnmt",
+        "resnet",
+    }
 
 
 @pytest.mark.shared_rounds
 def test_real_v51_hard_facts(bundles):
     nvidia = detect(bundles["5.1"]["NVIDIA"])
-    assert (len(nvidia.systems), len(nvidia.results), sum(len(r.run_files) for r in nvidia.results)) == (19, 31, 267)
+    assert (
+        len(nvidia.systems),
+        len(nvidia.results),
+        sum(len(r.run_files) for r in nvidia.results),
+    ) == (19, 31, 267)
     assert all(s.description_format == "system.json" and s.description for s in nvidia.systems)
 
     dell = detect(bundles["5.1"]["Dell"])

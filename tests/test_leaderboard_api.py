@@ -14,29 +14,48 @@ def v51(rounds):
 
 def fill(round_, systems, prefix="s"):
     for i in range(systems):
-        s = make.system(round_, f"Org{i % 4}", f"{prefix}{i}", accelerator_count=8 * (i + 1),
-                        category="cloud" if i % 2 else "onprem")
+        s = make.system(
+            round_,
+            f"Org{i % 4}",
+            f"{prefix}{i}",
+            accelerator_count=8 * (i + 1),
+            category="cloud" if i % 2 else "onprem",
+        )
         for bench in ("retinanet", "rgat"):
             make.result(s, bench, 10 + i, runs=0)
 
 
 def test_the_results_list_holds_published_results_only(client, v51):
     fill(v51, 2)
-    make.result(make.system(v51, "Hidden", "zeta", published=False), "retinanet", 1, published=False)
+    make.result(
+        make.system(v51, "Hidden", "zeta", published=False), "retinanet", 1, published=False
+    )
     make.result(make.system(v51, "Blocked", "beta"), "retinanet", 1, error_count=3)
     body = client.get("/api/results/").json()
     assert body["count"] == 4
     assert {r["submitter"] for r in body["results"]} == {"Org0", "Org1"}
     first = body["results"][0]
     assert first["round"] == "training-v5.1" and first["benchmark"] == "rgat"
-    assert first["score_minutes"] == 10.0 and first["url"] == "http://testserver/r/training-v5.1/Org0/s0/rgat/"
+    assert (
+        first["score_minutes"] == 10.0
+        and first["url"] == "http://testserver/r/training-v5.1/Org0/s0/rgat/"
+    )
 
 
-@pytest.mark.parametrize("query, count", [
-    ("round=training-v5.1", 8), ("round=training-v0.5", 0), ("benchmark=rgat", 4), ("category=cloud", 4),
-    ("submitter=org1", 2), ("accelerators_min=16&accelerators_max=24", 4), ("q=org3", 2),
-    ("accelerator=h100", 8), ("has_findings=true", 0),
-])
+@pytest.mark.parametrize(
+    "query, count",
+    [
+        ("round=training-v5.1", 8),
+        ("round=training-v0.5", 0),
+        ("benchmark=rgat", 4),
+        ("category=cloud", 4),
+        ("submitter=org1", 2),
+        ("accelerators_min=16&accelerators_max=24", 4),
+        ("q=org3", 2),
+        ("accelerator=h100", 8),
+        ("has_findings=true", 0),
+    ],
+)
 def test_results_filter_like_the_table(client, v51, query, count):
     fill(v51, 4)
     assert client.get(f"/api/results/?{query}").json()["count"] == count
@@ -44,7 +63,10 @@ def test_results_filter_like_the_table(client, v51, query, count):
 
 def test_results_order_by_score(client, v51):
     fill(v51, 3)
-    scores = [r["score_minutes"] for r in client.get("/api/results/?benchmark=rgat&ordering=-score").json()["results"]]
+    scores = [
+        r["score_minutes"]
+        for r in client.get("/api/results/?benchmark=rgat&ordering=-score").json()["results"]
+    ]
     assert scores == [12.0, 11.0, 10.0]
 
 
@@ -52,7 +74,9 @@ def test_a_results_runs(client, v51):
     result = make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5)
     runs = client.get(f"/api/results/{result.pk}/runs/").json()
     assert [r["index"] for r in runs] == [0, 1, 2, 3, 4] and runs[0]["dropped"] is True
-    hidden = make.result(make.system(v51, "Hidden", "z", published=False), "retinanet", 1, published=False, runs=5)
+    hidden = make.result(
+        make.system(v51, "Hidden", "z", published=False), "retinanet", 1, published=False, runs=5
+    )
     assert client.get(f"/api/results/{hidden.pk}/runs/").status_code == 404
 
 
@@ -64,9 +88,14 @@ def test_systems_rounds_and_prices(client, v51):
     rounds = client.get("/api/rounds/").json()["results"]
     assert {r["key"] for r in rounds} == {"training-v0.5", "training-v0.6", "training-v5.1"}
     v05 = client.get("/api/rounds/training-v0.5/").json()
-    assert v05["benchmarks"][0] == {"key": "resnet", "name": "Image classification (ResNet-50 v1.5, ImageNet)",
-                                    "quality_target": 0.749, "higher_is_better": True, "required_runs": 5,
-                                    "reference_time_s": 529877.0}
+    assert v05["benchmarks"][0] == {
+        "key": "resnet",
+        "name": "Image classification (ResNet-50 v1.5, ImageNet)",
+        "quality_target": 0.749,
+        "higher_is_better": True,
+        "required_runs": 5,
+        "reference_time_s": 529877.0,
+    }
     assert client.get("/api/prices/?round=training-v0.5").status_code == 200
 
 
@@ -76,7 +105,16 @@ def test_the_openapi_schema_describes_the_endpoints(client, rounds):
     schema = response.json()
     assert "/api/results/" in schema["paths"] and "/api/results/{id}/runs/" in schema["paths"]
     params = {p["name"] for p in schema["paths"]["/api/results/"]["get"]["parameters"]}
-    assert {"round", "benchmark", "division", "category", "submitter", "accelerator", "q", "page"} <= params
+    assert {
+        "round",
+        "benchmark",
+        "division",
+        "category",
+        "submitter",
+        "accelerator",
+        "q",
+        "page",
+    } <= params
 
 
 def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(client, v51):

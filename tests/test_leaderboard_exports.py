@@ -20,7 +20,9 @@ def csv_rows(client, url):
     return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
-@pytest.mark.parametrize("query", ["", "division=closed&sort=-b.retinanet", "submitter=Beta&benchmark=rgat", "q=nothing"])
+@pytest.mark.parametrize(
+    "query", ["", "division=closed&sort=-b.retinanet", "submitter=Beta&benchmark=rgat", "q=nothing"]
+)
 def test_the_csv_holds_exactly_the_rows_and_values_of_the_view(client, catalogue, query):
     html = page(client, f"/r/training-v5.1/?{query}")
     rows = csv_rows(client, f"/r/training-v5.1/?{query}&format=csv")
@@ -35,8 +37,19 @@ def test_the_csv_holds_exactly_the_rows_and_values_of_the_view(client, catalogue
 def test_the_csv_has_ids_and_links_beside_the_columns_on_screen(client, catalogue):
     rows = csv_rows(client, "/r/training-v5.1/?format=csv&submitter=Acme")
     first = rows[0]
-    assert list(first)[:11] == ["division", "category", "system_id", "submitter", "system", "system_key", "processor",
-                                "processor_count", "accelerator", "accelerator_count", "software"]
+    assert list(first)[:11] == [
+        "division",
+        "category",
+        "system_id",
+        "submitter",
+        "system",
+        "system_key",
+        "processor",
+        "processor_count",
+        "accelerator",
+        "accelerator_count",
+        "software",
+    ]
     assert first["retinanet_minutes"] == "2.0" and first["retinanet_result_id"].isdigit()
     assert first["url"] == "http://testserver/r/training-v5.1/Acme/a2/"
 
@@ -74,5 +87,11 @@ def test_a_results_runs_export_as_csv_and_json(client, v51):  # noqa: F811
 
 
 def test_an_unpublished_results_runs_cannot_be_exported(client, v51):  # noqa: F811
-    make.result(make.system(v51, "Hidden", "zeta", published=False), "retinanet", 10, runs=5, published=False)
+    make.result(
+        make.system(v51, "Hidden", "zeta", published=False),
+        "retinanet",
+        10,
+        runs=5,
+        published=False,
+    )
     assert client.get("/r/training-v5.1/Hidden/zeta/retinanet/?format=csv").status_code == 404

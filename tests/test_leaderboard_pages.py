@@ -18,7 +18,9 @@ def v51(rounds):
 
 
 def figure(html, chart_id):
-    match = re.search(rf'<script type="application/json" data-chart="{chart_id}">(.*?)</script>', html, re.S)
+    match = re.search(
+        rf'<script type="application/json" data-chart="{chart_id}">(.*?)</script>', html, re.S
+    )
     assert match, f"no {chart_id} on the page"
     return json.loads(match.group(1))
 
@@ -30,7 +32,9 @@ def test_the_result_page_has_runs_curves_with_the_target_hyperparameters_and_fin
     fig = figure(html, "chart-curves")
     assert len(fig["data"]) == 5 and fig["layout"]["shapes"][0]["y0"] == 0.34
     assert fig["data"][0]["line"]["dash"] == "dot"  # a dropped run
-    assert "global_batch_size" in html and "differs across runs" in html  # the learning rate differs
+    assert (
+        "global_batch_size" in html and "differs across runs" in html
+    )  # the learning rate differs
     assert "1 warning" in html
     assert "vendor/plotly.min.js" in html
 
@@ -39,8 +43,19 @@ def test_the_result_page_shows_findings_from_a_registered_provider(client, v51):
     result = make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5)
 
     def findings(ids):
-        return {result.pk: [{"severity": "warning", "rule": "seed.distinct", "file": "result_1.txt", "line": 3,
-                             "message": "Two runs share a seed.", "hint": "", "advisory": False}]}
+        return {
+            result.pk: [
+                {
+                    "severity": "warning",
+                    "rule": "seed.distinct",
+                    "file": "result_1.txt",
+                    "line": 3,
+                    "message": "Two runs share a seed.",
+                    "hint": "",
+                    "advisory": False,
+                }
+            ]
+        }
 
     panels.register_findings(findings)
     try:
@@ -51,7 +66,9 @@ def test_the_result_page_shows_findings_from_a_registered_provider(client, v51):
 
 
 def test_the_system_page_lists_all_its_results_and_its_description(client, v51):
-    s = make.system(v51, "Acme", "alpha", description={"system_name": "Alpha", "cooling": "liquid", "empty": ""})
+    s = make.system(
+        v51, "Acme", "alpha", description={"system_name": "Alpha", "cooling": "liquid", "empty": ""}
+    )
     make.result(s, "retinanet", 10)
     make.result(s, "rgat", 5)
     html = client.get("/r/training-v5.1/Acme/alpha/").content.decode()
@@ -74,10 +91,13 @@ def test_compare_shows_systems_side_by_side_with_ratios(client, v51):
     assert "<strong>0.50×</strong>" in html
 
 
-@pytest.mark.parametrize("query, message", [
-    ("s=Acme/alpha", "Pick at least two systems"),
-    ("s=A/1&s=A/2&s=A/3&s=A/4&s=A/5", "at most four"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("s=Acme/alpha", "Pick at least two systems"),
+        ("s=A/1&s=A/2&s=A/3&s=A/4&s=A/5", "at most four"),
+    ],
+)
 def test_compare_asks_for_two_to_four_systems(client, v51, query, message):
     for i in range(1, 6):
         make.result(make.system(v51, "A", str(i)), "retinanet", i)
@@ -96,7 +116,9 @@ def test_progress_shows_the_best_time_per_benchmark_across_rounds(client, rounds
     [resnet] = fig["data"]
     assert resnet["x"] == ["Training v0.5", "Training v0.6"] and resnet["y"] == [100.0, 10.0]
     assert "10.00×" in html and "NVIDIA: c" in html
-    assert figure(client.get("/progress/?division=open").content.decode(), "chart-progress")["data"][0]["y"] == [1.0]
+    assert figure(client.get("/progress/?division=open").content.decode(), "chart-progress")[
+        "data"
+    ][0]["y"] == [1.0]
 
 
 def test_plotly_is_served_from_the_installed_package_not_a_cdn(client, v51):
@@ -112,7 +134,21 @@ def test_charts_are_plain_figures_with_more_than_colour_to_tell_traces_apart():
     from leaderboard.tables import Bench, Cell, Row
 
     def row(acc, count, minutes):
-        r = Row(1, "Acme", f"k{count}", f"n{count}", "/x/", "closed", "onprem", "cpu", 2, acc, count, 1, "fw")
+        r = Row(
+            1,
+            "Acme",
+            f"k{count}",
+            f"n{count}",
+            "/x/",
+            "closed",
+            "onprem",
+            "cpu",
+            2,
+            acc,
+            count,
+            1,
+            "fw",
+        )
         r.cells["b"] = Cell(1, "/x/b/", minutes * 60, None, None, 5, "")
         return r
 

@@ -24,15 +24,21 @@ def test_the_shipped_price_files_say_how_far_each_number_can_be_trusted():
         for line in data["prices"]:
             assert line["status"] in ("sourced", "unverified", "placeholder"), path.name
             if line["status"] == "placeholder":
-                assert "price_per_hour" not in line, f"{path.name}: a placeholder must not carry a price"
+                assert "price_per_hour" not in line, (
+                    f"{path.name}: a placeholder must not carry a price"
+                )
             else:
-                assert line["source"].startswith("https://") and isinstance(line["as_of"], datetime.date)
+                assert line["source"].startswith("https://") and isinstance(
+                    line["as_of"], datetime.date
+                )
 
 
 def test_a_price_file_without_source_for_a_price_is_refused(tmp_path):
     bad = tmp_path / "x.toml"
-    bad.write_text('round = "training-v0.5"\n[[prices]]\nreference = true\nprovider = "P"\ninstance = "I"\n'
-                   'price_per_hour = 1.0\nstatus = "sourced"\n')
+    bad.write_text(
+        'round = "training-v0.5"\n[[prices]]\nreference = true\nprovider = "P"\ninstance = "I"\n'
+        'price_per_hour = 1.0\nstatus = "sourced"\n'
+    )
     with pytest.raises(ValueError, match="lacks a price, a source or a date"):
         prices.read_price_file(bad)
 
@@ -56,7 +62,10 @@ def test_cloud_scale_is_the_systems_price_over_the_reference_price(v05):
     scale = prices.cloud_scale(lines, "Google Inc.", "cloud_v2.8", "tpuv2-8")
     assert scale.value == pytest.approx(4.50 / 1.46)
     assert scale.unverified
-    assert "Google Cloud Cloud TPU v2-8" in scale.explanation and "as of 12 Dec 2018" in scale.explanation
+    assert (
+        "Google Cloud Cloud TPU v2-8" in scale.explanation
+        and "as of 12 Dec 2018" in scale.explanation
+    )
     assert "https://cloud.google.com/tpu/pricing" in scale.explanation
     pod = prices.cloud_scale(lines, "Google Inc.", "x", "tpuv2-512 + tpuv2-8")
     assert pod.value is None and "no price for this system" in pod.explanation
@@ -64,16 +73,34 @@ def test_cloud_scale_is_the_systems_price_over_the_reference_price(v05):
 
 
 def test_a_line_naming_the_key_wins_over_one_naming_the_name(v05):
-    CloudPrice.objects.create(round=v05, submitter="Google Inc.", system_key="special", provider="G", instance="special",
-                              price_per_hour=Decimal("2.92"), status="sourced", source="https://example.org/p",
-                              as_of=datetime.date(2018, 12, 1))
+    CloudPrice.objects.create(
+        round=v05,
+        submitter="Google Inc.",
+        system_key="special",
+        provider="G",
+        instance="special",
+        price_per_hour=Decimal("2.92"),
+        status="sourced",
+        source="https://example.org/p",
+        as_of=datetime.date(2018, 12, 1),
+    )
     lines = list(CloudPrice.objects.filter(round=v05))
-    assert prices.cloud_scale(lines, "Google Inc.", "special", "tpuv2-8").value == pytest.approx(2.0)
+    assert prices.cloud_scale(lines, "Google Inc.", "special", "tpuv2-8").value == pytest.approx(
+        2.0
+    )
 
 
-def test_the_table_shows_cloud_scale_with_its_prices_on_hover_and_the_system_page_details_them(client, v05):
-    tpu = make.system(v05, "Google Inc.", "cloud_v2.8", name="tpuv2-8", category="cloud",
-                      accelerator_model="tpuv2-8")
+def test_the_table_shows_cloud_scale_with_its_prices_on_hover_and_the_system_page_details_them(
+    client, v05
+):
+    tpu = make.system(
+        v05,
+        "Google Inc.",
+        "cloud_v2.8",
+        name="tpuv2-8",
+        category="cloud",
+        accelerator_model="tpuv2-8",
+    )
     make.result(tpu, "resnet", 301.58)
     html = client.get("/r/training-v0.5/").content.decode()
     assert "Cloud scale</a>" in html

@@ -29,7 +29,10 @@ def table_rows(html):
     rows = []
     for tr in re.findall(r'<tr data-system="[^"]*">(.*?)</tr>', html, re.S):
         name = re.search(r'<th scope="row"><a [^>]*>(.*?)</a>', tr).group(1)
-        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r'<td class="num">(.*?)</td>', tr, re.S)]
+        cells = [
+            re.sub(r"<[^>]+>", "", c).strip()
+            for c in re.findall(r'<td class="num">(.*?)</td>', tr, re.S)
+        ]
         rows.append((name, cells))
     return rows
 
@@ -39,19 +42,29 @@ def section_titles(html):
 
 
 def test_it_groups_systems_by_division_then_category_in_mlperf_order(client, v51):
-    for division, category, key in [("open", "research", "o-r"), ("closed", "preview", "c-p"),
-                                    ("closed", "cloud", "c-c"), ("closed", "onprem", "c-o")]:
-        make.result(make.system(v51, key=key, division=division, category=category), "retinanet", 10)
+    for division, category, key in [
+        ("open", "research", "o-r"),
+        ("closed", "preview", "c-p"),
+        ("closed", "cloud", "c-c"),
+        ("closed", "onprem", "c-o"),
+    ]:
+        make.result(
+            make.system(v51, key=key, division=division, category=category), "retinanet", 10
+        )
     html = page(client, "/r/training-v5.1/")
     assert section_titles(html) == [
-        "Closed division, available in cloud", "Closed division, available on-premise",
-        "Closed division, preview", "Open division, research, development or internal",
+        "Closed division, available in cloud",
+        "Closed division, available on-premise",
+        "Closed division, preview",
+        "Open division, research, development or internal",
     ]
     assert "<caption" in html and 'scope="col"' in html and 'scope="row"' in html
 
 
 def test_a_row_has_submitter_system_hardware_software_and_one_column_per_benchmark(client, v51):
-    s = make.system(v51, "Acme", "alpha", name="Alpha 8xH100", processor_count=2, accelerator_count=8)
+    s = make.system(
+        v51, "Acme", "alpha", name="Alpha 8xH100", processor_count=2, accelerator_count=8
+    )
     make.result(s, "retinanet", 12.345)
     make.result(s, "rgat", 7.5)
     html = page(client, "/r/training-v5.1/")
@@ -68,7 +81,9 @@ def test_a_row_has_submitter_system_hardware_software_and_one_column_per_benchma
 
 
 def test_unpublished_and_blocked_results_never_appear_and_advisory_findings_are_marked(client, v51):
-    make.result(make.system(v51, "Hidden", "zeta", published=False), "retinanet", 1, published=False)
+    make.result(
+        make.system(v51, "Hidden", "zeta", published=False), "retinanet", 1, published=False
+    )
     blocked = make.system(v51, "Blocked", "beta")
     make.result(blocked, "retinanet", 2, error_count=1)  # published by mistake: errors still block
     flagged = make.system(v51, "Acme", "alpha")
@@ -78,7 +93,9 @@ def test_unpublished_and_blocked_results_never_appear_and_advisory_findings_are_
     assert "⚠" in html and "findings: 2 errors (advisory), 1 warning" in html
 
 
-def test_the_round_shows_speedups_where_it_has_reference_times_and_toggles_to_minutes(client, rounds):
+def test_the_round_shows_speedups_where_it_has_reference_times_and_toggles_to_minutes(
+    client, rounds
+):
     v05 = rounds["training-v0.5"]
     s = make.system(v05, "google", "tpu")
     make.result(s, "resnet", 301.58)
@@ -95,15 +112,62 @@ def test_the_round_shows_speedups_where_it_has_reference_times_and_toggles_to_mi
 @pytest.fixture
 def catalogue(v51):
     rows = [
-        ("Acme", "a1", "closed", "onprem", "NVIDIA H100-SXM5-80GB", 8, "PyTorch 25.09", {"retinanet": 10, "rgat": 5}),
-        ("Acme", "a2", "closed", "cloud", "NVIDIA H100-SXM5-80GB", 64, "PyTorch 25.09", {"retinanet": 2}),
-        ("Beta", "b1", "closed", "onprem", "AMD Instinct MI355X", 8, "JAX 0.5", {"retinanet": 12, "flux1": 30}),
+        (
+            "Acme",
+            "a1",
+            "closed",
+            "onprem",
+            "NVIDIA H100-SXM5-80GB",
+            8,
+            "PyTorch 25.09",
+            {"retinanet": 10, "rgat": 5},
+        ),
+        (
+            "Acme",
+            "a2",
+            "closed",
+            "cloud",
+            "NVIDIA H100-SXM5-80GB",
+            64,
+            "PyTorch 25.09",
+            {"retinanet": 2},
+        ),
+        (
+            "Beta",
+            "b1",
+            "closed",
+            "onprem",
+            "AMD Instinct MI355X",
+            8,
+            "JAX 0.5",
+            {"retinanet": 12, "flux1": 30},
+        ),
         ("Beta", "b2", "open", "research", "AMD Instinct MI355X", 512, "JAX 0.5", {"rgat": 1}),
-        ("Gamma", "g1", "closed", "preview", "NVIDIA GB200", 72, "NeMo 25.04", {"retinanet": 3, "rgat": 2}),
+        (
+            "Gamma",
+            "g1",
+            "closed",
+            "preview",
+            "NVIDIA GB200",
+            72,
+            "NeMo 25.04",
+            {"retinanet": 3, "rgat": 2},
+        ),
     ]
     for submitter, key, division, category, acc, count, fw, results in rows:
-        s = make.system(v51, submitter, key, division=division, category=category, accelerator_model=acc,
-                        accelerator_count=count, framework=fw, processor_model="AMD EPYC 9575F" if submitter == "Beta" else "Intel Xeon Platinum 8480C")
+        s = make.system(
+            v51,
+            submitter,
+            key,
+            division=division,
+            category=category,
+            accelerator_model=acc,
+            accelerator_count=count,
+            framework=fw,
+            processor_model="AMD EPYC 9575F"
+            if submitter == "Beta"
+            else "Intel Xeon Platinum 8480C",
+        )
         for bench, minutes in results.items():
             make.result(s, bench, minutes)
     return v51
@@ -113,22 +177,25 @@ def names(html):
     return [key for key in re.findall(r'<tr data-system="[^/"]*/([^"]*)">', html)]
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("", ["a2", "a1", "b1", "g1", "b2"]),
-    ("division=open", ["b2"]),
-    ("category=onprem", ["a1", "b1"]),
-    ("submitter=Beta", ["b1", "b2"]),
-    ("submitter=Beta&submitter=Gamma", ["b1", "g1", "b2"]),
-    ("accelerator=AMD+Instinct+MI355X", ["b1", "b2"]),
-    ("processor=AMD+EPYC+9575F", ["b1", "b2"]),
-    ("framework=NeMo+25.04", ["g1"]),
-    ("benchmark=flux1", ["b1"]),
-    ("acc_min=9&acc_max=100", ["a2", "g1"]),
-    ("acc_min=100&acc_max=9", ["a2", "g1"]),  # a reversed range is read the right way round
-    ("q=jax+mi355x", ["b1", "b2"]),
-    ("q=nothing-like-this", []),
-    ("division=closed&category=onprem&q=acme", ["a1"]),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("", ["a2", "a1", "b1", "g1", "b2"]),
+        ("division=open", ["b2"]),
+        ("category=onprem", ["a1", "b1"]),
+        ("submitter=Beta", ["b1", "b2"]),
+        ("submitter=Beta&submitter=Gamma", ["b1", "g1", "b2"]),
+        ("accelerator=AMD+Instinct+MI355X", ["b1", "b2"]),
+        ("processor=AMD+EPYC+9575F", ["b1", "b2"]),
+        ("framework=NeMo+25.04", ["g1"]),
+        ("benchmark=flux1", ["b1"]),
+        ("acc_min=9&acc_max=100", ["a2", "g1"]),
+        ("acc_min=100&acc_max=9", ["a2", "g1"]),  # a reversed range is read the right way round
+        ("q=jax+mi355x", ["b1", "b2"]),
+        ("q=nothing-like-this", []),
+        ("division=closed&category=onprem&q=acme", ["a1"]),
+    ],
+)
 def test_each_filter_lives_in_the_query_string(client, catalogue, query, expected):
     assert names(page(client, f"/r/training-v5.1/?{query}")) == expected
 
@@ -140,7 +207,12 @@ def test_a_benchmark_filter_shows_only_that_benchmarks_column(client, catalogue)
 
 def test_sorting_by_a_benchmark_puts_blanks_last_either_way(client, catalogue):
     html = page(client, "/r/training-v5.1/?division=closed&sort=b.retinanet")
-    assert names(html) == ["a2", "a1", "b1", "g1"]  # within sections: a2 is cloud, then onprem a1 (10) b1 (12)
+    assert names(html) == [
+        "a2",
+        "a1",
+        "b1",
+        "g1",
+    ]  # within sections: a2 is cloud, then onprem a1 (10) b1 (12)
     html = page(client, "/r/training-v5.1/?category=onprem&sort=b.rgat")
     assert names(html) == ["a1", "b1"]  # b1 has no rgat result: last
     html = page(client, "/r/training-v5.1/?category=onprem&sort=-b.rgat")
@@ -164,7 +236,10 @@ def test_sort_by_text_columns(client, catalogue):
 
 
 def test_an_old_permalink_with_unknown_values_still_opens(client, catalogue):
-    html = page(client, "/r/training-v5.1/?division=bogus&submitter=Nobody&submitter=Beta&sort=b.nope&acc_min=x&show=watts")
+    html = page(
+        client,
+        "/r/training-v5.1/?division=bogus&submitter=Nobody&submitter=Beta&sort=b.nope&acc_min=x&show=watts",
+    )
     assert names(html) == ["b1", "b2"]
 
 
@@ -173,8 +248,10 @@ def test_the_form_shows_the_state_so_it_works_without_javascript(client, catalog
     assert '<option value="closed" selected>' in html
     assert re.search(r'<option value="Beta" selected>Beta \(2\)</option>', html)
     assert 'name="q" id="id_q" value="jax"' in html and 'value="4"' in html
-    assert '<form id="table-filters" class="filters" method="get" action="/r/training-v5.1/"' in html
-    assert re.search(r"<label for=\"id_division\">", html) and "<label for=\"id_acc_min\">" in html
+    assert (
+        '<form id="table-filters" class="filters" method="get" action="/r/training-v5.1/"' in html
+    )
+    assert re.search(r"<label for=\"id_division\">", html) and '<label for="id_acc_min">' in html
 
 
 def test_choosing_another_round_in_the_form_goes_to_that_rounds_address(client, catalogue):
@@ -204,7 +281,9 @@ def test_charts_follow_the_filters(client, catalogue):
 def test_the_round_table_issues_a_fixed_number_of_queries_whatever_its_size(client, v51):
     def grow(n):
         for i in range(n):
-            s = make.system(v51, f"Org{i % 3}", f"grow-{Round.objects.count()}-{i}-{next(make._seq)}")
+            s = make.system(
+                v51, f"Org{i % 3}", f"grow-{Round.objects.count()}-{i}-{next(make._seq)}"
+            )
             for bench in ("retinanet", "rgat", "flux1"):
                 make.result(s, bench, 10 + i)
 
@@ -237,7 +316,9 @@ def test_browsers_get_the_cached_page_gzipped(client, catalogue):
     import gzip
 
     plain = client.get("/r/training-v5.1/?division=open").content
-    response = client.get("/r/training-v5.1/?division=open", HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    response = client.get(
+        "/r/training-v5.1/?division=open", HTTP_ACCEPT_ENCODING="gzip, deflate, br"
+    )
     assert response["Content-Encoding"] == "gzip" and "Accept-Encoding" in response["Vary"]
     assert gzip.decompress(response.content) == plain
 
@@ -259,7 +340,9 @@ def test_power_shows_where_reported_as_energy_per_benchmark_and_mean_power_per_s
     make.result(make.system(v51, "Beta", "beta"), "retinanet", 5)
     html = page(client, "/r/training-v5.1/")
     assert "Avg. power (kW)" in html and 'value="energy"' in html
-    assert dict(table_rows(html))["alpha"][-1] == "10.0" and dict(table_rows(html))["beta"][-1] == ""
+    assert (
+        dict(table_rows(html))["alpha"][-1] == "10.0" and dict(table_rows(html))["beta"][-1] == ""
+    )
     assert "Energy to train: 6,000 kJ." in html
     rows = dict(table_rows(page(client, "/r/training-v5.1/?show=energy")))
     assert rows["alpha"][-2] == "6,000.00" and rows["beta"][-2] == ""
@@ -270,15 +353,47 @@ def _round_data():
     """A round table's data made by hand: the row builder needs no database."""
     from leaderboard.tables import Bench, Cell, RoundData, Row
 
-    benches = [Bench("resnet", "ResNet", 8831.3, 0.749, True), Bench("ssd", "SSD", None, 0.212, True)]
+    benches = [
+        Bench("resnet", "ResNet", 8831.3, 0.749, True),
+        Bench("ssd", "SSD", None, 0.212, True),
+    ]
     row = Row(
-        system_id=7, submitter="Acme", key="alpha", name="Alpha", url="/r/x/Acme/alpha/", division="closed",
-        category="cloud", processor_model="P" * 30, processor_count=2, accelerator_model="NVIDIA H100",
-        accelerator_count=None, nodes=1, framework="PyTorch", cloud_scale=None, cloud_scale_note="no price known",
+        system_id=7,
+        submitter="Acme",
+        key="alpha",
+        name="Alpha",
+        url="/r/x/Acme/alpha/",
+        division="closed",
+        category="cloud",
+        processor_model="P" * 30,
+        processor_count=2,
+        accelerator_model="NVIDIA H100",
+        accelerator_count=None,
+        nodes=1,
+        framework="PyTorch",
+        cloud_scale=None,
+        cloud_scale_note="no price known",
         cells={
-            "resnet": Cell(1, "/r/x/Acme/alpha/resnet/", 301.58 * 60, 29.2834, 6_000_000, 5,
-                           "2 errors (advisory)", public_id="0.5-0001"),
-            "ssd": Cell(2, "/r/x/Acme/alpha/ssd/", None, None, None, 0, "", not_scored_because="2 of 5 runs failed"),
+            "resnet": Cell(
+                1,
+                "/r/x/Acme/alpha/resnet/",
+                301.58 * 60,
+                29.2834,
+                6_000_000,
+                5,
+                "2 errors (advisory)",
+                public_id="0.5-0001",
+            ),
+            "ssd": Cell(
+                2,
+                "/r/x/Acme/alpha/ssd/",
+                None,
+                None,
+                None,
+                0,
+                "",
+                not_scored_because="2 of 5 runs failed",
+            ),
         },
     )
     return RoundData("x", benches, [row])
@@ -295,12 +410,20 @@ def test_the_row_builder_formats_each_cell_for_the_view_as_text():
     [(section, [row])] = table.sections
     assert section.anchor == "closed-cloud" and [h["unit"] for h in table.headers] == ["×", "min"]
     assert row["processor"] == "2 × " + "P" * 25 + "…" and row["processor_title"] == "P" * 30
-    assert row["accelerator"] == "NVIDIA H100" and row["accelerator_title"] == ""  # no count, nothing cut
+    assert (
+        row["accelerator"] == "NVIDIA H100" and row["accelerator_title"] == ""
+    )  # no count, nothing cut
     assert row["cloud_scale"] == "n/a" and row["power"] == "0.3"  # 6 MJ over 301.58 min: 0.33 kW
     resnet, ssd = row["cells"]
-    assert resnet["text"] == "29.28×" and not resnet["not_scored"] and resnet["findings"] == "2 errors (advisory)"
+    assert (
+        resnet["text"] == "29.28×"
+        and not resnet["not_scored"]
+        and resnet["findings"] == "2 errors (advisory)"
+    )
     assert resnet["title"] == "0.5-0001. Findings: 2 errors (advisory). Energy to train: 6,000 kJ."
-    assert ssd["not_scored"] and ssd["text"] == "" and ssd["title"] == "Not scored: 2 of 5 runs failed"
+    assert (
+        ssd["not_scored"] and ssd["text"] == "" and ssd["title"] == "Not scored: 2 of 5 runs failed"
+    )
 
     view, _ = TableView.from_query(QueryDict("show=energy&benchmark=resnet"), data)
     [(_, [row])] = shown_table(view, data).sections
@@ -321,11 +444,23 @@ def test_the_round_table_template_escapes_what_comes_from_bundles():
     view, _ = TableView.from_query(QueryDict(""), data)
     table = shown_table(view, data)
     [(section, rows)] = table.sections
-    html = render_to_string("leaderboard/_round_table.html", {
-        "round": {"name": "R"}, "section": section, "rows": rows, "view": view, "headers": table.headers,
-        "columns": table.columns, "show_cloud_scale": True, "show_power": True,
-    })
+    html = render_to_string(
+        "leaderboard/_round_table.html",
+        {
+            "round": {"name": "R"},
+            "section": section,
+            "rows": rows,
+            "view": view,
+            "headers": table.headers,
+            "columns": table.columns,
+            "show_cloud_scale": True,
+            "show_power": True,
+        },
+    )
     assert "<script>" not in html and "<img" not in html and "<b>" not in html
     assert 'data-system="&lt;b&gt;&quot;Acme&quot;&lt;/b&gt;/alpha"' in html
     assert ">&lt;script&gt;x&lt;/script&gt;</a></th>" in html and ">A&amp;B</td>" in html
-    assert 'title="Not scored: &lt;img src=x&gt;"><span class="not-scored">not scored</span></a>' in html
+    assert (
+        'title="Not scored: &lt;img src=x&gt;"><span class="not-scored">not scored</span></a>'
+        in html
+    )

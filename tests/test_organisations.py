@@ -19,18 +19,24 @@ from leaderboard.organisations import name_key, organisation_of, parse
 from . import leaderboard_factories as make
 from .conftest import shared_tarball
 
-
 # --- the lookup, pure ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("names, organisation", [
-    (["Google", "Google Inc.", "google", "GOOGLE INC"], "Google"),
-    (["NVIDIA", "Nvidia", "nvidia"], "NVIDIA"),
-    (["Intel", "intel", "Intel Corp.", "Intel_Corp", "intel corp"], "Intel"),
-    (["University-of-Florida", "University of Florida", "university_of_florida"], "University of Florida"),
-    (["Quanta_Cloud_Technology", "Quanta Cloud Technology"], "Quanta Cloud Technology"),
-    (["MangoBoost", "Supermicro_MangoBoost"], "MangoBoost"),
-    (["Supermicro", "SuperMicro"], "Supermicro"),
-])
+
+@pytest.mark.parametrize(
+    "names, organisation",
+    [
+        (["Google", "Google Inc.", "google", "GOOGLE INC"], "Google"),
+        (["NVIDIA", "Nvidia", "nvidia"], "NVIDIA"),
+        (["Intel", "intel", "Intel Corp.", "Intel_Corp", "intel corp"], "Intel"),
+        (
+            ["University-of-Florida", "University of Florida", "university_of_florida"],
+            "University of Florida",
+        ),
+        (["Quanta_Cloud_Technology", "Quanta Cloud Technology"], "Quanta Cloud Technology"),
+        (["MangoBoost", "Supermicro_MangoBoost"], "MangoBoost"),
+        (["Supermicro", "SuperMicro"], "Supermicro"),
+    ],
+)
 def test_the_names_of_one_organisation_resolve_to_it(names, organisation):
     assert {organisation_of(n) for n in names} == {organisation}
 
@@ -39,11 +45,21 @@ def test_a_name_listed_nowhere_is_its_own_organisation():
     assert organisation_of("Acme Labs") == "Acme Labs"
     assert organisation_of("  Acme   Labs ") == "Acme Labs"
     assert not organisations.shipped().knows("Acme Labs")
-    assert organisation_of("NVIDIA Research") == "NVIDIA Research"  # no prefix matching: only listed names
+    assert (
+        organisation_of("NVIDIA Research") == "NVIDIA Research"
+    )  # no prefix matching: only listed names
 
 
 def test_distinct_organisations_stay_apart():
-    assert len({organisation_of(n) for n in ("NVIDIA", "Supermicro", "MangoBoost", "Google", "Intel", "AMD")}) == 6
+    assert (
+        len(
+            {
+                organisation_of(n)
+                for n in ("NVIDIA", "Supermicro", "MangoBoost", "Google", "Intel", "AMD")
+            }
+        )
+        == 6
+    )
 
 
 def test_names_match_ignoring_case_spaces_and_punctuation():
@@ -57,12 +73,15 @@ def test_every_organisation_of_the_file_is_its_own_name():
     assert all(shipped.of(name) == name for name in shipped.names)
 
 
-@pytest.mark.parametrize("table, message", [
-    ({"A": ["X"], "B": ["x."]}, "'x.' is listed under both 'A' and 'B'"),
-    ({"A": "X"}, "'A' must list its names as strings"),
-    ({"A": ["--"]}, "has no letters or digits"),
-    ({" ": ["X"]}, "an organisation without a name"),
-])
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ({"A": ["X"], "B": ["x."]}, "'x.' is listed under both 'A' and 'B'"),
+        ({"A": "X"}, "'A' must list its names as strings"),
+        ({"A": ["--"]}, "has no letters or digits"),
+        ({" ": ["X"]}, "an organisation without a name"),
+    ],
+)
 def test_a_bad_alias_list_is_refused_with_the_reason(table, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         parse({"organisations": table})
@@ -72,7 +91,9 @@ def test_a_bad_alias_list_is_refused_with_the_reason(table, message):
 
 # --- every name the shared rounds hold --------------------------------------------------
 
-SUBMITTER_KEY = re.compile(r"""["']?su[b]?mitter["']?\s*:\s*["']([^"']+)["']""")  # v0.6 Intel writes "sumitter"
+SUBMITTER_KEY = re.compile(
+    r"""["']?su[b]?mitter["']?\s*:\s*["']([^"']+)["']"""
+)  # v0.6 Intel writes "sumitter"
 
 
 def names_in(tarball: str) -> set[str]:
@@ -90,7 +111,12 @@ def names_in(tarball: str) -> set[str]:
                 names.add(parts[0])
             elif member.isfile() and parts[-1] == "submission.json":
                 names.add(json.load(archive.extractfile(member))["org"])
-            elif member.isfile() and len(parts) == 3 and parts[1] == "systems" and parts[2].endswith(".json"):
+            elif (
+                member.isfile()
+                and len(parts) == 3
+                and parts[1] == "systems"
+                and parts[2].endswith(".json")
+            ):
                 text = archive.extractfile(member).read().decode("utf-8", "replace")
                 names.update(m.group(1) for m in SUBMITTER_KEY.finditer(text))
     return names
@@ -108,8 +134,18 @@ def round_names():
 def test_every_submitter_name_of_the_shared_rounds_is_listed(round_names):
     shipped = organisations.shipped()
     seen = set().union(*round_names.values())
-    assert {"google", "Google Inc.", "Google", "Nvidia", "nvidia", "NVIDIA", "Intel Corp.", "Intel_Corp",
-            "Supermicro_MangoBoost", "University-of-Florida"} <= seen
+    assert {
+        "google",
+        "Google Inc.",
+        "Google",
+        "Nvidia",
+        "nvidia",
+        "NVIDIA",
+        "Intel Corp.",
+        "Intel_Corp",
+        "Supermicro_MangoBoost",
+        "University-of-Florida",
+    } <= seen
     assert sorted(n for n in seen if not shipped.knows(n)) == []
     assert len(round_names["training-v5.1"]) >= 19
 
@@ -127,10 +163,13 @@ def test_the_shared_rounds_names_group_into_their_organisations(round_names):
     by_round = {key: {organisation_of(n) for n in names} for key, names in round_names.items()}
     assert by_round["training-v0.5"] == {"Google", "Intel", "NVIDIA"}
     assert by_round["training-v0.6"] == {"Alibaba", "Fujitsu", "Google", "Intel", "NVIDIA"}
-    assert by_round["training-v0.5"] & by_round["training-v0.6"] & by_round["training-v5.1"] == {"NVIDIA"}
+    assert by_round["training-v0.5"] & by_round["training-v0.6"] & by_round["training-v5.1"] == {
+        "NVIDIA"
+    }
 
 
 # --- the pages and the API ------------------------------------------------------------------
+
 
 @pytest.fixture
 def history(rounds):
@@ -159,16 +198,25 @@ def table_rows(client, round_key, query):
 
 def test_submitters_are_filed_under_their_organisation(history):
     assert dict(Submitter.objects.values_list("name", "organisation")) == {
-        "Nvidia": "NVIDIA", "NVIDIA": "NVIDIA", "Google Inc.": "Google", "Google": "Google", "AMD": "AMD",
+        "Nvidia": "NVIDIA",
+        "NVIDIA": "NVIDIA",
+        "Google Inc.": "Google",
+        "Google": "Google",
+        "AMD": "AMD",
     }
 
 
 def test_the_round_table_filters_one_organisation_under_all_its_names(client, history):
     for name in ("Google", "google", "Google Inc.", "GOOGLE INC"):
-        assert table_rows(client, "training-v0.5", f"submitter={name}") == {("Google Inc.", "tpu"), ("Google", "v100")}
+        assert table_rows(client, "training-v0.5", f"submitter={name}") == {
+            ("Google Inc.", "tpu"),
+            ("Google", "v100"),
+        }
     assert table_rows(client, "training-v0.5", "submitter=NVIDIA") == {("Nvidia", "dgx1")}
     assert table_rows(client, "training-v0.5", "submitter=NVIDIA&submitter=Google") == {
-        ("Nvidia", "dgx1"), ("Google Inc.", "tpu"), ("Google", "v100"),
+        ("Nvidia", "dgx1"),
+        ("Google Inc.", "tpu"),
+        ("Google", "v100"),
     }
     html = client.get("/r/training-v0.5/?submitter=Google+Inc.").content.decode()
     # One choice per organisation, counting all its rows, and the query is written in its canonical name.
@@ -182,26 +230,38 @@ def test_the_round_table_filters_one_organisation_under_all_its_names(client, hi
 def test_the_api_filters_by_organisation_and_gives_both_names(client, history):
     body = client.get("/api/results/?submitter=NVIDIA").json()
     assert {(r["round"], r["submitter"], r["organisation"]) for r in body["results"]} == {
-        ("training-v0.5", "Nvidia", "NVIDIA"), ("training-v5.1", "NVIDIA", "NVIDIA"),
+        ("training-v0.5", "Nvidia", "NVIDIA"),
+        ("training-v5.1", "NVIDIA", "NVIDIA"),
     }
     assert client.get("/api/results/?organisation=nvidia").json()["count"] == 2
     assert client.get("/api/results/?submitter=Google+Inc.").json()["count"] == 2
     assert client.get("/api/results/?submitter=Google&round=training-v5.1").json()["count"] == 0
     systems = client.get("/api/systems/?organisation=Google").json()["results"]
-    assert {(s["submitter"], s["organisation"]) for s in systems} == {("Google Inc.", "Google"), ("Google", "Google")}
-    ordered = client.get("/api/results/?round=training-v0.5&ordering=organisation").json()["results"]
+    assert {(s["submitter"], s["organisation"]) for s in systems} == {
+        ("Google Inc.", "Google"),
+        ("Google", "Google"),
+    }
+    ordered = client.get("/api/results/?round=training-v0.5&ordering=organisation").json()[
+        "results"
+    ]
     assert [r["organisation"] for r in ordered] == ["Google", "Google", "NVIDIA"]
 
 
 def test_progress_follows_one_organisation_across_its_names(client, history):
     html = client.get("/progress/?organisation=NVIDIA").content.decode()
-    chart = json.loads(re.search(r'data-chart="chart-progress">(.*?)</script>', html, re.S).group(1))
+    chart = json.loads(
+        re.search(r'data-chart="chart-progress">(.*?)</script>', html, re.S).group(1)
+    )
     points = sorted((x, y) for trace in chart["data"] for x, y in zip(trace["x"], trace["y"]))
-    assert points == [("Training v0.5", 100.0), ("Training v5.1", 10.0)]  # not Google's 50, nor AMD's 5
+    assert points == [
+        ("Training v0.5", 100.0),
+        ("Training v5.1", 10.0),
+    ]  # not Google's 50, nor AMD's 5
     assert "NVIDIA: DGX-1" in html and "NVIDIA: GB200" in html and "Nvidia:" not in html
     assert '<option value="NVIDIA" selected>NVIDIA</option>' in html
-    assert [o for o in re.findall(r'<option value="([^"]*)"', html.split('id="id_organisation"')[1])] == [
-        "", "AMD", "Google", "NVIDIA"]
+    assert [
+        o for o in re.findall(r'<option value="([^"]*)"', html.split('id="id_organisation"')[1])
+    ] == ["", "AMD", "Google", "NVIDIA"]
     # Any of the names selects it, and the page is the same.
     assert client.get("/progress/?organisation=Nvidia").content.decode() == html
     # Everyone: the round's best, whoever holds it, named by organisation.
@@ -227,13 +287,17 @@ def test_result_and_system_pages_show_the_name_as_submitted(client, history):
 
 
 def test_load_rounds_refiles_submitters_and_refreshes_the_tables(client, history):
-    Submitter.objects.filter(name="Nvidia").update(organisation="Old name")  # filed by an older alias list
+    Submitter.objects.filter(name="Nvidia").update(
+        organisation="Old name"
+    )  # filed by an older alias list
     assert organisations.refresh_submitters() == 1
     assert Submitter.objects.get(name="Nvidia").organisation == "NVIDIA"
 
     Submitter.objects.filter(name="Nvidia").update(organisation="Old name")
     Round.objects.filter(key="training-v0.5").update(cache_token="before")
-    assert table_rows(client, "training-v0.5", "submitter=Old+name") == {("Nvidia", "dgx1")}  # and cached so
+    assert table_rows(client, "training-v0.5", "submitter=Old+name") == {
+        ("Nvidia", "dgx1")
+    }  # and cached so
     out = io.StringIO()
     call_command("load_rounds", stdout=out)
     assert "organisations: 1 submitter(s) re-filed" in out.getvalue()

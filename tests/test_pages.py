@@ -7,15 +7,20 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.models import Submission
+from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 pytestmark = pytest.mark.usefixtures("eager")
 TARGETS = {"retinanet": 0.34, "rgat": 0.72}
 
 
 def bundle_bytes(tmp_path, org="Acme", system="alpha"):
-    root = write_bundle(tmp_path / org, org, [SystemSpec(system, results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})], TARGETS)
+    root = write_bundle(
+        tmp_path / org,
+        org,
+        [SystemSpec(system, results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})],
+        TARGETS,
+    )
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         tar.add(root, arcname=org)
@@ -24,11 +29,16 @@ def bundle_bytes(tmp_path, org="Acme", system="alpha"):
 
 def test_upload_needs_a_login(client, rounds):
     response = client.get("/submissions/upload/")
-    assert response.status_code == 302 and response["Location"] == "/accounts/login/?next=/submissions/upload/"
+    assert (
+        response.status_code == 302
+        and response["Location"] == "/accounts/login/?next=/submissions/upload/"
+    )
 
 
 def test_a_submitter_who_is_not_staff_can_log_in(client, users):
-    response = client.post("/accounts/login/?next=/submissions/upload/", {"username": "owner", "password": "pw"})
+    response = client.post(
+        "/accounts/login/?next=/submissions/upload/", {"username": "owner", "password": "pw"}
+    )
     assert response.status_code == 302 and response["Location"] == "/submissions/upload/"
     assert client.get("/submissions/upload/").status_code == 200
 
@@ -36,24 +46,38 @@ def test_a_submitter_who_is_not_staff_can_log_in(client, users):
 def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, users, tmp_path):
     client.force_login(users["owner"])
     data = bundle_bytes(tmp_path)
-    response = client.post("/submissions/upload/", {
-        "round": "training-v5.1", "bundle": SimpleUploadedFile("acme.tgz", data),
-    })
+    response = client.post(
+        "/submissions/upload/",
+        {
+            "round": "training-v5.1",
+            "bundle": SimpleUploadedFile("acme.tgz", data),
+        },
+    )
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/submissions/{submission.pk}/"
     assert submission.uploaded_by == users["owner"] and submission.size == len(data)
     page = client.get(response["Location"]).content.decode()
     assert "Valid" in page and "checked 5 of 5 runs" in page
     progress = client.get(f"/submissions/{submission.pk}/progress.json").json()
-    assert progress == {"status": "valid", "status_label": "Valid", "runs_total": 5, "runs_checked": 5,
-                        "final": True, "message": submission.message}
+    assert progress == {
+        "status": "valid",
+        "status_label": "Valid",
+        "runs_total": 5,
+        "runs_checked": 5,
+        "final": True,
+        "message": submission.message,
+    }
 
 
 def test_the_upload_form_says_what_a_wrong_file_is(client, rounds, users):
     client.force_login(users["owner"])
-    response = client.post("/submissions/upload/", {
-        "round": "training-v5.1", "bundle": SimpleUploadedFile("log.txt", b"x"),
-    })
+    response = client.post(
+        "/submissions/upload/",
+        {
+            "round": "training-v5.1",
+            "bundle": SimpleUploadedFile("log.txt", b"x"),
+        },
+    )
     assert response.status_code == 200
     assert "“log.txt” is not a bundle" in response.content.decode()
     assert not Submission.objects.exists()
@@ -61,7 +85,10 @@ def test_the_upload_form_says_what_a_wrong_file_is(client, rounds, users):
 
 def test_others_cannot_see_a_submission_but_reviewers_can(client, rounds, users, tmp_path):
     client.force_login(users["owner"])
-    client.post("/submissions/upload/", {"round": "training-v5.1", "bundle": SimpleUploadedFile("a.tgz", bundle_bytes(tmp_path))})
+    client.post(
+        "/submissions/upload/",
+        {"round": "training-v5.1", "bundle": SimpleUploadedFile("a.tgz", bundle_bytes(tmp_path))},
+    )
     pk = Submission.objects.get().pk
     client.force_login(users["outsider"])
     assert client.get(f"/submissions/{pk}/").status_code == 404  # as if it were not there
@@ -79,7 +106,19 @@ def publish(tmp_path, org="Acme", system="alpha"):
 
 def test_the_round_table_shows_published_results_only(client, rounds, tmp_path):
     publish(tmp_path)
-    call_command("ingest", str(write_bundle(tmp_path / "hidden", "Hidden", [SystemSpec("zeta", results={"retinanet": [1.0] * 5})], TARGETS)), "--round", "training-v5.1")
+    call_command(
+        "ingest",
+        str(
+            write_bundle(
+                tmp_path / "hidden",
+                "Hidden",
+                [SystemSpec("zeta", results={"retinanet": [1.0] * 5})],
+                TARGETS,
+            )
+        ),
+        "--round",
+        "training-v5.1",
+    )
     page = client.get("/r/training-v5.1/").content.decode()
     assert "Closed division, available on-premise" in page
     assert ">alpha<" in page.replace("\n", "") or "alpha</a>" in page
@@ -108,6 +147,15 @@ def test_the_system_page_lists_its_results(client, rounds, tmp_path):
 
 
 def test_unpublished_results_have_no_public_page(client, rounds, tmp_path):
-    call_command("ingest", str(write_bundle(tmp_path, "Hidden", [SystemSpec("zeta", results={"retinanet": [1.0] * 5})], TARGETS)), "--round", "training-v5.1")
+    call_command(
+        "ingest",
+        str(
+            write_bundle(
+                tmp_path, "Hidden", [SystemSpec("zeta", results={"retinanet": [1.0] * 5})], TARGETS
+            )
+        ),
+        "--round",
+        "training-v5.1",
+    )
     assert client.get("/r/training-v5.1/Hidden/zeta/retinanet/").status_code == 404
     assert client.get("/r/training-v5.1/Hidden/zeta/").status_code == 404

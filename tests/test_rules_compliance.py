@@ -1,4 +1,5 @@
 """mlperf-logging's compliance checker as the rules run it: right config, real line numbers, guarded, cached."""
+
 import builtins
 import json
 import os
@@ -7,10 +8,10 @@ import re
 import pytest
 import yaml
 
-from submissions.synthetic.logs import mllog_run
 from bench import baseline
 from submissions.rules import compliance, library
 from submissions.rules.library import LinearRe
+from submissions.synthetic.logs import mllog_run
 
 from .conftest import c_scanner
 
@@ -27,20 +28,42 @@ REL = "ACME/results/sys/rgat/result_0.txt"
 
 
 def mllog(key, value=None, t=0, **metadata):
-    record = {"namespace": "", "time_ms": T0 + t, "event_type": "POINT_IN_TIME", "key": key, "value": value,
-              "metadata": {"file": "train.py", "lineno": 1, **metadata}}
+    record = {
+        "namespace": "",
+        "time_ms": T0 + t,
+        "event_type": "POINT_IN_TIME",
+        "key": key,
+        "value": value,
+        "metadata": {"file": "train.py", "lineno": 1, **metadata},
+    }
     return ":::MLLOG " + json.dumps(record)
 
 
 def generated_rgat_log(seed=1) -> str:
     """A v5.1 R-GAT log from the demo generator, completed with what mlperf-logging's rules ask for."""
-    text = mllog_run(benchmark="rgat", org="ACME", division="closed", status="onprem", platform="1xTEST",
-                     seed=seed, start_ms=T0, minutes=12, target=0.72, evals=4,
-                     hyperparameters={"opt_name": "adam", "opt_base_learning_rate": 0.001, "eval_samples": 788_379,
-                                      "global_batch_size": 16384})
+    text = mllog_run(
+        benchmark="rgat",
+        org="ACME",
+        division="closed",
+        status="onprem",
+        platform="1xTEST",
+        seed=seed,
+        start_ms=T0,
+        minutes=12,
+        target=0.72,
+        evals=4,
+        hyperparameters={
+            "opt_name": "adam",
+            "opt_base_learning_rate": 0.001,
+            "eval_samples": 788_379,
+            "global_batch_size": 16384,
+        },
+    )
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if '"run_start"' in line)
-    lines.insert(start + 1, mllog("block_start", None, 1, first_epoch_num=0, epoch_count=1, samples_count=0))
+    lines.insert(
+        start + 1, mllog("block_start", None, 1, first_epoch_num=0, epoch_count=1, samples_count=0)
+    )
     stop = next(i for i, line in enumerate(lines) if '"run_stop"' in line)
     lines.insert(stop, mllog("block_stop", None, 12 * 60_000, first_epoch_num=0))
     return "\n".join(lines) + "\n"
@@ -80,7 +103,9 @@ def test_its_messages_point_at_file_lines_not_log_line_indexes(tmp_path):
 def test_the_rules_come_from_the_folders_benchmark_not_from_the_log(tmp_path):
     path = write(tmp_path, generated_rgat_log())
     loglines, errors = compliance.read_loglines(path, "5.1.0", "retinanet", 64 * 1024)
-    assert errors == [] and [ll.value["value"] for ll in loglines if ll.key == "submission_benchmark"] == ["retinanet"]
+    assert errors == [] and [
+        ll.value["value"] for ll in loglines if ll.key == "submission_benchmark"
+    ] == ["retinanet"]
     found = compliance.check_file(path, REL, "5.1.0", "retinanet")
     assert any("opt_weight_decay" in f.message and "closed_retinanet.yaml" in f.hint for f in found)
 
@@ -96,7 +121,11 @@ def test_a_config_outside_mlperf_logging_is_never_loaded(tmp_path):
     found = compliance.check_file(write(tmp_path, text), REL, "5.1.0", "rgat")
     assert not marker.exists()
     refused = [f for f in found if f.rule == "mlperf.config-missing"]
-    assert len(refused) == 1 and refused[0].severity == "warning" and "evil_common.yaml" in refused[0].message
+    assert (
+        len(refused) == 1
+        and refused[0].severity == "warning"
+        and "evil_common.yaml" in refused[0].message
+    )
     assert any(f.rule == "mlperf.compliance" and "submission_division" in f.message for f in found)
 
 
@@ -105,8 +134,16 @@ def test_its_own_configs_are_accepted(name):
     assert compliance.config_path(name) == library.compliance_dir() / name
 
 
-@pytest.mark.parametrize("name", ["training_5.1.0/../training_0.7.0/common.yaml", "training_5.1.0/nope.yaml",
-                                  "/etc/passwd", "training_5.1.0/closed_../x.yaml", "training_5.1.0/common.yml"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "training_5.1.0/../training_0.7.0/common.yaml",
+        "training_5.1.0/nope.yaml",
+        "/etc/passwd",
+        "training_5.1.0/closed_../x.yaml",
+        "training_5.1.0/common.yml",
+    ],
+)
 def test_other_config_names_are_refused(name):
     assert compliance.config_path(name) is None
 
@@ -120,14 +157,18 @@ def test_minigo_v06_starts_from_its_own_config():
 def test_a_crash_inside_the_library_becomes_a_finding(tmp_path):
     lines = generated_rgat_log().splitlines()
     at = next(i for i, line in enumerate(lines) if '"eval_accuracy"' in line)
-    lines[at] = re.sub(r'"value": [0-9.]+', '"value": "high"', lines[at])  # `v['value'] >= 0.72` raises
+    lines[at] = re.sub(
+        r'"value": [0-9.]+', '"value": "high"', lines[at]
+    )  # `v['value'] >= 0.72` raises
     found = compliance.check_file(write(tmp_path, "\n".join(lines)), REL, "5.1.0", "rgat")
     assert any(f.severity == "error" and "stopped with TypeError" in f.message for f in found)
 
 
 def test_lines_the_library_cannot_read_are_errors_at_their_line(tmp_path):
     lines = generated_rgat_log().splitlines()
-    lines.insert(3, ':::MLLOG {"key": "seed", "value": 1}')  # no time_ms: a KeyError the library does not catch
+    lines.insert(
+        3, ':::MLLOG {"key": "seed", "value": 1}'
+    )  # no time_ms: a KeyError the library does not catch
     found = compliance.check_file(write(tmp_path, "\n".join(lines)), REL, "5.1.0", "rgat")
     bad = [f for f in found if f.line == 4]
     assert len(bad) == 1 and bad[0].severity == "error" and "cannot read" in bad[0].message
@@ -142,10 +183,21 @@ def test_caching_changes_nothing_but_the_time(tmp_path):
 
 
 def test_the_library_is_left_as_it_was(tmp_path):
-    before = (mlp.yaml, mlp.enqueue_config, "eval" in vars(mlp), "exec" in vars(mlp), list(mlp.enqueued_configs))
+    before = (
+        mlp.yaml,
+        mlp.enqueue_config,
+        "eval" in vars(mlp),
+        "exec" in vars(mlp),
+        list(mlp.enqueued_configs),
+    )
     compliance.check_file(write(tmp_path, generated_rgat_log()), REL, "5.1.0", "rgat")
-    assert (mlp.yaml, mlp.enqueue_config, "eval" in vars(mlp), "exec" in vars(mlp),
-            list(mlp.enqueued_configs)) == before
+    assert (
+        mlp.yaml,
+        mlp.enqueue_config,
+        "eval" in vars(mlp),
+        "exec" in vars(mlp),
+        list(mlp.enqueued_configs),
+    ) == before
     assert mlp.yaml is yaml
 
 
@@ -166,31 +218,40 @@ def test_a_time_limit_inside_a_rule_is_not_swallowed(tmp_path, monkeypatch):
         compliance.check_file(write(tmp_path, generated_rgat_log()), REL, "5.1.0", "rgat")
 
 
-@pytest.mark.parametrize("line", [
-    "xx :::MLLOG {}",
-    ":::MLLOG a :::MLLOG b",
-    "no token here",
-    "0: " + ":::MLLOG " * 3 + "{...}",
-    ":::MLLOG",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "xx :::MLLOG {}",
+        ":::MLLOG a :::MLLOG b",
+        "no token here",
+        "0: " + ":::MLLOG " * 3 + "{...}",
+        ":::MLLOG",
+    ],
+)
 def test_the_linear_prefix_strip_matches_the_librarys_regex(line):
     token = ":::MLLOG "
     assert LinearRe(token).sub(".*" + token, token, line) == re.sub(".*" + token, token, line)
 
 
 def test_the_baseline_runs_the_library_on_every_file(tmp_path):
-    paths = [(write(tmp_path, generated_rgat_log(seed), f"result_{seed}.txt"), "rgat") for seed in range(3)]
+    paths = [
+        (write(tmp_path, generated_rgat_log(seed), f"result_{seed}.txt"), "rgat")
+        for seed in range(3)
+    ]
     assert baseline.run_mlperf_checker_sequentially(paths, "5.1.0") == 3
 
 
 # --- the loglines check_run hands over (parse_file's mllog_lines) are the ones read_loglines makes ----------
+
 
 def kept_loglines(path, ruleset="5.1.0", benchmark="rgat", limit=64 * 1024):
     from submissions.logs import parse_file
 
     kept = []
     log = parse_file(path, max_line_bytes=limit, mllog_lines=kept)
-    assert repr(log) == repr(parse_file(path, max_line_bytes=limit))  # keeping the lines changes nothing else
+    assert repr(log) == repr(
+        parse_file(path, max_line_bytes=limit)
+    )  # keeping the lines changes nothing else
     return compliance.loglines_from(kept, ruleset, benchmark)
 
 
@@ -205,7 +266,9 @@ def test_the_handed_over_lines_give_the_loglines_the_library_reads(tmp_path):
     want = compliance.read_loglines(path, "5.1.0", "retinanet", 64 * 1024)
     assert want[0] and same_loglines(got, want)
     assert [ll.value["value"] for ll in got[0] if ll.key == "submission_benchmark"] == ["retinanet"]
-    assert all("file" in ll.value["metadata"] for ll in got[0])  # the library's metadata, file and lineno kept
+    assert all(
+        "file" in ll.value["metadata"] for ll in got[0]
+    )  # the library's metadata, file and lineno kept
 
 
 RECORD = mllog("tracked_stats", {"loss": 2.5, "lr": [1e-05, 0]}, 5, step=3)
@@ -215,19 +278,44 @@ OTHER_FORMATS = [  # lines that make our parser look for another format's marker
     ":::MLPv0.5.0 resnet 1541640000.1 (x.py:1) run_start",
 ]
 QUIRKS = [
-    RECORD, RECORD + "\r", RECORD + "  \t", RECORD + " x", RECORD + "}", "0: " + RECORD, "0: " + RECORD + "\r",
-    RECORD.replace(":::MLLOG ", ":::MLLOG  "), RECORD.replace(":::MLLOG ", ":::MLLOG"),
-    RECORD.replace(":::MLLOG ", ":::MLLOG\t"), ":::MLLOG " + RECORD, RECORD + " " + RECORD, RECORD + "\r" + RECORD,
-    "progress 10%\r" + RECORD, RECORD + "\r\r", ':::MLLOG {"key": "seed", "value": 1}',
-    ':::MLLOG {"time_ms": 1, "key": 5, "value": 1, "metadata": {}}', ':::MLLOG {"time_ms": "1.2.3", "key": "a"}',
-    ':::MLLOG {"time_ms": 1, "key": "a", "value": 1}', ':::MLLOG {"time_ms": 1, "key": "a", "metadata": {}}',
-    ':::MLLOG {"time_ms": 1, "key": "a", "value": 1, "metadata": 7}', ':::MLLOG [1, 2]', ':::MLLOG {"time_ms": 1',
-    ':::MLLOG {"time_ms": NaN, "key": "a", "value": Infinity, "metadata": {}}', ':::MLLOG ', ':::MLLOG',
-    mllog("submission_benchmark", {"nested": 1}, 2), mllog("submission_benchmark", "rgat", 2).replace('"rgat"', "null"),
+    RECORD,
+    RECORD + "\r",
+    RECORD + "  \t",
+    RECORD + " x",
+    RECORD + "}",
+    "0: " + RECORD,
+    "0: " + RECORD + "\r",
+    RECORD.replace(":::MLLOG ", ":::MLLOG  "),
+    RECORD.replace(":::MLLOG ", ":::MLLOG"),
+    RECORD.replace(":::MLLOG ", ":::MLLOG\t"),
+    ":::MLLOG " + RECORD,
+    RECORD + " " + RECORD,
+    RECORD + "\r" + RECORD,
+    "progress 10%\r" + RECORD,
+    RECORD + "\r\r",
+    ':::MLLOG {"key": "seed", "value": 1}',
+    ':::MLLOG {"time_ms": 1, "key": 5, "value": 1, "metadata": {}}',
+    ':::MLLOG {"time_ms": "1.2.3", "key": "a"}',
+    ':::MLLOG {"time_ms": 1, "key": "a", "value": 1}',
+    ':::MLLOG {"time_ms": 1, "key": "a", "metadata": {}}',
+    ':::MLLOG {"time_ms": 1, "key": "a", "value": 1, "metadata": 7}',
+    ":::MLLOG [1, 2]",
+    ':::MLLOG {"time_ms": 1',
+    ':::MLLOG {"time_ms": NaN, "key": "a", "value": Infinity, "metadata": {}}',
+    ":::MLLOG ",
+    ":::MLLOG",
+    mllog("submission_benchmark", {"nested": 1}, 2),
+    mllog("submission_benchmark", "rgat", 2).replace('"rgat"', "null"),
     ':::MLL 1560000000.1 run_start: {"value": null, "metadata": {"x": 1}} :::MLLOG {}',
-    ':::MLL 1560000000.1 run_start: {"value": null} ' + RECORD, OTHER_FORMATS[0] + " " + RECORD,
-    ":::MLPv0.5.0 resnet 1541640000.1 (x.py:1) run_start " + RECORD, "MLPerf: resnet [06/13/19 00:30:56], x " + RECORD,
-    "noise without a token", "", " ", "\x0b" + RECORD + "\x0c", RECORD + "\x1c",
+    ':::MLL 1560000000.1 run_start: {"value": null} ' + RECORD,
+    OTHER_FORMATS[0] + " " + RECORD,
+    ":::MLPv0.5.0 resnet 1541640000.1 (x.py:1) run_start " + RECORD,
+    "MLPerf: resnet [06/13/19 00:30:56], x " + RECORD,
+    "noise without a token",
+    "",
+    " ",
+    "\x0b" + RECORD + "\x0c",
+    RECORD + "\x1c",
     ':::MLLOG{"a": ":::MLLOG {}", "time_ms": 1, "key": "k", "value": 1, "metadata": {}}',  # the last token is not ours
     '0: :::MLLOG {"a": ":::MLLOG {}", "time_ms": 1, "key": "k", "value": 1, "metadata": {}}',
 ]
@@ -235,11 +323,22 @@ QUIRKS = [
 
 @pytest.mark.parametrize("line", QUIRKS)
 def test_every_kind_of_token_line_reads_as_the_library_reads_it(tmp_path, line):
-    text = "\n".join([mllog("init_start", None, 1), line, RECORD, line, *[x for other in OTHER_FORMATS
-                                                                         for x in (other, line)], RECORD, line])
+    text = "\n".join(
+        [
+            mllog("init_start", None, 1),
+            line,
+            RECORD,
+            line,
+            *[x for other in OTHER_FORMATS for x in (other, line)],
+            RECORD,
+            line,
+        ]
+    )
     for data in (text, text + "\n", text.replace("\n", "\r\n")):
         path = write(tmp_path, data)
-        assert same_loglines(kept_loglines(path), compliance.read_loglines(path, "5.1.0", "rgat", 64 * 1024)), data
+        assert same_loglines(
+            kept_loglines(path), compliance.read_loglines(path, "5.1.0", "rgat", 64 * 1024)
+        ), data
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -251,8 +350,15 @@ def test_random_files_of_quirky_lines_read_as_the_library_reads_them(tmp_path, m
     rnd = random.Random(seed)
     monkeypatch.setattr(log_parser, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
     limit = rnd.choice([200, 250, 64 * 1024])
-    lines = [rnd.choice(QUIRKS + OTHER_FORMATS + [RECORD] * 10 + ["x" * rnd.randint(150, 400), "y :::" + "z" * rnd.randint(190, 260)])
-             for _ in range(rnd.randint(0, 30))]
+    lines = [
+        rnd.choice(
+            QUIRKS
+            + OTHER_FORMATS
+            + [RECORD] * 10
+            + ["x" * rnd.randint(150, 400), "y :::" + "z" * rnd.randint(190, 260)]
+        )
+        for _ in range(rnd.randint(0, 30))
+    ]
     data = rnd.choice(["\n", "\r\n"]).join(lines) + rnd.choice(["", "\n", "\r"])
     path = write(tmp_path, data)
     got = kept_loglines(path, limit=limit)
@@ -268,16 +374,25 @@ def test_ordinary_token_lines_are_not_decoded_again(tmp_path, monkeypatch):
 
     monkeypatch.setattr(parser, "string_to_logline", decode_again)
     lines = generated_rgat_log().splitlines()
-    lines = [("0: " if i % 3 else "") + line + ("  " if i % 2 else "") for i, line in enumerate(lines)]
+    lines = [
+        ("0: " if i % 3 else "") + line + ("  " if i % 2 else "") for i, line in enumerate(lines)
+    ]
     for data in ("\n".join(lines), "\r\n".join(lines) + "\r\n"):
         loglines, errors = kept_loglines(write(tmp_path, data))
         assert len(loglines) == sum(":::MLLOG " in line for line in lines) > 30 and not errors
 
 
-@pytest.mark.parametrize("data", [
-    (RECORD + "\n").encode().replace(b"loss", "loß".encode()),  # UTF-8, read as latin-1 by the library
-    (RECORD + "\n" + RECORD + "\n").encode().replace(b"loss", b"lo\x00ss", 1),  # NULs removed by our parser
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        (RECORD + "\n")
+        .encode()
+        .replace(b"loss", "loß".encode()),  # UTF-8, read as latin-1 by the library
+        (RECORD + "\n" + RECORD + "\n")
+        .encode()
+        .replace(b"loss", b"lo\x00ss", 1),  # NULs removed by our parser
+    ],
+)
 def test_a_token_line_our_parser_reads_differently_makes_the_file_read_again(tmp_path, data):
     path = write(tmp_path, data)
     assert kept_loglines(path) is None
@@ -288,11 +403,15 @@ def test_a_token_line_our_parser_reads_differently_makes_the_file_read_again(tmp
 
 def test_non_ascii_text_outside_token_lines_does_not_matter(tmp_path):
     path = write(tmp_path, "épreuve\n" + RECORD + "\n")
-    assert same_loglines(kept_loglines(path), compliance.read_loglines(path, "5.1.0", "rgat", 64 * 1024))
+    assert same_loglines(
+        kept_loglines(path), compliance.read_loglines(path, "5.1.0", "rgat", 64 * 1024)
+    )
 
 
 def test_only_rulesets_whose_parser_builds_loglines_as_we_do_take_the_lines():
-    assert compliance.takes_mllog_lines("5.1.0") and compliance.takes_mllog_lines("1.0.0")  # dataclass, namedtuple
+    assert compliance.takes_mllog_lines("5.1.0") and compliance.takes_mllog_lines(
+        "1.0.0"
+    )  # dataclass, namedtuple
     assert not compliance.takes_mllog_lines("0.6.0")  # `:::MLL` lines
     assert not compliance.takes_mllog_lines("0.5.0") and not compliance.takes_mllog_lines("9.9.0")
 
@@ -326,13 +445,18 @@ def test_lines_no_rule_names_are_left_out_without_changing_the_findings(tmp_path
     assert skipped[:5] == [7, 8, 9, 10, 11] and [n for n, *_ in errors] == [12]
     assert all(ll.key != "tracked_stats" for ll in loglines)
     found = compliance.check_file(path, REL, "5.1.0", "rgat", mllog_lines=kept)
-    assert found == compliance.check_file(path, REL, "5.1.0", "rgat") and any(f.line == 12 for f in found)
+    assert found == compliance.check_file(path, REL, "5.1.0", "rgat") and any(
+        f.line == 12 for f in found
+    )
 
 
 def test_a_log_of_only_unruled_lines_still_has_log_lines(tmp_path):
     from submissions.logs import parse_file
 
-    for text, empty in ((mllog("tracked_stats", {"loss": 1.5}) + "\n", False), ("just noise\n", True)):
+    for text, empty in (
+        (mllog("tracked_stats", {"loss": 1.5}) + "\n", False),
+        ("just noise\n", True),
+    ):
         path = write(tmp_path, text)
         kept = []
         parse_file(path, max_line_bytes=64 * 1024, mllog_lines=kept)
@@ -346,13 +470,21 @@ def test_a_log_of_only_unruled_lines_still_has_log_lines(tmp_path):
 LEAN_QUIRKS = QUIRKS + [
     mllog("tracked_stats", {"eval_accuracy": 0.5}, 5),  # a word the RCP reader acts on
     mllog("tracked_stats", {"x": 1}, 5, benchmark="rgat"),  # summarize's benchmark hint
-    mllog("tracked_stats", {"x": "é"}, 5), mllog("tracked_stats", {"x": 1e400}, 5).replace("Infinity", "1e400"),
-    RECORD.replace('"time_ms": ', '"time_ms": "').replace(', "event_type"', '", "event_type"'),  # a string time
+    mllog("tracked_stats", {"x": "é"}, 5),
+    mllog("tracked_stats", {"x": 1e400}, 5).replace("Infinity", "1e400"),
+    RECORD.replace('"time_ms": ', '"time_ms": "').replace(
+        ', "event_type"', '", "event_type"'
+    ),  # a string time
     RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats", "key": "eval_accuracy"'),
-    RECORD.replace('"key": "tracked_stats"', '"key": "seed", "key": "tracked_stats"'),  # json reads the last
-    mllog("seed", {"key": "tracked_stats"}, 5), mllog("tracked_stats", {"key": "tracked_stats"}, 5),
+    RECORD.replace(
+        '"key": "tracked_stats"', '"key": "seed", "key": "tracked_stats"'
+    ),  # json reads the last
+    mllog("seed", {"key": "tracked_stats"}, 5),
+    mllog("tracked_stats", {"key": "tracked_stats"}, 5),
     RECORD.replace('"step": 3', '"\\u0062enchmark": "rgat"'),  # "benchmark", escaped
-    mllog("run_stop", None, 6, status="success"), mllog("run_start", None, 1), mllog("eval_accuracy", 0.73, 5),
+    mllog("run_stop", None, 6, status="success"),
+    mllog("run_start", None, 1),
+    mllog("eval_accuracy", 0.73, 5),
 ]
 
 
@@ -381,7 +513,9 @@ def scanner(request, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(tmp_path, monkeypatch, seed, scanner):
+def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(
+    tmp_path, monkeypatch, seed, scanner
+):
     import random
 
     from submissions.logs import parse as log_parser
@@ -390,7 +524,9 @@ def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(tmp_
     monkeypatch.setattr(log_parser, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
     lines = generated_rgat_log(seed).splitlines()
     for _ in range(rnd.randint(0, 40)):
-        lines.insert(rnd.randint(0, len(lines)), rnd.choice(LEAN_QUIRKS + [RECORD] * 20 + OTHER_FORMATS))
+        lines.insert(
+            rnd.randint(0, len(lines)), rnd.choice(LEAN_QUIRKS + [RECORD] * 20 + OTHER_FORMATS)
+        )
     path = write(tmp_path, rnd.choice(["\n", "\r\n"]).join(lines) + rnd.choice(["", "\n"]))
     lean, full = outcome_with_and_without_leaving_out(path, monkeypatch)
     assert lean.findings == full.findings and lean.convergence == full.convergence
@@ -399,18 +535,50 @@ def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(tmp_
 
 # Lines that pass or fail one of _LeftOut's terms by a character, for judging C and Python alike.
 LEAVE_OUT_EDGES = [
-    RECORD, RECORD + "\r", RECORD + "\r\r", "0: " + RECORD, RECORD.replace(":::MLLOG ", "::::MLLOG "),
-    RECORD.replace(":::MLLOG ", ":::::MLLOG "), RECORD.replace(":::MLLOG ", ":::MLLOG  "), RECORD + " :::",
-    RECORD.replace('"loss"', '"::"'), RECORD.replace('"loss"', '":::MLLOG {"'), RECORD.replace('"loss"', '"l\\u00e9"'),
-    RECORD.replace('"loss"', '"eval_accuracy"'), RECORD.replace('"loss"', '"eval_accurac"'), RECORD + "benchmark",
-    "benchmark" + RECORD, RECORD.replace('"loss"', '"MLPerf: "'), RECORD.replace('"loss"', '"MLPerf:"'),
-    RECORD.replace('"loss"', '"a\rb"'), RECORD.replace('"loss"', '"lé"'),
-    re.sub(r'"time_ms": \d+', '"time_ms": "5"', RECORD),  # a string time: it decodes, but not to a head
-    RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats", "key": "seed"'), 'x "key": "tracked_stats"',
-    RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats" "key": "tracked_stats"'), RECORD[:-1], "",
-    mllog("tracked_stats", {"x": "run_stop"}, 7), mllog("seed", 1, 2), "noise", "\\u",
-    RECORD + "::", RECORD + " ::::::", RECORD.replace(":::MLLOG ", "::::::MLLOG "), RECORD + "\\u", RECORD + "\\",
-    RECORD + " run_sto", RECORD + " run_stop", "run_stop" + RECORD, 'x :::MLLOG', 'x :::MLLOG {', ":", "::", ":::",
+    RECORD,
+    RECORD + "\r",
+    RECORD + "\r\r",
+    "0: " + RECORD,
+    RECORD.replace(":::MLLOG ", "::::MLLOG "),
+    RECORD.replace(":::MLLOG ", ":::::MLLOG "),
+    RECORD.replace(":::MLLOG ", ":::MLLOG  "),
+    RECORD + " :::",
+    RECORD.replace('"loss"', '"::"'),
+    RECORD.replace('"loss"', '":::MLLOG {"'),
+    RECORD.replace('"loss"', '"l\\u00e9"'),
+    RECORD.replace('"loss"', '"eval_accuracy"'),
+    RECORD.replace('"loss"', '"eval_accurac"'),
+    RECORD + "benchmark",
+    "benchmark" + RECORD,
+    RECORD.replace('"loss"', '"MLPerf: "'),
+    RECORD.replace('"loss"', '"MLPerf:"'),
+    RECORD.replace('"loss"', '"a\rb"'),
+    RECORD.replace('"loss"', '"lé"'),
+    re.sub(
+        r'"time_ms": \d+', '"time_ms": "5"', RECORD
+    ),  # a string time: it decodes, but not to a head
+    RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats", "key": "seed"'),
+    'x "key": "tracked_stats"',
+    RECORD.replace('"key": "tracked_stats"', '"key": "tracked_stats" "key": "tracked_stats"'),
+    RECORD[:-1],
+    "",
+    mllog("tracked_stats", {"x": "run_stop"}, 7),
+    mllog("seed", 1, 2),
+    "noise",
+    "\\u",
+    RECORD + "::",
+    RECORD + " ::::::",
+    RECORD.replace(":::MLLOG ", "::::::MLLOG "),
+    RECORD + "\\u",
+    RECORD + "\\",
+    RECORD + " run_sto",
+    RECORD + " run_stop",
+    "run_stop" + RECORD,
+    "x :::MLLOG",
+    "x :::MLLOG {",
+    ":",
+    "::",
+    ":::",
 ]
 
 
@@ -425,10 +593,20 @@ def test_the_c_scanner_leaves_out_the_lines_the_python_code_leaves_out(monkeypat
     c_scanner()
     judge = leave_out.LeftOut(["tracked_stats"], ("run_stop", "eval_accuracy"))
     rnd = random.Random(3)
-    texts = ["\n".join([RECORD.replace('"value": {"loss"', '"value": ":::MLLOG {", "x": {"loss"'),
-                        'x "key": "tracked_stats"', RECORD]) + "\n"]
-    texts += ["\n".join(rnd.choices(LEAVE_OUT_EDGES, k=rnd.randint(1, 30))) + rnd.choice(["", "\n"])
-              for _ in range(3000)]
+    texts = [
+        "\n".join(
+            [
+                RECORD.replace('"value": {"loss"', '"value": ":::MLLOG {", "x": {"loss"'),
+                'x "key": "tracked_stats"',
+                RECORD,
+            ]
+        )
+        + "\n"
+    ]
+    texts += [
+        "\n".join(rnd.choices(LEAVE_OUT_EDGES, k=rnd.randint(1, 30))) + rnd.choice(["", "\n"])
+        for _ in range(3000)
+    ]
     for text in texts:
         in_c = judge.blank(text)
         with monkeypatch.context() as m:
@@ -438,24 +616,44 @@ def test_the_c_scanner_leaves_out_the_lines_the_python_code_leaves_out(monkeypat
         for raw in text.split("\n")[:-1]:
             left_out = judge.blank(raw + "\n") is not None
             line = raw.removesuffix("\r")
-            assert left_out == (judge._plain(line, 1) and judge._decode(leave_out._records([line]), ["tracked_stats"])
-                                is not None and '"key": "tracked_stats"' in line), line
+            assert left_out == (
+                judge._plain(line, 1)
+                and judge._decode(leave_out._records([line]), ["tracked_stats"]) is not None
+                and '"key": "tracked_stats"' in line
+            ), line
 
 
 def test_the_c_scanner_refuses_what_it_cannot_judge():
     scan = c_scanner()
-    assert scan.candidates("caf\u00e9 " + RECORD + "\n", '"key": "tracked_stats"', ":::MLLOG", ("x",)) is None
+    assert (
+        scan.candidates("caf\u00e9 " + RECORD + "\n", '"key": "tracked_stats"', ":::MLLOG", ("x",))
+        is None
+    )
     words = (w for w in ["loss", "eval"])  # a generator: the words live only in the list made of it
-    assert scan.candidates(RECORD + "\n" + RECORD.replace('"loss"', '"l"') + "\n", '"key": "tracked_stats"',
-                           ":::MLLOG", words)[0] == [len(RECORD) + 1, 2 * len(RECORD) - 2]
-    for args in (("t", "a\nb", ":::MLLOG", ()), ("t", "", ":::MLLOG", ()), ("t", "k", ":::MLLOG", ("é",)),
-                 ("t", "k", ":::MLLOG", ("",)), ("t", "k", ":::MLLOG", ("w",) * 33), ("t", "k", "MLLOG", ()),
-                 ("t", "k", ":::ML:LOG", ())):  # the marker's one run of colons is where the line's record starts
+    assert scan.candidates(
+        RECORD + "\n" + RECORD.replace('"loss"', '"l"') + "\n",
+        '"key": "tracked_stats"',
+        ":::MLLOG",
+        words,
+    )[0] == [len(RECORD) + 1, 2 * len(RECORD) - 2]
+    for args in (
+        ("t", "a\nb", ":::MLLOG", ()),
+        ("t", "", ":::MLLOG", ()),
+        ("t", "k", ":::MLLOG", ("é",)),
+        ("t", "k", ":::MLLOG", ("",)),
+        ("t", "k", ":::MLLOG", ("w",) * 33),
+        ("t", "k", "MLLOG", ()),
+        ("t", "k", ":::ML:LOG", ()),
+    ):  # the marker's one run of colons is where the line's record starts
         with pytest.raises(ValueError):
             scan.candidates(*args)
     from submissions.logs import leave_out
 
-    assert scan.cut("abcdef", [1, 2, 4, 6]) == leave_out.cut_in_python("abcdef", [1, 2, 4, 6]) == ("acd", [1, 3])
+    assert (
+        scan.cut("abcdef", [1, 2, 4, 6])
+        == leave_out.cut_in_python("abcdef", [1, 2, 4, 6])
+        == ("acd", [1, 3])
+    )
     assert scan.cut("abcdef", []) == leave_out.cut_in_python("abcdef", []) == ("abcdef", [])
     for spans in ([2, 1], [1, 3, 2, 4], [0, 7], [1]):
         with pytest.raises(ValueError):
@@ -466,21 +664,41 @@ def test_unread_lines_are_counted_not_kept(tmp_path):
     from submissions.logs import parse_file
     from submissions.rules.run import _unread
 
-    lines = [mllog("run_start", None, 1), RECORD, RECORD, "0: " + RECORD, "10%\r" + RECORD,
-             mllog("tracked_stats", {"run_stop": 1}, 7), mllog("tracked_stats", {"x": 1}, 8, benchmark="rgat"),
-             RECORD.replace("\"lr\"", "\"l\u00e9\""), RECORD + "\r", RECORD.replace(":::MLLOG ", ":::MLLOG"),
-             mllog("run_stop", None, 9)]
+    lines = [
+        mllog("run_start", None, 1),
+        RECORD,
+        RECORD,
+        "0: " + RECORD,
+        "10%\r" + RECORD,
+        mllog("tracked_stats", {"run_stop": 1}, 7),
+        mllog("tracked_stats", {"x": 1}, 8, benchmark="rgat"),
+        RECORD.replace('"lr"', '"l\u00e9"'),
+        RECORD + "\r",
+        RECORD.replace(":::MLLOG ", ":::MLLOG"),
+        mllog("run_stop", None, 9),
+    ]
     path = write(tmp_path, "\n".join(lines) + "\n")
     kept = []
     # Two keys, as the lines of either are looked for (no line here has the key "x").
-    log = parse_file(path, 64 * 1024, mllog_lines=kept, leave_out=[k for k in ("tracked_stats", "x") if _unread(k)],
-                     keep_words=("run_stop",))
+    log = parse_file(
+        path,
+        64 * 1024,
+        mllog_lines=kept,
+        leave_out=[k for k in ("tracked_stats", "x") if _unread(k)],
+        keep_words=("run_stop",),
+    )
     # Read as usual: the line with a CR inside, with a keep word, with "benchmark", with a non-ASCII character,
     # with no space after the marker (mlperf-logging's parser does not read it). A CR before the LF is no bar.
     assert log.left_out == 4
     assert [(ev.key, ev.line) for ev in log.events] == [
-        ("run_start", 1), ("tracked_stats", 5), ("tracked_stats", 6), ("tracked_stats", 7), ("tracked_stats", 8),
-        ("tracked_stats", 10), ("run_stop", 11)]
+        ("run_start", 1),
+        ("tracked_stats", 5),
+        ("tracked_stats", 6),
+        ("tracked_stats", 7),
+        ("tracked_stats", 8),
+        ("tracked_stats", 10),
+        ("run_stop", 11),
+    ]
     assert [n for n, *_ in kept] == [1, 5, 6, 7, 8, 10, 11] and log.line_count == 11
     assert parse_file(path, 64 * 1024).problems == log.problems == []
 

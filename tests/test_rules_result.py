@@ -1,10 +1,17 @@
 """check_result, check_system and rcp_check: the rules about a result's runs together (no Django)."""
+
 import json
 
 import pytest
 
 from submissions.rules import (
-    ResultContext, RunFacts, SystemFacts, check_result, check_system, compare_scaling, rcp_check,
+    ResultContext,
+    RunFacts,
+    SystemFacts,
+    check_result,
+    check_system,
+    compare_scaling,
+    rcp_check,
 )
 from submissions.rules import systems as system_rules
 
@@ -19,27 +26,56 @@ SYSTEM_PATH = "ACME/systems/sys.json"
 
 
 def run(n, *, seed=None, hp=None, division="closed", status="onprem", success=True):
-    return RunFacts(rel_path=f"{RESULT}/result_{n}.txt", success=success, seed=n + 1 if seed is None else seed,
-                    hyperparameters={"global_batch_size": 16384, "opt_base_learning_rate": 0.001} if hp is None else hp,
-                    submission={"benchmark": "rgat", "org": "ACME", "division": division, "status": status,
-                                "platform": "x"})
+    return RunFacts(
+        rel_path=f"{RESULT}/result_{n}.txt",
+        success=success,
+        seed=n + 1 if seed is None else seed,
+        hyperparameters={"global_batch_size": 16384, "opt_base_learning_rate": 0.001}
+        if hp is None
+        else hp,
+        submission={
+            "benchmark": "rgat",
+            "org": "ACME",
+            "division": division,
+            "status": status,
+            "platform": "x",
+        },
+    )
 
 
 def full_system_json():
     """Every field mlperf-logging requires, as text; the counts as counts (a word is a system.number error)."""
     return {name: "x" for name in system_rules.library_required_fields("5.1.0")} | {
-        "division": "closed", "status": "Available on-premise", "number_of_nodes": "1",
-        "host_processors_per_node": "2", "host_processor_core_count": "64", "accelerators_per_node": "8"}
+        "division": "closed",
+        "status": "Available on-premise",
+        "number_of_nodes": "1",
+        "host_processors_per_node": "2",
+        "host_processor_core_count": "64",
+        "accelerators_per_node": "8",
+    }
 
 
 def system(description=None, *, fmt="system.json", division="closed", category="onprem"):
-    return SystemFacts(description=full_system_json() if description is None else description,
-                       description_format=fmt, description_path=SYSTEM_PATH, division=division, category=category)
+    return SystemFacts(
+        description=full_system_json() if description is None else description,
+        description_format=fmt,
+        description_path=SYSTEM_PATH,
+        division=division,
+        category=category,
+    )
 
 
 def ctx(ruleset="5.1.0", required=10, result_dir=None, benchmark="rgat", blocking=()):
-    return ResultContext(ruleset=ruleset, benchmark=benchmark, required_runs=required, result_path=RESULT,
-                         result_dir=result_dir, division="closed", category="onprem", blocking_rules=frozenset(blocking))
+    return ResultContext(
+        ruleset=ruleset,
+        benchmark=benchmark,
+        required_runs=required,
+        result_path=RESULT,
+        result_dir=result_dir,
+        division="closed",
+        category="onprem",
+        blocking_rules=frozenset(blocking),
+    )
 
 
 def only(findings, rule):
@@ -58,7 +94,9 @@ def test_too_few_runs():
 
 
 def test_too_many_runs():
-    assert only(check_result(ctx(required=3), [run(n) for n in range(4)], system()), "result.run-count")
+    assert only(
+        check_result(ctx(required=3), [run(n) for n in range(4)], system()), "result.run-count"
+    )
 
 
 def test_runs_with_the_same_seed_are_named():
@@ -71,16 +109,21 @@ def test_runs_with_the_same_seed_are_named():
 
 def test_reused_seeds_before_v1_are_a_warning():
     runs = [run(n, seed=0) for n in range(5)]
-    f = only(check_result(ctx("0.6.0", 5), runs, system({"division": "closed", "status": "onprem"})),
-             "result.seeds-distinct")
+    f = only(
+        check_result(ctx("0.6.0", 5), runs, system({"division": "closed", "status": "onprem"})),
+        "result.seeds-distinct",
+    )
     assert f.severity == "warning"
 
 
 def test_missing_seeds_are_a_warning():
     runs = [run(n) for n in range(10)]
     runs[4] = run(4, seed="none")
-    runs[5] = RunFacts(rel_path=f"{RESULT}/result_5.txt", hyperparameters=runs[0].hyperparameters,
-                       submission=runs[0].submission)
+    runs[5] = RunFacts(
+        rel_path=f"{RESULT}/result_5.txt",
+        hyperparameters=runs[0].hyperparameters,
+        submission=runs[0].submission,
+    )
     f = only(check_result(ctx(), runs, system()), "result.seeds-distinct")
     assert f.severity == "warning" and "2 of 10" in f.message and "result_4.txt" in f.message
 
@@ -90,7 +133,11 @@ def test_a_hyperparameter_that_differs_names_the_key_and_both_files():
     runs[8] = run(8, hp={"global_batch_size": 16384, "opt_base_learning_rate": 0.005})
     f = only(check_result(ctx(), runs, system()), "result.hyperparameters-equal")
     assert (f.severity, f.file) == ("warning", f"{RESULT}/result_8.txt")
-    assert "'opt_base_learning_rate'" in f.message and "result_0.txt" in f.message and "0.005" in f.message
+    assert (
+        "'opt_base_learning_rate'" in f.message
+        and "result_0.txt" in f.message
+        and "0.005" in f.message
+    )
     assert "does not list it as blocking" in f.hint
 
 
@@ -98,9 +145,15 @@ def test_hyperparameters_that_differ_block_only_where_the_round_lists_the_rule()
     runs = [run(n) for n in range(10)]
     runs[8] = run(8, hp={"global_batch_size": 16384, "opt_base_learning_rate": 0.005})
     listed = ctx(blocking=["result.hyperparameters-equal"])
-    assert only(check_result(listed, runs, system()), "result.hyperparameters-equal").severity == "error"
+    assert (
+        only(check_result(listed, runs, system()), "result.hyperparameters-equal").severity
+        == "error"
+    )
     counters = [run(n, hp={"train_samples": 172032 + n}) for n in range(10)]
-    assert only(check_result(listed, counters, system()), "result.hyperparameters-equal").severity == "warning"
+    assert (
+        only(check_result(listed, counters, system()), "result.hyperparameters-equal").severity
+        == "warning"
+    )
 
 
 def test_a_hyperparameter_logged_by_some_runs_only():
@@ -111,8 +164,14 @@ def test_a_hyperparameter_logged_by_some_runs_only():
 
 
 def test_counters_logged_as_hyperparameters_differ_with_a_warning():
-    runs = [run(n, hp={"global_batch_size": 16384, "train_samples": 172032 + 12288 * (n % 3)}) for n in range(10)]
-    assert only(check_result(ctx(), runs, system()), "result.hyperparameters-equal").severity == "warning"
+    runs = [
+        run(n, hp={"global_batch_size": 16384, "train_samples": 172032 + 12288 * (n % 3)})
+        for n in range(10)
+    ]
+    assert (
+        only(check_result(ctx(), runs, system()), "result.hyperparameters-equal").severity
+        == "warning"
+    )
 
 
 def test_equal_numbers_of_either_type_are_equal():
@@ -138,7 +197,10 @@ def test_system_json_fields_come_from_mlperf_logging():
     assert {"accelerator_model_name", "number_of_nodes", "framework", "cooling"} <= set(fields)
     description = full_system_json()
     del description["cooling"]
-    f = only(check_result(ctx(), [run(n) for n in range(10)], system(description)), "system.required-field")
+    f = only(
+        check_result(ctx(), [run(n) for n in range(10)], system(description)),
+        "system.required-field",
+    )
     assert (f.severity, f.file, f.line) == ("error", SYSTEM_PATH, None) and "'cooling'" in f.message
     assert "mlperf-logging" in f.hint
 
@@ -160,19 +222,49 @@ def test_what_mlperf_logging_logs_stays_out_of_the_workers_log(caplog):
 def test_system_findings_can_be_left_to_a_check_per_system():
     description = full_system_json()
     del description["cooling"]
-    findings = check_result(ctx(), [run(n) for n in range(10)], system(description), include_system=False)
+    findings = check_result(
+        ctx(), [run(n) for n in range(10)], system(description), include_system=False
+    )
     assert findings == []
 
 
 def test_entry_json_needs_the_v05_fields():
-    description = {"division": "closed", "status": "on-premise", "hardware": "x", "framework": "x",
-                   "interconnect": "x", "os": "x", "libraries": "x", "compilers": "x", "power": "x", "notes": "x",
-                   "nodes": [{"num_nodes": 1, "cpu": "x", "num_cores": 1, "num_vcpus": 1, "accelerator": "x",
-                              "num_accelerators": 8, "sys_mem_size": "x", "sys_storage_type": "x",
-                              "sys_storage_size": "x", "cpu_accel_interconnect": "x", "network_card": "x",
-                              "num_network_cards": 1, "notes": ""}]}
-    entry = SystemFacts(description=description, description_format="entry.json",
-                        description_path="acme/entry/results/sys/entry.json", division="closed", category="onprem")
+    description = {
+        "division": "closed",
+        "status": "on-premise",
+        "hardware": "x",
+        "framework": "x",
+        "interconnect": "x",
+        "os": "x",
+        "libraries": "x",
+        "compilers": "x",
+        "power": "x",
+        "notes": "x",
+        "nodes": [
+            {
+                "num_nodes": 1,
+                "cpu": "x",
+                "num_cores": 1,
+                "num_vcpus": 1,
+                "accelerator": "x",
+                "num_accelerators": 8,
+                "sys_mem_size": "x",
+                "sys_storage_type": "x",
+                "sys_storage_size": "x",
+                "cpu_accel_interconnect": "x",
+                "network_card": "x",
+                "num_network_cards": 1,
+                "notes": "",
+            }
+        ],
+    }
+    entry = SystemFacts(
+        description=description,
+        description_format="entry.json",
+        description_path="acme/entry/results/sys/entry.json",
+        division="closed",
+        category="onprem",
+    )
     assert check_system(entry, "0.5.0") == []
     del description["framework"]
     del description["nodes"][0]["cpu"]
@@ -195,8 +287,14 @@ T0 = 1_760_000_000_000
 
 
 def mllog(key, value=None, t=0, **metadata):
-    record = {"namespace": "", "time_ms": T0 + t, "event_type": "POINT_IN_TIME", "key": key, "value": value,
-              "metadata": {"file": "train.py", "lineno": 1, **metadata}}
+    record = {
+        "namespace": "",
+        "time_ms": T0 + t,
+        "event_type": "POINT_IN_TIME",
+        "key": key,
+        "value": value,
+        "metadata": {"file": "train.py", "lineno": 1, **metadata},
+    }
     return ":::MLLOG " + json.dumps(record)
 
 
@@ -204,16 +302,25 @@ def rgat_result(folder, epochs, batch_size=16384):
     """Ten R-GAT logs that converge at the given epoch (mlperf-logging's RCPs for BS 16384 say ~0.86)."""
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(10):
-        (folder / f"result_{n}.txt").write_text("\n".join([
-            mllog("submission_benchmark", "rgat"), mllog("global_batch_size", batch_size),
-            mllog("run_start", None, 10), mllog("eval_accuracy", 0.725, 100, epoch_num=epochs),
-            mllog("run_stop", None, 101, status="success", epoch_num=epochs),
-        ]) + "\n")
+        (folder / f"result_{n}.txt").write_text(
+            "\n".join(
+                [
+                    mllog("submission_benchmark", "rgat"),
+                    mllog("global_batch_size", batch_size),
+                    mllog("run_start", None, 10),
+                    mllog("eval_accuracy", 0.725, 100, epoch_num=epochs),
+                    mllog("run_stop", None, 101, status="success", epoch_num=epochs),
+                ]
+            )
+            + "\n"
+        )
     return folder
 
 
 def test_runs_converging_like_the_reference_pass_the_rcp_check(tmp_path):
-    findings, factor = rcp_check(rgat_result(tmp_path / "rgat", 0.9), "5.1.0", "rgat", result_path=RESULT)
+    findings, factor = rcp_check(
+        rgat_result(tmp_path / "rgat", 0.9), "5.1.0", "rgat", result_path=RESULT
+    )
     f = only(findings, "result.rcp")
     assert f.severity == "info" and "passed" in f.message and f.file == RESULT
     assert factor == 1.0
@@ -223,19 +330,27 @@ def test_runs_converging_a_little_faster_are_normalised(tmp_path):
     folder = rgat_result(tmp_path / "rgat", 0.84)
     findings, factor = rcp_check(folder, "5.1.0", "rgat", result_path=RESULT)
     assert factor > 1.0 and f"{factor:.6g}" in only(findings, "result.rcp").message
-    assert [f.rule for f in findings] == ["result.rcp"]  # scaling.json is compared by finalize, as ingest read it
-    assert only(compare_scaling(None, factor, RESULT), "result.rcp-scaling").severity == "warning"  # none claimed
+    assert [f.rule for f in findings] == [
+        "result.rcp"
+    ]  # scaling.json is compared by finalize, as ingest read it
+    assert (
+        only(compare_scaling(None, factor, RESULT), "result.rcp-scaling").severity == "warning"
+    )  # none claimed
     assert compare_scaling(factor, factor, RESULT) == []
 
 
 def test_runs_converging_much_faster_fail_the_rcp_check(tmp_path):
-    findings, factor = rcp_check(rgat_result(tmp_path / "rgat", 0.3), "5.1.0", "rgat", result_path=RESULT)
+    findings, factor = rcp_check(
+        rgat_result(tmp_path / "rgat", 0.3), "5.1.0", "rgat", result_path=RESULT
+    )
     f = only(findings, "result.rcp")
     assert f.severity == "error" and "failed" in f.message and factor is None
 
 
 def test_a_batch_size_above_every_rcp_needs_one(tmp_path):
-    findings, factor = rcp_check(rgat_result(tmp_path / "rgat", 5.0, batch_size=10**7), "5.1.0", "rgat")
+    findings, factor = rcp_check(
+        rgat_result(tmp_path / "rgat", 5.0, batch_size=10**7), "5.1.0", "rgat"
+    )
     assert only(findings, "result.rcp").severity == "error" and factor is None
 
 
@@ -263,7 +378,12 @@ def test_rcp_applies_from_v1_in_the_closed_division(tmp_path):
     findings = check_result(ctx(result_dir=folder), [run(n) for n in range(10)], system())
     assert [f.rule for f in findings] == ["result.rcp"]
     open_system = system(division="open")
-    assert check_result(ctx(result_dir=folder), [run(n, division="open") for n in range(10)], open_system) == []
+    assert (
+        check_result(
+            ctx(result_dir=folder), [run(n, division="open") for n in range(10)], open_system
+        )
+        == []
+    )
 
 
 def test_a_result_whose_logs_cannot_be_read_fails_the_rcp_check(tmp_path):
@@ -276,9 +396,16 @@ def test_a_result_whose_logs_cannot_be_read_fails_the_rcp_check(tmp_path):
 
 def test_a_run_that_stops_with_success_but_never_evaluates_fails_the_rcp_check_cleanly(tmp_path):
     folder = rgat_result(tmp_path / "rgat", 0.9)
-    (folder / "result_5.txt").write_text("\n".join([
-        mllog("global_batch_size", 16384), mllog("run_start", None, 10), mllog("run_stop", None, 11, status="success"),
-    ]) + "\n")
+    (folder / "result_5.txt").write_text(
+        "\n".join(
+            [
+                mllog("global_batch_size", 16384),
+                mllog("run_start", None, 10),
+                mllog("run_stop", None, 11, status="success"),
+            ]
+        )
+        + "\n"
+    )
     findings, factor = rcp_check(folder, "5.1.0", "rgat")
     f = only(findings, "result.rcp")
     assert f.severity == "error" and "result_5.txt" in f.message and factor is None
@@ -315,18 +442,30 @@ def test_the_rcp_check_uses_the_readings_it_is_given_and_reads_the_rest(tmp_path
     from submissions.rules import rcp
 
     folder = rgat_result(tmp_path / "rgat", 0.9)
-    readings = {f"result_{n}.txt": rcp.read_run(folder / f"result_{n}.txt", "5.1.0") for n in range(9)}
-    assert rcp_check(folder, "5.1.0", "rgat", readings=readings) == rcp_check(folder, "5.1.0", "rgat")
-    readings["result_3.txt"] = {"not_converged": 1, "epochs": 1e9, "batch_size": 16384}  # not the file's
+    readings = {
+        f"result_{n}.txt": rcp.read_run(folder / f"result_{n}.txt", "5.1.0") for n in range(9)
+    }
+    assert rcp_check(folder, "5.1.0", "rgat", readings=readings) == rcp_check(
+        folder, "5.1.0", "rgat"
+    )
+    readings["result_3.txt"] = {
+        "not_converged": 1,
+        "epochs": 1e9,
+        "batch_size": 16384,
+    }  # not the file's
     readings["result_4.txt"] = {"not_converged": 1, "epochs": 1e9, "batch_size": 16384}
     findings, factor = rcp_check(folder, "5.1.0", "rgat", readings=readings)
-    assert factor is None and "2 of 10 runs did not converge" in only(findings, "result.rcp").message
+    assert (
+        factor is None and "2 of 10 runs did not converge" in only(findings, "result.rcp").message
+    )
     readings["result_5.txt"] = {"unreadable": True}
     findings, _ = rcp_check(folder, "5.1.0", "rgat", readings=readings)
     assert "result_5.txt has binary data" in only(findings, "result.rcp").message
 
 
-def test_a_fault_inside_the_result_checks_is_a_finding_not_the_end_of_finalize(tmp_path, monkeypatch):
+def test_a_fault_inside_the_result_checks_is_a_finding_not_the_end_of_finalize(
+    tmp_path, monkeypatch
+):
     from submissions.rules import rcp, result
 
     def broken(*args, **kwargs):
@@ -334,8 +473,9 @@ def test_a_fault_inside_the_result_checks_is_a_finding_not_the_end_of_finalize(t
 
     monkeypatch.setattr(result, "_check_seeds", broken)
     monkeypatch.setattr(rcp, "rcp_check", broken)
-    findings = check_result(ctx(result_dir=rgat_result(tmp_path / "rgat", 0.84)), [run(n) for n in range(10)],
-                            system())
+    findings = check_result(
+        ctx(result_dir=rgat_result(tmp_path / "rgat", 0.84)), [run(n) for n in range(10)], system()
+    )
     crashed = [f for f in findings if f.rule == "result.check-crashed"]
     assert [f.severity for f in crashed] == ["error", "error"]
     assert "KeyError" in crashed[0].message and crashed[0].file == RESULT

@@ -1,4 +1,5 @@
 """check_run: one finding per way a run log can be wrong, with its rule id, file and line (no Django)."""
+
 import json
 
 import pytest
@@ -12,47 +13,55 @@ def media():
 
 
 T0 = 1_760_000_000_000
-V51_KEYS = frozenset({"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"})
+V51_KEYS = frozenset(
+    {"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"}
+)
 V06_KEYS = frozenset({"resnet", "ssd", "maskrcnn", "gnmt", "transformer", "ncf", "minigo"})
 RGAT = RunContext(ruleset="5.1.0", benchmark="rgat", benchmark_keys=V51_KEYS, quality_target=0.72)
 REL = "ACME/results/sys/rgat/result_0.txt"
 
 
 def mllog(key, value=None, t=0, **metadata):
-    record = {"namespace": "", "time_ms": T0 + t, "event_type": "POINT_IN_TIME", "key": key, "value": value,
-              "metadata": {"file": "train.py", "lineno": 1, **metadata}}
+    record = {
+        "namespace": "",
+        "time_ms": T0 + t,
+        "event_type": "POINT_IN_TIME",
+        "key": key,
+        "value": value,
+        "metadata": {"file": "train.py", "lineno": 1, **metadata},
+    }
     return ":::MLLOG " + json.dumps(record)
 
 
 def rgat_lines(*, benchmark="rgat", last_accuracy=0.725, status="success"):
     """A v5.1 R-GAT run that passes mlperf-logging's checker (line numbers below count from 1)."""
     return [
-        mllog("cache_clear", True, 0),                                               # 1
-        mllog("init_start", None, 1),                                                # 2
-        mllog("submission_benchmark", benchmark, 2),                                 # 3
-        mllog("submission_org", "ACME", 2),                                          # 4
-        mllog("submission_division", "closed", 2),                                   # 5
-        mllog("submission_status", "onprem", 2),                                     # 6
-        mllog("submission_platform", "1xTEST", 2),                                   # 7
-        mllog("seed", 7, 3),                                                         # 8
-        mllog("global_batch_size", 16384, 3),                                        # 9
-        mllog("gradient_accumulation_steps", 1, 3),                                  # 10
-        mllog("opt_name", "adam", 3),                                                # 11
-        mllog("opt_base_learning_rate", 0.001, 3),                                   # 12
-        mllog("train_samples", 157_000_000, 3),                                      # 13
-        mllog("eval_samples", 788_379, 3),                                           # 14
-        "Initialisation finished",                                                   # 15
-        mllog("init_stop", None, 60_000),                                            # 16
-        mllog("run_start", None, 60_001),                                            # 17
+        mllog("cache_clear", True, 0),  # 1
+        mllog("init_start", None, 1),  # 2
+        mllog("submission_benchmark", benchmark, 2),  # 3
+        mllog("submission_org", "ACME", 2),  # 4
+        mllog("submission_division", "closed", 2),  # 5
+        mllog("submission_status", "onprem", 2),  # 6
+        mllog("submission_platform", "1xTEST", 2),  # 7
+        mllog("seed", 7, 3),  # 8
+        mllog("global_batch_size", 16384, 3),  # 9
+        mllog("gradient_accumulation_steps", 1, 3),  # 10
+        mllog("opt_name", "adam", 3),  # 11
+        mllog("opt_base_learning_rate", 0.001, 3),  # 12
+        mllog("train_samples", 157_000_000, 3),  # 13
+        mllog("eval_samples", 788_379, 3),  # 14
+        "Initialisation finished",  # 15
+        mllog("init_stop", None, 60_000),  # 16
+        mllog("run_start", None, 60_001),  # 17
         mllog("block_start", None, 60_002, first_epoch_num=0, epoch_count=1, samples_count=0),  # 18
-        mllog("eval_start", None, 600_000, epoch_num=0.45),                          # 19
-        mllog("eval_accuracy", 0.70, 600_100, epoch_num=0.45),                       # 20
-        mllog("eval_stop", None, 600_200, epoch_num=0.45),                           # 21
-        mllog("eval_start", None, 1_200_000, epoch_num=0.9),                         # 22
-        mllog("eval_accuracy", last_accuracy, 1_200_100, epoch_num=0.9),             # 23
-        mllog("eval_stop", None, 1_200_200, epoch_num=0.9),                          # 24
-        mllog("block_stop", None, 1_200_300, first_epoch_num=0),                     # 25
-        mllog("run_stop", None, 1_200_400, status=status, epoch_num=0.9),            # 26
+        mllog("eval_start", None, 600_000, epoch_num=0.45),  # 19
+        mllog("eval_accuracy", 0.70, 600_100, epoch_num=0.45),  # 20
+        mllog("eval_stop", None, 600_200, epoch_num=0.45),  # 21
+        mllog("eval_start", None, 1_200_000, epoch_num=0.9),  # 22
+        mllog("eval_accuracy", last_accuracy, 1_200_100, epoch_num=0.9),  # 23
+        mllog("eval_stop", None, 1_200_200, epoch_num=0.9),  # 24
+        mllog("block_stop", None, 1_200_300, first_epoch_num=0),  # 25
+        mllog("run_stop", None, 1_200_400, status=status, epoch_num=0.9),  # 26
     ]
 
 
@@ -79,6 +88,7 @@ def rules(findings, severity="error"):
 
 # --- a good run ---------------------------------------------------------------------------------------------
 
+
 def test_a_compliant_run_has_no_findings(tmp_path):
     outcome = check(tmp_path, rgat_lines())
     assert outcome.findings == []
@@ -90,12 +100,19 @@ def test_a_compliant_run_has_no_findings(tmp_path):
 def test_findings_are_plain_data(tmp_path):
     outcome = check(tmp_path, rgat_lines(status="aborted"))
     d = only(outcome.findings, "run.not-successful").as_dict()
-    assert d == {"severity": "error", "rule": "run.not-successful", "message": d["message"], "hint": d["hint"],
-                 "file": REL, "line": 26}
+    assert d == {
+        "severity": "error",
+        "rule": "run.not-successful",
+        "message": d["message"],
+        "hint": d["hint"],
+        "file": REL,
+        "line": 26,
+    }
     assert json.loads(json.dumps(d)) == d
 
 
 # --- the ways a run fails -----------------------------------------------------------------------------------
+
 
 def test_it_reports_a_missing_run_start(tmp_path):
     lines = rgat_lines()
@@ -146,21 +163,24 @@ def test_a_float32_rounding_of_the_target_reaches_it(tmp_path):
 
 
 def mll(t, key, value=None, **metadata):
-    return f":::MLL {t:.3f} {key}: " + json.dumps({"value": value, "metadata": {"file": "x.py", "lineno": 1,
-                                                                                   **metadata}})
+    return f":::MLL {t:.3f} {key}: " + json.dumps(
+        {"value": value, "metadata": {"file": "x.py", "lineno": 1, **metadata}}
+    )
 
 
 def v06_lines(init_stop_at=100.0):
     return [
-        mll(90.0, "init_start"),               # 1
-        mll(init_stop_at, "init_stop"),         # 2
-        mll(101.0, "run_start"),                # 3
+        mll(90.0, "init_start"),  # 1
+        mll(init_stop_at, "init_stop"),  # 2
+        mll(101.0, "run_start"),  # 3
         mll(200.0, "eval_accuracy", 0.76, epoch_num=1),  # 4
-        mll(201.0, "run_stop", status="success"),        # 5
+        mll(201.0, "run_stop", status="success"),  # 5
     ]
 
 
-V06 = RunContext("0.6.0", "resnet", V06_KEYS, quality_target=0.759, require_init_stop_before_run_start=True)
+V06 = RunContext(
+    "0.6.0", "resnet", V06_KEYS, quality_target=0.759, require_init_stop_before_run_start=True
+)
 
 
 def test_it_reports_a_missing_init_stop_when_the_round_requires_one(tmp_path):
@@ -179,10 +199,13 @@ def test_it_reports_run_start_before_init_stop_when_the_round_requires_the_order
 
 def test_init_order_is_not_checked_when_the_round_does_not_ask(tmp_path):
     ctx = RunContext("0.6.0", "resnet", V06_KEYS, quality_target=0.759)
-    assert not {"run.init-order", "run.no-init-stop"} & rules(check(tmp_path, v06_lines(150.0), ctx).findings)
+    assert not {"run.init-order", "run.no-init-stop"} & rules(
+        check(tmp_path, v06_lines(150.0), ctx).findings
+    )
 
 
 # --- the benchmark key the log names ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("logged", ["mask", "../training_0.7.0/common", "RGAT"])
 def test_a_benchmark_outside_the_round_is_an_error_and_the_checker_is_not_run(tmp_path, logged):
@@ -199,11 +222,15 @@ def test_a_log_in_another_benchmarks_folder_is_checked_with_the_folders_rules(tm
     f = only(outcome.findings, "run.benchmark-mismatch")
     assert (f.severity, f.line) == ("error", 3)
     # RetinaNet's rules ran (they require opt_weight_decay, R-GAT's do not).
-    assert any("opt_weight_decay" in x.message and "closed_retinanet.yaml" in x.hint
-               for x in outcome.findings if x.rule == "mlperf.compliance")
+    assert any(
+        "opt_weight_decay" in x.message and "closed_retinanet.yaml" in x.hint
+        for x in outcome.findings
+        if x.rule == "mlperf.compliance"
+    )
 
 
 # --- hostile files ------------------------------------------------------------------------------------------
+
 
 def test_a_2_mb_log_line_is_an_error_at_its_line_and_the_checker_is_not_run(tmp_path):
     lines = rgat_lines()
@@ -218,7 +245,9 @@ def test_a_2_mb_log_line_is_an_error_at_its_line_and_the_checker_is_not_run(tmp_
 
 def test_a_long_line_without_log_events_is_a_warning_and_the_checker_still_runs(tmp_path):
     lines = rgat_lines()
-    lines.insert(14, "\r".join(f"{i}%|##########| {i}/100" for i in range(40_000)))  # a progress bar
+    lines.insert(
+        14, "\r".join(f"{i}%|##########| {i}/100" for i in range(40_000))
+    )  # a progress bar
     outcome = check(tmp_path, lines)
     f = only(outcome.findings, "run.line-too-long")
     assert (f.severity, f.line) == ("warning", 15)
@@ -236,9 +265,14 @@ def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch
     rnd = random.Random(seed)
     limit = rnd.choice([8, 20, 64])
     monkeypatch.setattr(scan_module, "CHUNK", rnd.choice([5, 16, 50, 64, 1 << 20]))
-    lines = [(rnd.choice(["", "x" * rnd.randint(0, 8), "0: :::MLLOG", "\x00", "a\x00b\x00"])
-              + "y" * rnd.randint(0, 3 * limit) + rnd.choice(["", "", "\x00"])).encode()
-             for _ in range(rnd.randint(0, 60))]
+    lines = [
+        (
+            rnd.choice(["", "x" * rnd.randint(0, 8), "0: :::MLLOG", "\x00", "a\x00b\x00"])
+            + "y" * rnd.randint(0, 3 * limit)
+            + rnd.choice(["", "", "\x00"])
+        ).encode()
+        for _ in range(rnd.randint(0, 60))
+    ]
     data = b"\n".join(lines) + rnd.choice([b"", b"\n"])
     path = tmp_path / "log.txt"
     path.write_bytes(data)
@@ -249,14 +283,21 @@ def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch
         pieces.pop()  # a final newline ends the last line; it does not start one
     long = [(n, len(p), b":::" in p) for n, p in enumerate(pieces, 1) if len(p) > limit]
     assert scan.line_count == len(pieces)
-    assert (scan.long_line_count, scan.long_marker_line_count) == (len(long), sum(m for *_, m in long))
-    assert [(x.line, x.length, x.has_marker) for x in scan.long_lines] == long[:scan_module.MAX_LISTED]
+    assert (scan.long_line_count, scan.long_marker_line_count) == (
+        len(long),
+        sum(m for *_, m in long),
+    )
+    assert [(x.line, x.length, x.has_marker) for x in scan.long_lines] == long[
+        : scan_module.MAX_LISTED
+    ]
     nul = [n for n, p in enumerate(pieces, 1) if b"\x00" in p]
     assert (scan.first_nul_line, scan.nul_line_count) == (nul[0] if nul else None, len(nul))
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_prescan_finds_the_first_line_that_is_not_utf8_whatever_the_chunks(tmp_path, monkeypatch, seed):
+def test_prescan_finds_the_first_line_that_is_not_utf8_whatever_the_chunks(
+    tmp_path, monkeypatch, seed
+):
     """Against decoding each line: sequences cut by a chunk's end, an ASCII chunk that breaks one, valid ones."""
     import random
 
@@ -264,9 +305,20 @@ def test_prescan_finds_the_first_line_that_is_not_utf8_whatever_the_chunks(tmp_p
 
     rnd = random.Random(seed)
     monkeypatch.setattr(scan_module, "CHUNK", rnd.choice([1, 2, 3, 7, 16, 1 << 20]))
-    pieces = [b"ascii", "é".encode(), "€".encode(), "😀".encode(), b"\xc3", b"\xe2\x82", b"\xff", b"\x80"]
-    lines = [b"".join(rnd.choices(pieces, weights=[40, 5, 5, 5, 1, 1, 1, 1], k=rnd.randint(0, 6)))
-             for _ in range(rnd.randint(1, 30))]
+    pieces = [
+        b"ascii",
+        "é".encode(),
+        "€".encode(),
+        "😀".encode(),
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xff",
+        b"\x80",
+    ]
+    lines = [
+        b"".join(rnd.choices(pieces, weights=[40, 5, 5, 5, 1, 1, 1, 1], k=rnd.randint(0, 6)))
+        for _ in range(rnd.randint(1, 30))
+    ]
     path = tmp_path / "log.txt"
     path.write_bytes(b"\n".join(lines))
     bad = []
@@ -275,7 +327,9 @@ def test_prescan_finds_the_first_line_that_is_not_utf8_whatever_the_chunks(tmp_p
             line.decode("utf-8")
         except UnicodeDecodeError as error:
             if error.end < len(line) or error.reason != "unexpected end of data" or n < len(lines):
-                bad.append(n)  # a sequence cut by the end of the file is not judged, as by an incremental decoder
+                bad.append(
+                    n
+                )  # a sequence cut by the end of the file is not judged, as by an incremental decoder
     assert scan_module.prescan(path, 1000).first_non_utf8_line == (bad[0] if bad else None)
 
 
@@ -307,11 +361,17 @@ def test_bytes_that_are_not_utf8_on_a_log_line_are_a_warning(tmp_path):
     outcome = check_run(write(tmp_path, data), REL, RGAT)
     f = only(outcome.findings, "run.not-utf8")
     assert (f.severity, f.line) == ("warning", 7)
-    assert "mlperf.compliance" not in {x.rule for x in outcome.findings}  # the checker ran and is content
+    assert "mlperf.compliance" not in {
+        x.rule for x in outcome.findings
+    }  # the checker ran and is content
 
 
 def test_bytes_that_are_not_utf8_outside_log_lines_are_info(tmp_path):
-    data = ("\n".join(rgat_lines()) + "\n").encode().replace(b"Initialisation finished", b"progress \xe2\x96")
+    data = (
+        ("\n".join(rgat_lines()) + "\n")
+        .encode()
+        .replace(b"Initialisation finished", b"progress \xe2\x96")
+    )
     f = only(check_run(write(tmp_path, data), REL, RGAT).findings, "run.not-utf8")
     assert (f.severity, f.line) == ("info", 15)
 
@@ -322,7 +382,9 @@ def test_a_garbled_log_line_is_a_warning_at_its_line(tmp_path):
     outcome = check(tmp_path, lines)
     f = only(outcome.findings, "run.bad-line")
     assert (f.severity, f.line) == ("warning", 16)
-    assert any(x.rule == "mlperf.compliance" and x.line == 16 for x in outcome.findings)  # the checker agrees
+    assert any(
+        x.rule == "mlperf.compliance" and x.line == 16 for x in outcome.findings
+    )  # the checker agrees
 
 
 def test_an_empty_file(tmp_path):
@@ -352,6 +414,7 @@ def test_a_fault_inside_the_compliance_check_is_an_error_not_a_crash(tmp_path, m
 
 # --- one read of the file -----------------------------------------------------------------------------------
 
+
 def test_mlperf_logging_gets_its_lines_from_our_parse_not_from_a_second_read(tmp_path, monkeypatch):
     from submissions.rules import compliance
 
@@ -360,7 +423,9 @@ def test_mlperf_logging_gets_its_lines_from_our_parse_not_from_a_second_read(tmp
 
     monkeypatch.setattr(compliance, "read_loglines", read_again)
     assert check(tmp_path, rgat_lines()).findings == []
-    outcome = check(tmp_path, rgat_lines(last_accuracy=0.5))  # the checker ran: its own finding is there
+    outcome = check(
+        tmp_path, rgat_lines(last_accuracy=0.5)
+    )  # the checker ran: its own finding is there
     assert {"run.quality-target", "mlperf.compliance"} <= rules(outcome.findings)
 
 
@@ -368,7 +433,10 @@ def quirky_rgat():
     """rgat_lines with prefixes, CRLF, trailing blanks, joined lines, a line the library cannot read and one
     it reads differently from us (after its last token)."""
     lines = rgat_lines(last_accuracy=0.7)
-    lines = [("0: " if i % 3 else "") + line + (" " if i % 4 == 1 else "") for i, line in enumerate(lines)]
+    lines = [
+        ("0: " if i % 3 else "") + line + (" " if i % 4 == 1 else "")
+        for i, line in enumerate(lines)
+    ]
     lines[10] = lines[10].replace('"adam"', '"sgd"')
     lines.insert(15, ':::MLLOG {"key": "seed", "value": 1}')
     lines.insert(14, lines[13] + "\r" + lines[14])
@@ -391,7 +459,9 @@ def test_v06_logs_are_read_again_by_the_librarys_parser(tmp_path, monkeypatch):
 
     calls = []
     real = compliance.read_loglines
-    monkeypatch.setattr(compliance, "read_loglines", lambda *args: calls.append(args) or real(*args))
+    monkeypatch.setattr(
+        compliance, "read_loglines", lambda *args: calls.append(args) or real(*args)
+    )
     check(tmp_path, v06_lines(), V06)
     assert len(calls) == 1
 
@@ -403,6 +473,8 @@ def test_a_run_of_a_round_with_rcps_carries_the_rcp_readers_reading(tmp_path):
     reading = check_run(path, "ACME/results/sys/rgat/result_0.txt", RGAT).convergence
     assert reading == rcp.read_run(path, "5.1.0") and reading["not_converged"] == 0
     path = write(tmp_path, rgat_lines()[:3] + ["x" * 70_000] + rgat_lines()[3:])
-    assert check_run(path, "r", RGAT).convergence == {"unreadable": True}  # as rcp_check would refuse it
+    assert check_run(path, "r", RGAT).convergence == {
+        "unreadable": True
+    }  # as rcp_check would refuse it
     v06 = write(tmp_path, v06_lines(), "v06.txt")
     assert check_run(v06, "r", V06).convergence is None  # v0.6 has no RCPs

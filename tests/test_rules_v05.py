@@ -1,11 +1,12 @@
 """The v0.5 checks written as data (submissions/rules/v05.toml), through check_run (no Django)."""
+
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from submissions.synthetic.logs import mlperf05_run
 from submissions.rules import RunContext, check_run, v05
+from submissions.synthetic.logs import mlperf05_run
 
 
 @pytest.fixture
@@ -28,13 +29,24 @@ def resnet_lines():
     """A v0.5 ResNet run with every tag the published ResNet logs carry (line numbers count from 1)."""
     rules = v05.rules()
     expected = [*rules["all"]["expected"], *rules["benchmarks"]["resnet"]["expected"]]
-    settings = [k for k in dict.fromkeys(expected)
-                if k not in {"run_clear_caches", "run_final", "train_loop", "train_epoch", "eval_start", "eval_stop",
-                             "eval_target"}]
+    settings = [
+        k
+        for k in dict.fromkeys(expected)
+        if k
+        not in {
+            "run_clear_caches",
+            "run_final",
+            "train_loop",
+            "train_epoch",
+            "eval_start",
+            "eval_stop",
+            "eval_target",
+        }
+    ]
     return [
-        tag(0, "run_clear_caches"),                                       # 1
-        tag(10, "run_start"),                                             # 2
-        *[tag(11, key, "1") for key in settings],                         # 3 ..
+        tag(0, "run_clear_caches"),  # 1
+        tag(10, "run_start"),  # 2
+        *[tag(11, key, "1") for key in settings],  # 3 ..
         tag(12, "eval_target", "0.749"),
         tag(13, "train_loop"),
         tag(14, "train_epoch", "1"),
@@ -96,8 +108,12 @@ def test_a_missing_expected_tag_is_a_warning(tmp_path):
 
 def test_two_runs_in_one_file_are_an_error_at_the_second_run_start(tmp_path):
     first = resnet_lines()
-    second = [tag(1000, "run_start"), tag(1100, "eval_accuracy", '{"epoch": 1, "value": 0.76}'),
-              tag(1200, "run_stop", '{"success": true}'), tag(1201, "run_final")]
+    second = [
+        tag(1000, "run_start"),
+        tag(1100, "eval_accuracy", '{"epoch": 1, "value": 0.76}'),
+        tag(1200, "run_stop", '{"success": true}'),
+        tag(1201, "run_final"),
+    ]
     lines = first + second
     outcome = check(tmp_path, lines)
     f = only(outcome.findings, "run.multiple-runs")
@@ -107,7 +123,9 @@ def test_two_runs_in_one_file_are_an_error_at_the_second_run_start(tmp_path):
 
 def test_repeats_of_one_line_are_not_several_runs(tmp_path):
     lines = resnet_lines()
-    doubled = [x for line in lines for x in (line, "INFO:mlperf_compliance::" + line)]  # NVIDIA printed twice
+    doubled = [
+        x for line in lines for x in (line, "INFO:mlperf_compliance::" + line)
+    ]  # NVIDIA printed twice
     assert check(tmp_path, doubled).findings == []
 
 
@@ -156,7 +174,9 @@ def test_a_log_of_another_benchmark_is_named(tmp_path):
 
 
 def test_the_rules_file_covers_every_benchmark_of_the_round():
-    round_file = Path(__file__).resolve().parents[1] / "leaderboard" / "rounds" / "training-v0.5.toml"
+    round_file = (
+        Path(__file__).resolve().parents[1] / "leaderboard" / "rounds" / "training-v0.5.toml"
+    )
     with open(round_file, "rb") as f:
         benchmarks = {b["key"] for b in tomllib.load(f)["benchmarks"]}
     assert benchmarks <= set(v05.rules()["benchmarks"])

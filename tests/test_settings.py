@@ -10,21 +10,33 @@ from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
 ROOT = Path(__file__).parents[1]
 PRODUCTION = {  # the README's production settings
-    "SECRET_KEY": "a-long-random-string-for-tests-only-" + "k" * 30, "ALLOWED_HOSTS": "results.example.org",
-    "HTTPS": "1", "DATABASE_URL": "postgres://portal:pw@127.0.0.1:5432/portal",
+    "SECRET_KEY": "a-long-random-string-for-tests-only-" + "k" * 30,
+    "ALLOWED_HOSTS": "results.example.org",
+    "HTTPS": "1",
+    "DATABASE_URL": "postgres://portal:pw@127.0.0.1:5432/portal",
     "CELERY_BROKER_URL": "redis://:pw@127.0.0.1:6379/0",
 }
 
 
 def _run(code: str, tmp_path, **env) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("DEBUG", "SECRET_KEY", "HTTPS", "DATABASE_URL", "CELERY_BROKER_URL")}
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          env={**base, "VAR_DIR": str(tmp_path), **env})
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DEBUG", "SECRET_KEY", "HTTPS", "DATABASE_URL", "CELERY_BROKER_URL")
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**base, "VAR_DIR": str(tmp_path), **env},
+    )
 
 
 def _settings(tmp_path, **env) -> str:
-    return _run("import portal.settings as s; print(s.DEBUG, s.SECRET_KEY)", tmp_path, **env).stdout.split()
+    return _run(
+        "import portal.settings as s; print(s.DEBUG, s.SECRET_KEY)", tmp_path, **env
+    ).stdout.split()
 
 
 def test_debug_is_off_unless_set_on(tmp_path):

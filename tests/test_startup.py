@@ -6,8 +6,12 @@ from submissions.management.commands.ingest import Command as Ingest
 
 def options_taking_a_value(parser) -> set[str]:
     """Every option string of `parser` whose value may be the next argument (not a flag like --wait)."""
-    return {name for action in parser._actions if action.option_strings and action.nargs != 0
-            for name in action.option_strings}
+    return {
+        name
+        for action in parser._actions
+        if action.option_strings and action.nargs != 0
+        for name in action.option_strings
+    }
 
 
 def test_the_early_split_knows_every_option_of_ingest_that_takes_a_value():

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from leaderboard.models import Result, Run, System, Submitter
+from leaderboard.models import Result, Run, Submitter, System
 from submissions.models import RunCheck, Submission, Validation
 from submissions.pipeline import sweep
 
@@ -27,19 +27,31 @@ class RecordingQueue:
 
 def stuck(rounds, status, minutes_ago=10, attempts=1):
     submission = Submission.objects.create(
-        round=rounds["training-v5.1"], bundle="bundles/x.tgz", original_name="x.tgz",
-        sha256=f"{status}{minutes_ago}{attempts}", size=1, status=status, attempts=attempts,
+        round=rounds["training-v5.1"],
+        bundle="bundles/x.tgz",
+        original_name="x.tgz",
+        sha256=f"{status}{minutes_ago}{attempts}",
+        size=1,
+        status=status,
+        attempts=attempts,
     )
-    Submission.objects.filter(pk=submission.pk).update(updated_at=timezone.now() - timedelta(minutes=minutes_ago))
+    Submission.objects.filter(pk=submission.pk).update(
+        updated_at=timezone.now() - timedelta(minutes=minutes_ago)
+    )
     return submission
 
 
 def with_runs(submission, checked):
     system = System.objects.create(
-        submission=submission, round=submission.round, submitter=Submitter.objects.get_or_create(name="Acme")[0],
-        key="s", name="s",
+        submission=submission,
+        round=submission.round,
+        submitter=Submitter.objects.get_or_create(name="Acme")[0],
+        key="s",
+        name="s",
     )
-    result = Result.objects.create(system=system, benchmark=submission.round.benchmarks.get(key="rgat"), path="p")
+    result = Result.objects.create(
+        system=system, benchmark=submission.round.benchmarks.get(key="rgat"), path="p"
+    )
     runs = [Run.objects.create(result=result, index=i, path=f"p/result_{i}.txt") for i in range(3)]
     validation = Validation.objects.create(submission=submission, number=1)
     for run in runs[:checked]:
@@ -61,7 +73,10 @@ def test_only_the_unchecked_runs_are_queued_again(rounds):
     runs, validation = with_runs(submission, checked=1)
     queue = RecordingQueue()
     sweep(timedelta(minutes=5), 3, queue)
-    assert sorted(queue.calls) == [("check_run", runs[1].pk, validation.pk), ("check_run", runs[2].pk, validation.pk)]
+    assert sorted(queue.calls) == [
+        ("check_run", runs[1].pk, validation.pk),
+        ("check_run", runs[2].pk, validation.pk),
+    ]
 
 
 def test_a_lost_finalize_claim_is_made_and_finalize_queued(rounds):
@@ -109,13 +124,24 @@ def lease(submission, task_name, args, seconds_ago):
     from submissions.models import TaskLease
 
     return TaskLease.objects.create(
-        task_id=f"t-{task_name}-{args}", task_name=task_name, args=args, options={"time_limit": 99},
-        submission=submission, worker="host:123", beat_at=timezone.now() - timedelta(seconds=seconds_ago),
+        task_id=f"t-{task_name}-{args}",
+        task_name=task_name,
+        args=args,
+        options={"time_limit": 99},
+        submission=submission,
+        worker="host:123",
+        beat_at=timezone.now() - timedelta(seconds=seconds_ago),
     )
 
 
 def sweep_now(queue):
-    return sweep(timedelta(minutes=31), 3, queue, idle_after=timedelta(seconds=60), lease_expiry=timedelta(seconds=60))
+    return sweep(
+        timedelta(minutes=31),
+        3,
+        queue,
+        idle_after=timedelta(seconds=60),
+        lease_expiry=timedelta(seconds=60),
+    )
 
 
 def test_the_task_of_a_process_whose_heartbeat_stopped_is_queued_again_as_it_was(rounds):
@@ -123,11 +149,22 @@ def test_the_task_of_a_process_whose_heartbeat_stopped_is_queued_again_as_it_was
 
     submission = stuck(rounds, Submission.Status.CHECKING, minutes_ago=2)
     runs, validation = with_runs(submission, checked=1)
-    lease(submission, "submissions.tasks.check_runs", [[runs[1].pk, runs[2].pk], validation.pk], seconds_ago=90)
+    lease(
+        submission,
+        "submissions.tasks.check_runs",
+        [[runs[1].pk, runs[2].pk], validation.pk],
+        seconds_ago=90,
+    )
     queue = QueueWithBroker(waiting=5)
     assert sweep_now(queue) == [(submission.pk, "requeue check_runs of host:123")]
-    assert queue.calls == [("task", "submissions.tasks.check_runs", [[runs[1].pk, runs[2].pk], validation.pk],
-                            {"time_limit": 99})]
+    assert queue.calls == [
+        (
+            "task",
+            "submissions.tasks.check_runs",
+            [[runs[1].pk, runs[2].pk], validation.pk],
+            {"time_limit": 99},
+        )
+    ]
     assert not TaskLease.objects.exists()
     assert Submission.objects.get(pk=submission.pk).attempts == 2
     assert sweep_now(QueueWithBroker(waiting=5)) == []  # once
@@ -143,7 +180,9 @@ def test_a_task_whose_heartbeat_goes_on_is_left_alone_however_long_it_runs(round
 def test_lost_work_is_queued_again_after_a_minute_when_nothing_waits_in_the_queues(rounds):
     submission = stuck(rounds, Submission.Status.CHECKING, minutes_ago=2)
     runs, validation = with_runs(submission, checked=2)
-    busy = QueueWithBroker(waiting=3)  # its batch may still be waiting behind others: only the old rule applies
+    busy = QueueWithBroker(
+        waiting=3
+    )  # its batch may still be waiting behind others: only the old rule applies
     assert sweep_now(busy) == [] and busy.calls == []
     idle = QueueWithBroker(waiting=0)
     assert sweep_now(idle) == [(submission.pk, "check 1 runs")]

@@ -13,8 +13,13 @@ import pytest
 from submissions.bundles import BundleError, Limits, unpack
 from submissions.bundles.unpack import _Writer
 
-SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf"))
-FILES = {"NVIDIA/systems/dgx.json": b'{"submitter": "NVIDIA"}', "NVIDIA/results/dgx/resnet/result_0.txt": b":::MLLOG x\n" * 50}
+SHARED = Path(
+    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf")
+)
+FILES = {
+    "NVIDIA/systems/dgx.json": b'{"submitter": "NVIDIA"}',
+    "NVIDIA/results/dgx/resnet/result_0.txt": b":::MLLOG x\n" * 50,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +90,10 @@ def test_long_names_in_gnu_and_pax_headers(tmp_path, fmt):
 
 
 def test_zip_unpacks_with_directories_and_backslash_names(tmp_path):
-    archive = make_zip(tmp_path / "b.tgz", [("NVIDIA/", b""), ("NVIDIA\\results\\r.txt", b"x")] + list(FILES.items()))
+    archive = make_zip(
+        tmp_path / "b.tgz",
+        [("NVIDIA/", b""), ("NVIDIA\\results\\r.txt", b"x")] + list(FILES.items()),
+    )
     report = unpack(archive, tmp_path / "out")
     assert (report.format, report.files) == ("zip", 3)
     assert (tmp_path / "out/NVIDIA/results/r.txt").read_bytes() == b"x"
@@ -123,26 +131,37 @@ def test_gzip_of_something_other_than_tar_is_not_an_archive(tmp_path):
 
 def test_empty_archives(tmp_path):
     refused(make_tar(tmp_path / "p.tar", []), tmp_path / "o0", "bundle.empty")  # only zero blocks
-    refused(make_tar(tmp_path / "d.tgz", [info("NVIDIA", tarfile.DIRTYPE)], "w:gz"), tmp_path / "o1", "bundle.empty")
+    refused(
+        make_tar(tmp_path / "d.tgz", [info("NVIDIA", tarfile.DIRTYPE)], "w:gz"),
+        tmp_path / "o1",
+        "bundle.empty",
+    )
     empty_zip = tmp_path / "e.zip"
     zipfile.ZipFile(empty_zip, "w").close()
     assert empty_zip.read_bytes().startswith(b"PK\x05\x06")
     refused(empty_zip, tmp_path / "o2", "bundle.empty")
 
 
-@pytest.mark.parametrize("name,rule", [
-    ("../evil", "bundle.path-traversal"),
-    ("NVIDIA/../../evil", "bundle.path-traversal"),
-    ("..\\evil", "bundle.path-traversal"),
-    ("/tmp/evil-abs", "bundle.absolute-path"),
-    ("C:\\evil", "bundle.absolute-path"),
-])
+@pytest.mark.parametrize(
+    "name,rule",
+    [
+        ("../evil", "bundle.path-traversal"),
+        ("NVIDIA/../../evil", "bundle.path-traversal"),
+        ("..\\evil", "bundle.path-traversal"),
+        ("/tmp/evil-abs", "bundle.absolute-path"),
+        ("C:\\evil", "bundle.absolute-path"),
+    ],
+)
 @pytest.mark.parametrize("kind", ["tar", "zip"])
 def test_paths_leaving_dest_are_refused_and_nothing_is_written(tmp_path, name, rule, kind):
     work = tmp_path / "work"
     work.mkdir()
     members = [("NVIDIA/ok.txt", b"fine"), (name, b"payload")]
-    archive = make_tar(tmp_path / "b.tar", members) if kind == "tar" else make_zip(tmp_path / "b.zip", members)
+    archive = (
+        make_tar(tmp_path / "b.tar", members)
+        if kind == "tar"
+        else make_zip(tmp_path / "b.zip", members)
+    )
     err = refused(archive, work / "out", rule)
     assert err.member == name and name in str(err)
     assert not (tmp_path / "evil").exists() and not (work / "evil").exists()
@@ -150,12 +169,19 @@ def test_paths_leaving_dest_are_refused_and_nothing_is_written(tmp_path, name, r
     assert sorted(p.name for p in work.iterdir()) == []
 
 
-@pytest.mark.parametrize("member", [
-    info("NVIDIA/link", tarfile.SYMTYPE, linkname="/etc/passwd"),
-    info("NVIDIA/hard", tarfile.LNKTYPE, linkname="NVIDIA/ok.txt"),
-])
+@pytest.mark.parametrize(
+    "member",
+    [
+        info("NVIDIA/link", tarfile.SYMTYPE, linkname="/etc/passwd"),
+        info("NVIDIA/hard", tarfile.LNKTYPE, linkname="NVIDIA/ok.txt"),
+    ],
+)
 def test_tar_links_are_refused(tmp_path, member):
-    err = refused(make_tar(tmp_path / "b.tar", [("NVIDIA/ok.txt", b"x"), member]), tmp_path / "out", "bundle.link")
+    err = refused(
+        make_tar(tmp_path / "b.tar", [("NVIDIA/ok.txt", b"x"), member]),
+        tmp_path / "out",
+        "bundle.link",
+    )
     assert err.member == member.name and member.linkname in str(err)
 
 
@@ -163,12 +189,20 @@ def test_zip_symlink_by_mode_bits_is_refused(tmp_path):
     link = zipfile.ZipInfo("NVIDIA/link")
     link.create_system = 3
     link.external_attr = (stat.S_IFLNK | 0o777) << 16
-    refused(make_zip(tmp_path / "b.zip", [("NVIDIA/ok.txt", b"x"), link]), tmp_path / "out", "bundle.link")
+    refused(
+        make_zip(tmp_path / "b.zip", [("NVIDIA/ok.txt", b"x"), link]),
+        tmp_path / "out",
+        "bundle.link",
+    )
 
 
 @pytest.mark.parametrize("type_", [tarfile.FIFOTYPE, tarfile.CHRTYPE, tarfile.BLKTYPE])
 def test_tar_special_files_are_refused(tmp_path, type_):
-    err = refused(make_tar(tmp_path / "b.tar", [info("NVIDIA/dev", type_)]), tmp_path / "out", "bundle.special-file")
+    err = refused(
+        make_tar(tmp_path / "b.tar", [info("NVIDIA/dev", type_)]),
+        tmp_path / "out",
+        "bundle.special-file",
+    )
     assert err.member == "NVIDIA/dev"
 
 
@@ -180,7 +214,12 @@ def test_zip_special_file_is_refused(tmp_path):
 
 def test_too_many_files(tmp_path):
     members = [(f"NVIDIA/f{i}.txt", b"x") for i in range(6)]
-    err = refused(make_tar(tmp_path / "b.tar", members), tmp_path / "out", "bundle.too-many-files", Limits(max_files=5))
+    err = refused(
+        make_tar(tmp_path / "b.tar", members),
+        tmp_path / "out",
+        "bundle.too-many-files",
+        Limits(max_files=5),
+    )
     assert err.member == "NVIDIA/f5.txt"
 
 
@@ -192,7 +231,12 @@ def test_file_too_large_by_header_is_refused_before_writing(tmp_path):
 
 def test_total_size_cap(tmp_path):
     members = [(f"NVIDIA/f{i}.txt", os.urandom(3000)) for i in range(4)]
-    refused(make_tar(tmp_path / "b.tar", members), tmp_path / "out", "bundle.too-large", Limits(max_total_bytes=10_000))
+    refused(
+        make_tar(tmp_path / "b.tar", members),
+        tmp_path / "out",
+        "bundle.too-large",
+        Limits(max_total_bytes=10_000),
+    )
 
 
 def test_writer_counts_real_bytes_when_the_header_lies(tmp_path):
@@ -245,7 +289,9 @@ def _tar_bytes(mode, members):
 
 @pytest.mark.parametrize("mode", ["w", "w:gz", "w:xz"])
 def test_truncated_tar_is_refused_naming_the_member(tmp_path, mode):
-    data = _tar_bytes(mode, [("NVIDIA/a.txt", os.urandom(20_000)), ("NVIDIA/b.txt", os.urandom(20_000))])
+    data = _tar_bytes(
+        mode, [("NVIDIA/a.txt", os.urandom(20_000)), ("NVIDIA/b.txt", os.urandom(20_000))]
+    )
     path = tmp_path / "cut"
     path.write_bytes(data[: len(data) * 3 // 4])  # inside b.txt for every format
     err = refused(path, tmp_path / "out", "bundle.truncated")
@@ -272,7 +318,7 @@ def test_corrupt_zip_member_is_refused_naming_it(tmp_path):
         zf.writestr("NVIDIA/a.txt", b"A" * 4000)
     data = bytearray((tmp_path / "ok.zip").read_bytes())
     at = data.index(b"A" * 100)
-    data[at: at + 100] = b"B" * 100  # same size, wrong CRC
+    data[at : at + 100] = b"B" * 100  # same size, wrong CRC
     (tmp_path / "bad.zip").write_bytes(bytes(data))
     err = refused(tmp_path / "bad.zip", tmp_path / "out", "bundle.truncated")
     assert err.member == "NVIDIA/a.txt"
@@ -305,8 +351,16 @@ def test_real_rounds_unpack_completely(tmp_path, round_):
     report = unpack(archive, tmp_path / "out", Limits(max_total_bytes=4 * 1024**3))
     elapsed = time.perf_counter() - started
     print(f"v{round_}: {report.files} files, {report.total_bytes / 1e6:.0f} MB in {elapsed:.2f}s")
-    assert (report.format, report.files, report.total_bytes) == ("tar.xz", len(files), sum(files.values()))
-    on_disk = {p.relative_to(tmp_path / "out").as_posix(): p.stat().st_size for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert (report.format, report.files, report.total_bytes) == (
+        "tar.xz",
+        len(files),
+        sum(files.values()),
+    )
+    on_disk = {
+        p.relative_to(tmp_path / "out").as_posix(): p.stat().st_size
+        for p in (tmp_path / "out").rglob("*")
+        if p.is_file()
+    }
     assert on_disk == files
     if round_ == "5.1":
         assert report.files == 1845

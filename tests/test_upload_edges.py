@@ -16,7 +16,9 @@ UPLOAD = "/submissions/upload/"
 
 
 def upload(client, name: str, data: bytes, **extra):
-    return client.post(UPLOAD, {"round": "training-v5.1", "bundle": SimpleUploadedFile(name, data)}, **extra)
+    return client.post(
+        UPLOAD, {"round": "training-v5.1", "bundle": SimpleUploadedFile(name, data)}, **extra
+    )
 
 
 def files_under(folder) -> list[Path]:
@@ -25,7 +27,10 @@ def files_under(folder) -> list[Path]:
 
 # Names
 
-def test_a_250_character_unicode_name_uploads_and_is_stored_under_a_short_ascii_name(client, rounds, users, tmp_path):
+
+def test_a_250_character_unicode_name_uploads_and_is_stored_under_a_short_ascii_name(
+    client, rounds, users, tmp_path
+):
     name = ("résultats-日本語-Ωmega " * 20)[:243] + ".tar.gz"
     assert len(name) == 250 and len(name.encode()) > 255
     client.force_login(users["owner"])
@@ -45,14 +50,18 @@ def test_quotes_and_markup_in_a_name_are_shown_as_text(client, rounds, users, tm
     response = upload(client, name, bundle_bytes(tmp_path))
     assert response.status_code == 302
     submission = Submission.objects.get()
-    assert submission.original_name == name and Path(submission.bundle.path).name.endswith("-it_s_b_bold_more.tgz")
+    assert submission.original_name == name and Path(submission.bundle.path).name.endswith(
+        "-it_s_b_bold_more.tgz"
+    )
     page = client.get(response["Location"]).content.decode()
     assert "it&#x27;s &quot;&lt;b&gt;bold&quot; &amp; more.tgz" in page and "<b>bold" not in page
 
 
 def test_display_names_lose_control_and_format_characters_and_keep_their_extension():
     assert display_name("C:\\Users\\me\\acme.tgz") == "acme.tgz"
-    assert display_name("evil\nname\r\t\"x\u202e\u200b.zip") == 'evil name "x.zip'  # newline parts words, RLO goes
+    assert (
+        display_name('evil\nname\r\t"x\u202e\u200b.zip') == 'evil name "x.zip'
+    )  # newline parts words, RLO goes
     assert display_name("\n\x00") == "bundle"
     long = display_name("ü" * 400 + ".tar.xz")
     assert len(long) == 255 and long.endswith("ü….tar.xz")
@@ -60,24 +69,32 @@ def test_display_names_lose_control_and_format_characters_and_keep_their_extensi
 
 # Size
 
-def test_an_upload_past_the_limit_is_refused_with_the_limit_named_and_nothing_kept(client, rounds, users, tmp_path,
-                                                                                   settings):
+
+def test_an_upload_past_the_limit_is_refused_with_the_limit_named_and_nothing_kept(
+    client, rounds, users, tmp_path, settings
+):
     data = bundle_bytes(tmp_path)
-    settings.UPLOAD_MAX_BYTES = len(data) - 1  # the body's declared length passes: the count while storing refuses
+    settings.UPLOAD_MAX_BYTES = (
+        len(data) - 1
+    )  # the body's declared length passes: the count while storing refuses
     client.force_login(users["owner"])
     response = upload(client, "acme.tgz", data)
     assert response.status_code == 413
     page = response.content.decode()
     limit = f"{size_text(len(data) - 1)} ({len(data) - 1:,} bytes)"  # e.g. 3.4 KiB (3,499 bytes)
     assert f"The bundle is larger than {limit}, the most the portal takes in one upload" in page
-    assert "(UPLOAD_MAX_BYTES)" in page and 'value="training-v5.1" selected' in page  # the form as it was
+    assert (
+        "(UPLOAD_MAX_BYTES)" in page and 'value="training-v5.1" selected' in page
+    )  # the form as it was
     assert not Submission.objects.exists() and files_under(settings.MEDIA_ROOT) == []
 
     settings.UPLOAD_MAX_BYTES = len(data)  # exactly at the limit: taken
     assert upload(client, "acme.tgz", data).status_code == 302 and Submission.objects.count() == 1
 
 
-def test_a_declared_length_past_the_limit_is_refused_before_the_body_is_read(client, rounds, users, settings):
+def test_a_declared_length_past_the_limit_is_refused_before_the_body_is_read(
+    client, rounds, users, settings
+):
     settings.UPLOAD_MAX_BYTES = 1024**2
     client.force_login(users["owner"])
     # The declared length passes the limit by more than a form's envelope; the body is never read (it is short).
@@ -112,15 +129,23 @@ def test_the_upload_still_needs_its_csrf_token(rounds, users, tmp_path):
     assert upload(browser, "acme.tgz", bundle_bytes(tmp_path)).status_code == 403
     assert not Submission.objects.exists()
     token = browser.get(UPLOAD).cookies["csrftoken"].value
-    response = browser.post(UPLOAD, {"round": "training-v5.1", "csrfmiddlewaretoken": token,
-                                     "bundle": SimpleUploadedFile("acme.tgz", bundle_bytes(tmp_path))})
+    response = browser.post(
+        UPLOAD,
+        {
+            "round": "training-v5.1",
+            "csrfmiddlewaretoken": token,
+            "bundle": SimpleUploadedFile("acme.tgz", bundle_bytes(tmp_path)),
+        },
+    )
     assert response.status_code == 302 and Submission.objects.count() == 1
 
 
 # Two uploaders
 
-def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_sees_the_other(client, rounds, users,
-                                                                                              tmp_path):
+
+def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_sees_the_other(
+    client, rounds, users, tmp_path
+):
     data = bundle_bytes(tmp_path)
     client.force_login(users["owner"])
     first = upload(client, "acme.tgz", data)
@@ -128,32 +153,48 @@ def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_se
     client.force_login(users["outsider"])
     second = upload(client, "acme.tgz", data)
     theirs = Submission.objects.get(uploaded_by=users["outsider"])
-    assert theirs.pk != mine.pk and theirs.sha256 == mine.sha256 and theirs.status == mine.status == "valid"
+    assert (
+        theirs.pk != mine.pk
+        and theirs.sha256 == mine.sha256
+        and theirs.status == mine.status == "valid"
+    )
     assert second["Location"] == f"/submissions/{theirs.pk}/" != first["Location"]
     for pk in (mine.pk, 10**9):  # someone else's, and one that does not exist: the same answer
-        for page in (f"/submissions/{pk}/", f"/submissions/{pk}/progress.json", f"/submissions/{pk}/findings.json"):
+        for page in (
+            f"/submissions/{pk}/",
+            f"/submissions/{pk}/progress.json",
+            f"/submissions/{pk}/findings.json",
+        ):
             response = client.get(page)
             assert response.status_code == 404, page
     client.force_login(users["owner"])
     assert client.get(f"/submissions/{theirs.pk}/").status_code == 404
     assert client.get(first["Location"]).status_code == 200
     client.force_login(users["reviewer"])  # staff see both
-    assert client.get(f"/submissions/{theirs.pk}/").status_code == client.get(first["Location"]).status_code == 200
+    assert (
+        client.get(f"/submissions/{theirs.pk}/").status_code
+        == client.get(first["Location"]).status_code
+        == 200
+    )
 
 
 def test_the_same_user_uploading_the_same_bytes_again_gets_the_same_submission_and_no_second_file(
-        client, rounds, users, tmp_path, settings):
+    client, rounds, users, tmp_path, settings
+):
     data = bundle_bytes(tmp_path)
     client.force_login(users["owner"])
     first = upload(client, "acme.tgz", data)
     again = upload(client, "acme-renamed.tgz", data)  # another name: the same bytes
     assert again["Location"] == first["Location"] and Submission.objects.count() == 1
-    bundles = [p for p in files_under(Path(settings.MEDIA_ROOT) / "bundles") if "incoming" not in p.parts]
+    bundles = [
+        p for p in files_under(Path(settings.MEDIA_ROOT) / "bundles") if "incoming" not in p.parts
+    ]
     assert [p.name for p in bundles] == [Path(Submission.objects.get().bundle.name).name]
 
 
 def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_after_its_bundle_was_purged(
-        client, rounds, users, tmp_path, settings):
+    client, rounds, users, tmp_path, settings
+):
     from django.utils import timezone
 
     from submissions.pipeline.retention import purge_failed_bundles
@@ -162,9 +203,15 @@ def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_af
     client.force_login(users["owner"])
     first = upload(client, "acme.tgz", data)
     submission = Submission.objects.get()
-    Submission.objects.filter(pk=submission.pk).update(  # as the sweeper leaves a bundle whose worker kept dying
-        status="failed", rule="pipeline.gave-up", message="Gave up after 3 attempts", attempts=3,
-        finished_at=timezone.now() - timezone.timedelta(days=40))
+    Submission.objects.filter(
+        pk=submission.pk
+    ).update(  # as the sweeper leaves a bundle whose worker kept dying
+        status="failed",
+        rule="pipeline.gave-up",
+        message="Gave up after 3 attempts",
+        attempts=3,
+        finished_at=timezone.now() - timezone.timedelta(days=40),
+    )
     assert purge_failed_bundles(timezone.timedelta(days=30)) == [submission.pk]
 
     again = upload(client, "acme.tgz", data)
@@ -174,13 +221,21 @@ def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_af
     assert Path(submission.bundle.path).is_file()
 
 
-def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command_line(rounds, users):
+def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command_line(
+    rounds, users
+):
     from django.db import IntegrityError, transaction
 
     def create(user):
         with transaction.atomic():
-            return Submission.objects.create(round=rounds["training-v5.1"], bundle="bundles/x.tgz",
-                                             original_name="x.tgz", sha256="a" * 64, size=1, uploaded_by=user)
+            return Submission.objects.create(
+                round=rounds["training-v5.1"],
+                bundle="bundles/x.tgz",
+                original_name="x.tgz",
+                sha256="a" * 64,
+                size=1,
+                uploaded_by=user,
+            )
 
     create(None), create(users["owner"]), create(users["outsider"])
     for user in (None, users["owner"]):
@@ -191,8 +246,10 @@ def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command
 
 # Failed bundles: kept for a while, then purged
 
-def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(client, rounds, users, tmp_path,
-                                                                                settings):
+
+def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
+    client, rounds, users, tmp_path, settings
+):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -202,13 +259,21 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
 
     settings.FAILED_BUNDLE_RETENTION_DAYS = 30
     client.force_login(users["owner"])
-    for name, data in (("old.tgz", b"not an archive, old"), ("new.tgz", b"not an archive, new"),
-                       ("shared.tgz", b"not an archive, shared"), ("good.tgz", bundle_bytes(tmp_path))):
+    for name, data in (
+        ("old.tgz", b"not an archive, old"),
+        ("new.tgz", b"not an archive, new"),
+        ("shared.tgz", b"not an archive, shared"),
+        ("good.tgz", bundle_bytes(tmp_path)),
+    ):
         upload(client, name, data)
-    client.force_login(users["outsider"])  # the same bytes under the same name: one stored file, two submissions
+    client.force_login(
+        users["outsider"]
+    )  # the same bytes under the same name: one stored file, two submissions
     upload(client, "shared.tgz", b"not an archive, shared")
     by_name = {(s.original_name, s.uploaded_by.username): s for s in Submission.objects.all()}
-    old, new, shared, good = (by_name[n, "owner"] for n in ("old.tgz", "new.tgz", "shared.tgz", "good.tgz"))
+    old, new, shared, good = (
+        by_name[n, "owner"] for n in ("old.tgz", "new.tgz", "shared.tgz", "good.tgz")
+    )
     shared_too = by_name["shared.tgz", "outsider"]
     assert [s.status for s in (old, new, shared, shared_too, good)] == ["failed"] * 4 + ["valid"]
     assert shared.bundle.name == shared_too.bundle.name
@@ -221,13 +286,20 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
     assert sorted(purge_failed_bundles()) == sorted([old.pk, shared.pk])
     old.refresh_from_db()
     assert old.status == "failed" and old.rule == "bundle.not-an-archive" and old.bundle.name == ""
-    assert "Its bundle was deleted on " in old.notes[-1] and "more than 30 days after it failed" in old.notes[-1]
+    assert (
+        "Its bundle was deleted on " in old.notes[-1]
+        and "more than 30 days after it failed" in old.notes[-1]
+    )
     assert not files[old.pk].exists() and not work_dir(old.pk).exists()
     assert files[new.pk].is_file() and files[good.pk].is_file()  # failed too recently; not failed
-    assert files[shared.pk].is_file()  # the other uploader's submission, failed just now, still has it
+    assert files[
+        shared.pk
+    ].is_file()  # the other uploader's submission, failed just now, still has it
     client.force_login(users["owner"])
     page = client.get(f"/submissions/{old.pk}/").content.decode()
-    assert "Its bundle was deleted on" in page and "not a .tar, .tar.gz" in page  # why it failed stays
+    assert (
+        "Its bundle was deleted on" in page and "not a .tar, .tar.gz" in page
+    )  # why it failed stays
 
     assert purge_failed_bundles() == []  # again: nothing more to do, no second note
     old.refresh_from_db()
@@ -237,4 +309,6 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
 def test_the_purge_runs_hourly_on_the_ingest_queue(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["purge-failed-bundles"]
     assert entry == {"task": "submissions.tasks.purge_failed_bundles", "schedule": 3600.0}
-    assert settings.CELERY_TASK_ROUTES["submissions.tasks.purge_failed_bundles"] == {"queue": "ingest"}
+    assert settings.CELERY_TASK_ROUTES["submissions.tasks.purge_failed_bundles"] == {
+        "queue": "ingest"
+    }

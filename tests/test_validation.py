@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Result
-from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.models import Finding, Submission, Validation
+from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.tasks import revalidate
 
 from .conftest import shared_tarball
@@ -19,7 +19,12 @@ TARGETS = {"retinanet": 0.34}
 
 def bundle_with_broken_runs(tmp_path, broken=(2, 3)):
     """A valid bundle, then run_stop cut from the given runs' logs."""
-    root = write_bundle(tmp_path, "Acme", [SystemSpec("alpha", results={"retinanet": [10.0, 11.0, 12.0, 13.0, 14.0]})], TARGETS)
+    root = write_bundle(
+        tmp_path,
+        "Acme",
+        [SystemSpec("alpha", results={"retinanet": [10.0, 11.0, 12.0, 13.0, 14.0]})],
+        TARGETS,
+    )
     for index in broken:
         log = root / "results" / "alpha" / "retinanet" / f"result_{index}.txt"
         lines = log.read_text().splitlines()
@@ -36,14 +41,18 @@ def broken(rounds, users, tmp_path):
 
 
 def test_a_clean_generated_bundle_has_no_findings_that_block(rounds, tmp_path):
-    call_command("ingest", str(bundle_with_broken_runs(tmp_path, broken=())), "--round", "training-v5.1")
+    call_command(
+        "ingest", str(bundle_with_broken_runs(tmp_path, broken=())), "--round", "training-v5.1"
+    )
     submission = Submission.objects.get()
     assert submission.status == "valid", submission.message
     assert not Finding.objects.filter(severity__in=["error", "warning"]).exists()
 
 
 def test_one_failed_run_is_tolerated_as_a_warning(rounds, tmp_path):
-    call_command("ingest", str(bundle_with_broken_runs(tmp_path, broken=(2,))), "--round", "training-v5.1")
+    call_command(
+        "ingest", str(bundle_with_broken_runs(tmp_path, broken=(2,))), "--round", "training-v5.1"
+    )
     submission = Submission.objects.get()
     assert submission.status == "valid", submission.message
     finding = Finding.objects.get(rule="run.no-run-stop")
@@ -77,7 +86,9 @@ def test_the_submission_page_groups_findings_and_offers_the_json(client, broken,
 def test_the_report_command_prints_every_finding(broken, capsys):
     call_command("report", str(broken.pk))
     text = capsys.readouterr().out
-    assert f"Submission {broken.pk}" in text and "run.no-run-stop" in text and "result_2.txt:" in text
+    assert (
+        f"Submission {broken.pk}" in text and "run.no-run-stop" in text and "result_2.txt:" in text
+    )
     call_command("report", str(broken.pk), "--format", "json")
     data = json.loads(capsys.readouterr().out)
     assert len(data["findings"]) == Finding.objects.count()
@@ -91,7 +102,9 @@ def test_revalidation_replaces_findings_and_keeps_the_history(broken):
     first, second = Validation.objects.order_by("number")
     assert (first.number, second.number, second.reason) == (1, 2, "test")
     assert first.verdict == second.verdict == "invalid"
-    assert sorted(second.findings.values_list("rule", "file", "line", "message"), key=repr) == before
+    assert (
+        sorted(second.findings.values_list("rule", "file", "line", "message"), key=repr) == before
+    )
     assert first.findings.count() == second.findings.count()  # the first pass's findings are kept
 
 
@@ -102,23 +115,40 @@ def test_only_reviewers_can_ask_for_revalidation(client, broken, users):
     assert Validation.objects.count() == 1
     client.force_login(users["reviewer"])
     client.post(f"/submissions/{broken.pk}/revalidate/", {"reason": "rules fix"})
-    assert list(Validation.objects.order_by("number").values_list("reason", flat=True)) == ["ingest", "rules fix"]
+    assert list(Validation.objects.order_by("number").values_list("reason", flat=True)) == [
+        "ingest",
+        "rules fix",
+    ]
 
 
 @pytest.mark.shared_rounds
 def test_the_v06_round_as_history_shows_its_leaderboard_with_advisory_findings(client, rounds):
-    call_command("ingest", str(shared_tarball("training_v0.6_results.tar.xz")), "--round", "training-v0.6", "--publish")
+    call_command(
+        "ingest",
+        str(shared_tarball("training_v0.6_results.tar.xz")),
+        "--round",
+        "training-v0.6",
+        "--publish",
+    )
     assert set(Submission.objects.values_list("status", flat=True)) == {"published"}
     assert Finding.objects.filter(severity="error").exists()
     assert not Finding.objects.filter(advisory=False).exists()
-    google = Result.objects.get(system__submitter__name="Google", system__key="tpu-v3-2048", benchmark__key="transformer")
+    google = Result.objects.get(
+        system__submitter__name="Google", system__key="tpu-v3-2048", benchmark__key="transformer"
+    )
     assert google.published and google.advisory and google.error_count + google.warning_count > 0
     page = client.get("/r/training-v0.6/").content.decode()
     assert "tpu-v3-2048" in page
 
 
 def test_the_public_result_page_lists_the_findings_of_a_published_result(client, rounds, tmp_path):
-    call_command("ingest", str(bundle_with_broken_runs(tmp_path, broken=(2,))), "--round", "training-v5.1", "--publish")
+    call_command(
+        "ingest",
+        str(bundle_with_broken_runs(tmp_path, broken=(2,))),
+        "--round",
+        "training-v5.1",
+        "--publish",
+    )
     page = client.get("/r/training-v5.1/Acme/alpha/retinanet/").content.decode()
     assert "run.no-run-stop" in page and "result_2.txt" in page
 
@@ -142,16 +172,31 @@ def test_a_batch_overlapping_runs_stored_before_stores_only_the_others(rounds, t
     from submissions.intake import file_chunks, store_bundle
     from submissions.models import RunCheck
 
-    [tar] = split_folder(bundle_with_broken_runs(tmp_path, broken=(2,)), tmp_path / "packed").values()
+    [tar] = split_folder(
+        bundle_with_broken_runs(tmp_path, broken=(2,)), tmp_path / "packed"
+    ).values()
     relative, sha, size = store_bundle(file_chunks(tar), "acme.tar")
-    submission = Submission.objects.create(round=Round.objects.get(key="training-v5.1"), bundle=relative,
-                                           original_name="acme.tar", sha256=sha, size=size)
+    submission = Submission.objects.create(
+        round=Round.objects.get(key="training-v5.1"),
+        bundle=relative,
+        original_name="acme.tar",
+        sha256=sha,
+        size=size,
+    )
     validation_id, run_ids = pipeline.ingest(submission.pk)
     assert pipeline.check_runs(run_ids[:3], validation_id) == []
     findings = Finding.objects.count()
-    assert Submission.objects.get().runs_checked == 3 and Finding.objects.filter(rule="run.no-run-stop").count() == 1
-    assert pipeline.check_runs(run_ids[2:], validation_id) == [submission.pk]  # completes: finalize is due
-    assert Submission.objects.get().runs_checked == 5 and Submission.objects.get().status == "finalizing"
+    assert (
+        Submission.objects.get().runs_checked == 3
+        and Finding.objects.filter(rule="run.no-run-stop").count() == 1
+    )
+    assert pipeline.check_runs(run_ids[2:], validation_id) == [
+        submission.pk
+    ]  # completes: finalize is due
+    assert (
+        Submission.objects.get().runs_checked == 5
+        and Submission.objects.get().status == "finalizing"
+    )
     assert RunCheck.objects.count() == 5 and Finding.objects.count() == findings
     assert pipeline.check_runs(run_ids, validation_id) == []  # a third delivery: nothing at all
     assert Submission.objects.get().runs_checked == 5

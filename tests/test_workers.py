@@ -77,14 +77,21 @@ def wait_final(pk, timeout=600):
 
 
 def finding_set(validation):
-    return sorted(validation.findings.values_list("rule", "file", "line", "message", "severity"), key=repr)
+    return sorted(
+        validation.findings.values_list("rule", "file", "line", "message", "severity"), key=repr
+    )
 
 
 def test_two_workers_validate_a_bundle_in_parallel_and_again_identically(services, bundles):
     services("w1"), services("w2")
-    call_command("ingest", str(bundles["Lenovo"]), "--round", "training-v5.1", "--wait", "--timeout", "600")
+    call_command(
+        "ingest", str(bundles["Lenovo"]), "--round", "training-v5.1", "--wait", "--timeout", "600"
+    )
     submission = Submission.objects.get()
-    assert submission.status in ("valid", "invalid") and submission.runs_checked == submission.runs_total
+    assert (
+        submission.status in ("valid", "invalid")
+        and submission.runs_checked == submission.runs_total
+    )
     first = submission.validations.get(number=1)
     workers = set(RunCheck.objects.filter(validation=first).values_list("worker", flat=True))
     assert len(workers) == 2, f"checked by {workers}"
@@ -96,7 +103,11 @@ def test_two_workers_validate_a_bundle_in_parallel_and_again_identically(service
     second = submission.validations.get(number=2)
     assert second.status == Validation.Status.DONE
     assert finding_set(first) == finding_set(second)
-    assert (first.verdict, first.errors, first.warnings) == (second.verdict, second.errors, second.warnings)
+    assert (first.verdict, first.errors, first.warnings) == (
+        second.verdict,
+        second.errors,
+        second.warnings,
+    )
 
 
 def test_a_worker_keeps_its_database_connection_from_task_to_task(services, bundles, monkeypatch):
@@ -104,16 +115,23 @@ def test_a_worker_keeps_its_database_connection_from_task_to_task(services, bund
     task cost more CPU than a batch of checks. The worker's connection outlives the tasks that used it."""
     monkeypatch.setenv("CHECK_BATCH_SIZE", "4")  # several check tasks for one process
     services("w1")
-    call_command("ingest", str(bundles["Lenovo"]), "--round", "training-v5.1", "--wait", "--timeout", "600")
+    call_command(
+        "ingest", str(bundles["Lenovo"]), "--round", "training-v5.1", "--wait", "--timeout", "600"
+    )
     submission = Submission.objects.get()
     assert submission.is_final and submission.runs_total > 8
-    first_check = RunCheck.objects.order_by("checked_at").values_list("checked_at", flat=True).first()
+    first_check = (
+        RunCheck.objects.order_by("checked_at").values_list("checked_at", flat=True).first()
+    )
     with connection.cursor() as cursor:
-        cursor.execute("SELECT backend_start FROM pg_stat_activity "
-                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        cursor.execute(
+            "SELECT backend_start FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
         opened = [start for (start,) in cursor.fetchall()]
     assert any(start < first_check for start in opened), (
-        f"no connection of the worker opened before its first check and still open after its last task: {opened}")
+        f"no connection of the worker opened before its first check and still open after its last task: {opened}"
+    )
 
 
 def test_a_failed_task_closes_its_database_connection_a_successful_one_keeps_it(transactional_db):
@@ -129,7 +147,9 @@ def test_a_failed_task_closes_its_database_connection_a_successful_one_keeps_it(
     assert connection.connection is None
 
 
-def test_a_worker_killed_mid_validation_is_replaced_within_minutes_with_every_run_checked_once(services, bundles):
+def test_a_worker_killed_mid_validation_is_replaced_within_minutes_with_every_run_checked_once(
+    services, bundles
+):
     """With the site's defaults: the killed process's lease stops beating, and the beat's sweeper queues its
     batch again after LEASE_EXPIRY_S, not after the broker's half-hour visibility timeout."""
     victim = services("victim")
@@ -152,7 +172,11 @@ def test_a_worker_killed_mid_validation_is_replaced_within_minutes_with_every_ru
     assert took < 180
     assert submission.status in ("valid", "invalid"), submission.message
     validation = submission.validations.get(number=1)
-    assert RunCheck.objects.filter(validation=validation).count() == submission.runs_total == submission.runs_checked
+    assert (
+        RunCheck.objects.filter(validation=validation).count()
+        == submission.runs_total
+        == submission.runs_checked
+    )
     assert validation.status == Validation.Status.DONE
     assert Finding.objects.filter(validation=validation, rule="run.timeout").count() == 0
     assert not TaskLease.objects.exists()
@@ -162,14 +186,27 @@ def hostile_bundle(tmp_path):
     """One result whose five logs are each hostile in a different way, beside good ones."""
     from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-    root = write_bundle(tmp_path, "Mallory", [SystemSpec("evil", results={"retinanet": [10.0] * 5})], {"retinanet": 0.34})
+    root = write_bundle(
+        tmp_path,
+        "Mallory",
+        [SystemSpec("evil", results={"retinanet": [10.0] * 5})],
+        {"retinanet": 0.34},
+    )
     folder = root / "results" / "evil" / "retinanet"
     good = (folder / "result_0.txt").read_bytes()
-    (folder / "result_0.txt").write_bytes(good + b":::MLLOG " + b"x" * 50_000_000 + b"\n")  # a 50 MB line
-    (folder / "result_1.txt").write_bytes(good.replace(b'"value": "retinanet"', b'"value": "../training_0.7.0/common"'))
+    (folder / "result_0.txt").write_bytes(
+        good + b":::MLLOG " + b"x" * 50_000_000 + b"\n"
+    )  # a 50 MB line
+    (folder / "result_1.txt").write_bytes(
+        good.replace(b'"value": "retinanet"', b'"value": "../training_0.7.0/common"')
+    )
     (folder / "result_2.txt").write_bytes(os.urandom(200_000) + b"\0\0\0" + good[:1000])
-    (folder / "result_3.txt").write_bytes(b"\n".join(line for line in good.split(b"\n") if b'"run_stop"' not in line))
-    (folder / "result_4.txt").write_bytes(good.replace(b"retinanet", "r\xe9tinanet".encode("latin-1")))
+    (folder / "result_3.txt").write_bytes(
+        b"\n".join(line for line in good.split(b"\n") if b'"run_stop"' not in line)
+    )
+    (folder / "result_4.txt").write_bytes(
+        good.replace(b"retinanet", "r\xe9tinanet".encode("latin-1"))
+    )
     return root
 
 
@@ -181,7 +218,9 @@ def test_hostile_logs_give_findings_and_the_worker_stays_healthy(services, tmp_p
     elapsed = time.monotonic() - start
     assert hostile.status == "invalid"
     rules_by_file = {}
-    for rule, file in Finding.objects.filter(validation__submission=hostile).values_list("rule", "file"):
+    for rule, file in Finding.objects.filter(validation__submission=hostile).values_list(
+        "rule", "file"
+    ):
         rules_by_file.setdefault(file.rsplit("/", 1)[-1], set()).add(rule)
     assert "run.line-too-long" in rules_by_file["result_0.txt"]
     assert "run.benchmark-key" in rules_by_file["result_1.txt"]
@@ -194,6 +233,11 @@ def test_hostile_logs_give_findings_and_the_worker_stays_healthy(services, tmp_p
     # The same worker takes the next, ordinary bundle.
     from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-    good = write_bundle(tmp_path / "next", "Acme", [SystemSpec("ok", results={"retinanet": [10.0] * 5})], {"retinanet": 0.34})
+    good = write_bundle(
+        tmp_path / "next",
+        "Acme",
+        [SystemSpec("ok", results={"retinanet": [10.0] * 5})],
+        {"retinanet": 0.34},
+    )
     call_command("ingest", str(good), "--round", "training-v5.1", "--wait", "--timeout", "120")
     assert Submission.objects.get(submitter__name="Acme").status == "valid"

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def require_services():
     """Skip, saying why, unless the tests run on PostgreSQL with a Redis broker."""
     if connection.vendor != "postgresql":
-        pytest.skip(f"needs PostgreSQL (running on {connection.vendor}; `make test` uses it when it answers)")
+        pytest.skip(
+            f"needs PostgreSQL (running on {connection.vendor}; `make test` uses it when it answers)"
+        )
     if not settings.CELERY_BROKER_URL.startswith("redis://"):
         pytest.skip(f"needs a Redis broker (CELERY_BROKER_URL is {settings.CELERY_BROKER_URL})")
 
@@ -31,8 +33,15 @@ def purge_broker():
 class Worker:
     """Starts `celery -A portal worker` with the test's database and media folder."""
 
-    def __init__(self, media_root: Path, concurrency: int = 2, name: str = "w1", *, beat: bool = False,
-                 broker: str | None = None):
+    def __init__(
+        self,
+        media_root: Path,
+        concurrency: int = 2,
+        name: str = "w1",
+        *,
+        beat: bool = False,
+        broker: str | None = None,
+    ):
         """`beat`: run the sweeper's clock inside this worker (`-B`), as a site's one beat would."""
         db = connection.settings_dict
         env = dict(os.environ)
@@ -45,9 +54,28 @@ class Worker:
         self.log = open(media_root.parent / f"worker-{name}.log", "w")
         clock = ["-B", "-s", str(media_root.parent / f"beat-{name}")] if beat else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "ingest,checks,celery",
-             "-c", str(concurrency), "--pool=prefork", "-n", f"{name}@%h", "--loglevel=INFO", *clock],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "portal",
+                "worker",
+                "-Q",
+                "ingest,checks,celery",
+                "-c",
+                str(concurrency),
+                "--pool=prefork",
+                "-n",
+                f"{name}@%h",
+                "--loglevel=INFO",
+                *clock,
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self._wait_ready()
 
@@ -59,7 +87,9 @@ class Worker:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the worker exited at start-up; see {self.log.name}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the worker was not ready after {timeout:.0f} s; see {self.log.name}")
+                raise RuntimeError(
+                    f"the worker was not ready after {timeout:.0f} s; see {self.log.name}"
+                )
             time.sleep(0.1)
 
     def stop(self):
@@ -74,6 +104,7 @@ class Worker:
 
 # Fixtures for a module whose tests share one real worker; import them into the module:
 # `from .worker import media, media_root, worker  # noqa: F401`.
+
 
 @pytest.fixture(scope="module")
 def media_root(tmp_path_factory):

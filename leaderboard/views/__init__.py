@@ -7,4 +7,12 @@ from .details import public_id_page, result_page, system_page
 from .progress import progress_page
 from .rounds import home, round_page
 
-__all__ = ["compare_page", "home", "progress_page", "public_id_page", "result_page", "round_page", "system_page"]
+__all__ = [
+    "compare_page",
+    "home",
+    "progress_page",
+    "public_id_page",
+    "result_page",
+    "round_page",
+    "system_page",
+]

@@ -11,7 +11,9 @@ from django.utils.http import content_disposition_header
 
 def json_script(figure) -> str:
     """A plotly figure as JSON safe inside <script type="application/json">, or '' for no chart."""
-    return "" if figure is None else json.dumps(figure, separators=(",", ":")).replace("<", "\\u003c")
+    return (
+        "" if figure is None else json.dumps(figure, separators=(",", ":")).replace("<", "\\u003c")
+    )
 
 
 def download(body: bytes, writer, filename: str) -> HttpResponse:

@@ -53,8 +53,22 @@ def compare_page(request, round_key):
                 ratio = baseline.score_s / cell.score_s
             entries.append({"cell": cell, "ratio": ratio})
         lines.append({"bench": bench, "entries": entries})
-    return render(request, "leaderboard/compare.html", {
-        "round": round_, "systems": chosen, "lines": lines, "base": base, "error": error, "unknown": unknown,
-        "chart": json_script(charts.compare(chosen, data.benchmarks)) if len(chosen) >= 2 else "",
-        "base_links": [urlencode([*(("s", r.slug) for r in chosen), ("base", i)]) for i in range(len(chosen))],
-    })
+    return render(
+        request,
+        "leaderboard/compare.html",
+        {
+            "round": round_,
+            "systems": chosen,
+            "lines": lines,
+            "base": base,
+            "error": error,
+            "unknown": unknown,
+            "chart": json_script(charts.compare(chosen, data.benchmarks))
+            if len(chosen) >= 2
+            else "",
+            "base_links": [
+                urlencode([*(("s", r.slug) for r in chosen), ("base", i)])
+                for i in range(len(chosen))
+            ],
+        },
+    )

@@ -16,33 +16,56 @@ from .common import download, json_script
 def _public_system(round_key, submitter, system_key):
     return get_object_or_404(
         System.objects.select_related("round", "submitter"),
-        round__key=round_key, submitter__name=submitter, key=system_key, published=True,
+        round__key=round_key,
+        submitter__name=submitter,
+        key=system_key,
+        published=True,
     )
 
 
 @require_safe
 def system_page(request, round_key, submitter, system_key):
     system = _public_system(round_key, submitter, system_key)
-    results = list(public.results().filter(system=system).select_related("benchmark").order_by("benchmark__position"))
+    results = list(
+        public.results()
+        .filter(system=system)
+        .select_related("benchmark")
+        .order_by("benchmark__position")
+    )
     if not results:
         raise Http404("No published results for this system.")
     prices = list(CloudPrice.objects.filter(round=system.round))
     scale = cloud_scale(prices, system.submitter.name, system.key, system.name)
     for result in results:
-        result.findings_note = public.findings_note(result.error_count, result.warning_count, result.advisory)
+        result.findings_note = public.findings_note(
+            result.error_count, result.warning_count, result.advisory
+        )
     description = system.description if isinstance(system.description, dict) else {}
-    return render(request, "leaderboard/system.html", {
-        "system": system, "results": results, "scale": scale, "description": description,
-        "is_cloud": system.category == "cloud",
-    })
+    return render(
+        request,
+        "leaderboard/system.html",
+        {
+            "system": system,
+            "results": results,
+            "scale": scale,
+            "description": description,
+            "is_cloud": system.category == "cloud",
+        },
+    )
 
 
 @require_safe
 def result_page(request, round_key, submitter, system_key, benchmark_key):
     try:
-        result = public.results().select_related("system__round", "system__submitter", "benchmark").get(
-            system__round__key=round_key, system__submitter__name=submitter,
-            system__key=system_key, benchmark__key=benchmark_key,
+        result = (
+            public.results()
+            .select_related("system__round", "system__submitter", "benchmark")
+            .get(
+                system__round__key=round_key,
+                system__submitter__name=submitter,
+                system__key=system_key,
+                benchmark__key=benchmark_key,
+            )
         )
     except Result.DoesNotExist:
         raise Http404("No published result at this address.") from None
@@ -50,28 +73,42 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
     fmt = request.GET.get("format")
     if fmt is not None:
         if fmt not in FORMATS:
-            return HttpResponseBadRequest(f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain")
+            return HttpResponseBadRequest(
+                f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain"
+            )
         name = f"{round_key}-{submitter}-{system_key}-{benchmark_key}-runs"
         return download(FORMATS[fmt].render(runs_frame(result, runs)), FORMATS[fmt], name)
     bench = result.benchmark
     x_label = next((r.eval_x for r in runs if r.eval_x), "") or "epoch"
     system = result.system
-    return render(request, "leaderboard/result.html", {
-        "result": result, "system": system, "runs": runs,
-        "findings_note": public.findings_note(result.error_count, result.warning_count, result.advisory),
-        "findings": panels.findings([result.id])[result.id],
-        "reference_checks": panels.reference_checks([result.id])[result.id],
-        "panels": panels.registered(),
-        "hyperparameters": _hyperparameters(runs),
-        "curve_chart": json_script(charts.convergence(runs, bench.quality_target, bench.higher_is_better, x_label)),
-    })
+    return render(
+        request,
+        "leaderboard/result.html",
+        {
+            "result": result,
+            "system": system,
+            "runs": runs,
+            "findings_note": public.findings_note(
+                result.error_count, result.warning_count, result.advisory
+            ),
+            "findings": panels.findings([result.id])[result.id],
+            "reference_checks": panels.reference_checks([result.id])[result.id],
+            "panels": panels.registered(),
+            "hyperparameters": _hyperparameters(runs),
+            "curve_chart": json_script(
+                charts.convergence(runs, bench.quality_target, bench.higher_is_better, x_label)
+            ),
+        },
+    )
 
 
 @require_safe
 def public_id_page(request, public_id):
     """/id/5.1-0042: MLPerf's public id of a result leads to its page while the result is public."""
-    result = get_object_or_404(public.results().select_related("system__round", "system__submitter", "benchmark"),
-                               public_id=public_id)
+    result = get_object_or_404(
+        public.results().select_related("system__round", "system__submitter", "benchmark"),
+        public_id=public_id,
+    )
     return redirect(result)
 
 
@@ -80,7 +117,9 @@ def _hyperparameters(runs) -> list[tuple[str, str, bool]]:
     values: dict[str, list] = {}
     for run in runs:
         for name, value in (run.hyperparameters or {}).items():
-            values.setdefault(name, []).append(json.dumps(value) if not isinstance(value, str) else value)
+            values.setdefault(name, []).append(
+                json.dumps(value) if not isinstance(value, str) else value
+            )
     out = []
     for name in sorted(values):
         distinct = list(dict.fromkeys(values[name]))

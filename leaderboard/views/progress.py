@@ -30,10 +30,18 @@ def progress_page(request):
         division = "closed"
     rounds = list(Round.objects.order_by("publication_date", "key"))
     tokens = [f"{r.key}:{r.cache_token}" for r in rounds]
-    organisations = cache.get_or_set(cache.catalogue_key("progress-organisations", tokens, division), lambda: sorted(
-        set(public.results().filter(system__division=division, score_s__isnull=False)
-            .values_list("system__submitter__organisation", flat=True)) - {""}, key=str.casefold,
-    ))
+    organisations = cache.get_or_set(
+        cache.catalogue_key("progress-organisations", tokens, division),
+        lambda: sorted(
+            set(
+                public.results()
+                .filter(system__division=division, score_s__isnull=False)
+                .values_list("system__submitter__organisation", flat=True)
+            )
+            - {""},
+            key=str.casefold,
+        ),
+    )
     requested = request.GET.get("organisation") or request.GET.get("submitter") or ""
     organisation = _organisation(requested, organisations)
     key = cache.catalogue_key("progress", tokens, division, organisation)
@@ -46,34 +54,62 @@ def progress_page(request):
         bests = {(b["system__round__key"], b["benchmark__key"]): b["best"] for b in best}
         who = {}
         if bests:
-            holders = scored.filter(score_s__in=set(bests.values())).values_list(
-                "system__round__key", "benchmark__key", "score_s", "system__submitter__organisation", "system__name",
-            ).order_by("system__round__key", "benchmark__key", "system__submitter__name", "system__key")
+            holders = (
+                scored.filter(score_s__in=set(bests.values()))
+                .values_list(
+                    "system__round__key",
+                    "benchmark__key",
+                    "score_s",
+                    "system__submitter__organisation",
+                    "system__name",
+                )
+                .order_by(
+                    "system__round__key", "benchmark__key", "system__submitter__name", "system__key"
+                )
+            )
             for round_key, bench_key, score, holder_org, name in holders:
                 if bests.get((round_key, bench_key)) == score:
                     who.setdefault((round_key, bench_key), f"{holder_org}: {name}")
         names = dict(  # the latest round's name of each benchmark key
-            Benchmark.objects.order_by("round__publication_date", "round__key").values_list("key", "name")
+            Benchmark.objects.order_by("round__publication_date", "round__key").values_list(
+                "key", "name"
+            )
         )
         series: dict[str, list] = {}
         table = []
         for r in rounds:
             for bench_key in sorted({k for (rk, k) in bests if rk == r.key}):
                 minutes = in_minutes(bests[(r.key, bench_key)])
-                series.setdefault(bench_key, []).append((r.key, r.name, minutes, who.get((r.key, bench_key), "")))
+                series.setdefault(bench_key, []).append(
+                    (r.key, r.name, minutes, who.get((r.key, bench_key), ""))
+                )
         for bench_key, points in sorted(series.items()):
             first = points[0][2]
             for round_key, round_name, minutes, holder in points:
-                table.append({
-                    "bench": bench_key, "name": names.get(bench_key, bench_key), "round": round_name,
-                    "round_key": round_key, "minutes": minutes, "holder": holder,
-                    "gain": first / minutes if minutes else None,
-                })
+                table.append(
+                    {
+                        "bench": bench_key,
+                        "name": names.get(bench_key, bench_key),
+                        "round": round_name,
+                        "round_key": round_key,
+                        "minutes": minutes,
+                        "holder": holder,
+                        "gain": first / minutes if minutes else None,
+                    }
+                )
         chart = charts.progress(series, names, [r.name for r in rounds])
         return {"chart": json_script(chart), "table": table}
 
     built = cache.get_or_set(key, build)
-    return render(request, "leaderboard/progress.html", {
-        "division": division, "divisions": Division.choices, "organisation": organisation,
-        "organisations": organisations, "requested": requested if requested and not organisation else "", **built,
-    })
+    return render(
+        request,
+        "leaderboard/progress.html",
+        {
+            "division": division,
+            "divisions": Division.choices,
+            "organisation": organisation,
+            "organisations": organisations,
+            "requested": requested if requested and not organisation else "",
+            **built,
+        },
+    )

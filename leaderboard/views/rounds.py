@@ -26,7 +26,9 @@ CONTROL_PARAMS = ("partial", "format")
 
 def _raw_key(request) -> str:
     """The request's query string in a fixed order, without the parameters that pick the output."""
-    items = sorted((k, v) for k, values in request.GET.lists() for v in values if k not in CONTROL_PARAMS)
+    items = sorted(
+        (k, v) for k, values in request.GET.lists() for v in values if k not in CONTROL_PARAMS
+    )
     return urlencode(items)
 
 
@@ -42,12 +44,16 @@ def round_page(request, round_key):
     other = request.GET.get("round")
     if other and other != round_.key:
         target = get_object_or_404(Round, key=other)
-        rest = [(k, v) for k, vs in request.GET.lists() for v in vs if k not in ("round", "partial")]
+        rest = [
+            (k, v) for k, vs in request.GET.lists() for v in vs if k not in ("round", "partial")
+        ]
         return redirect(target.get_absolute_url() + (f"?{urlencode(rest)}" if rest else ""))
 
     fmt = request.GET.get("format")
     if fmt is not None and fmt not in FORMATS:
-        return HttpResponseBadRequest(f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain")
+        return HttpResponseBadRequest(
+            f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain"
+        )
     partial = request.GET.get("partial") == "1"
     raw = _raw_key(request)
     base_url = request.build_absolute_uri("/").rstrip("/")
@@ -71,14 +77,18 @@ def round_page(request, round_key):
                 body = render_to_string("leaderboard/_round_results.html", context).encode()
             else:
                 inner = mark_safe(render_to_string("leaderboard/_round_body.html", context))
-                body = render_to_string("leaderboard/round.html", {"round": round_, "body": inner}, request).encode()
+                body = render_to_string(
+                    "leaderboard/round.html", {"round": round_, "body": inner}, request
+                ).encode()
         return gzip.compress(body, compresslevel=6, mtime=0)
 
     packed = cache.get_or_set(cache.key(round_, kind, raw, base_url if fmt else ""), build)
     if fmt:
         writer = FORMATS[fmt]
         response = _gzipped(request, packed, writer.content_type)
-        response["Content-Disposition"] = attachment(f'{round_.key}{"-filtered" if raw else ""}.{writer.extension}')
+        response["Content-Disposition"] = attachment(
+            f"{round_.key}{'-filtered' if raw else ''}.{writer.extension}"
+        )
         return response
     return _gzipped(request, packed, "text/html; charset=utf-8")
 
@@ -97,12 +107,21 @@ def _gzipped(request, packed: bytes, content_type: str) -> HttpResponse:
 def _round_context(round_, data, view: TableView, form) -> dict:
     table = shown_table(view, data)
     return {
-        "round": round_, "rounds": list(Round.objects.values_list("key", "name")),
-        "view": view, "form": form, "headers": table.headers, "columns": table.columns, "sections": table.sections,
-        "shown": len(table.rows), "total": len(data.rows), "results_shown": table.results_shown,
+        "round": round_,
+        "rounds": list(Round.objects.values_list("key", "name")),
+        "view": view,
+        "form": form,
+        "headers": table.headers,
+        "columns": table.columns,
+        "sections": table.sections,
+        "shown": len(table.rows),
+        "total": len(data.rows),
+        "results_shown": table.results_shown,
         "csv_query": urlencode([*view.params(), ("format", "csv")]),
         "json_query": urlencode([*view.params(), ("format", "json")]),
-        "scaling_chart": json_script(charts.scaling(table.rows, table.chart_bench)), "chart_bench": table.chart_bench,
+        "scaling_chart": json_script(charts.scaling(table.rows, table.chart_bench)),
+        "chart_bench": table.chart_bench,
         "cost_chart": json_script(charts.cost(table.rows, table.benchmarks)),
-        "show_cloud_scale": table.show_cloud_scale, "show_power": table.show_power,
+        "show_cloud_scale": table.show_cloud_scale,
+        "show_power": table.show_power,
     }

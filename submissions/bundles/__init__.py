@@ -5,6 +5,17 @@ from .layout import Layout, LayoutError, ResultEntry, SystemEntry, detect
 from .unpack import BundleError, Limits, UnpackReport, open_bundle, unpack
 
 __all__ = [
-    "BundleError", "FolderFiles", "Layout", "LayoutError", "Limits", "Member", "ResultEntry", "SystemEntry",
-    "TarFiles", "UnpackReport", "detect", "open_bundle", "unpack",
+    "BundleError",
+    "FolderFiles",
+    "Layout",
+    "LayoutError",
+    "Limits",
+    "Member",
+    "ResultEntry",
+    "SystemEntry",
+    "TarFiles",
+    "UnpackReport",
+    "detect",
+    "open_bundle",
+    "unpack",
 ]

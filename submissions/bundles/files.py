@@ -32,7 +32,9 @@ class _Range(io.RawIOBase):
             return 0
         got = os.preadv(self.fd, [memoryview(buffer)[:n]], self.pos)
         if not got:  # the index was checked against the file: it must have changed since
-            raise OSError(f"the stored bundle ends {self.end - self.pos} bytes before this file does")
+            raise OSError(
+                f"the stored bundle ends {self.end - self.pos} bytes before this file does"
+            )
         self.pos += got
         return got
 
@@ -68,7 +70,9 @@ class Member:
 class TarFiles:
     """A plain tar's files by bundle-relative path: where each one's bytes lie, and the folders it names."""
 
-    def __init__(self, archive: str, files: dict[str, tuple[int, int]], folders: set[str], name: str):
+    def __init__(
+        self, archive: str, files: dict[str, tuple[int, int]], folders: set[str], name: str
+    ):
         self.archive = archive
         self.files = files  # path -> (offset, size)
         self.folders = folders  # every folder, named or implied by a file's path ("" is the top)
@@ -115,17 +119,25 @@ class TarFiles:
         archive is named relative to the index, so that workers may mount the media folder anywhere."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.tmp")
-        tmp.write_text(json.dumps({
-            "archive": os.path.relpath(self.archive, path.parent), "name": self.name, "files": self.files,
-            "folders": sorted(self.folders),
-        }))
+        tmp.write_text(
+            json.dumps(
+                {
+                    "archive": os.path.relpath(self.archive, path.parent),
+                    "name": self.name,
+                    "files": self.files,
+                    "folders": sorted(self.folders),
+                }
+            )
+        )
         os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Path) -> "TarFiles":
         data = json.loads(path.read_text())
         files = {rel: (offset, size) for rel, (offset, size) in data["files"].items()}
-        return cls(os.path.join(path.parent, data["archive"]), files, set(data["folders"]), data["name"])
+        return cls(
+            os.path.join(path.parent, data["archive"]), files, set(data["folders"]), data["name"]
+        )
 
 
 class FolderFiles:

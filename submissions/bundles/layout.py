@@ -14,7 +14,11 @@ from .runlogs import RESULT_FILE, declared_benchmark, holds_log_lines, run_indic
 
 JUNK = {".DS_Store", ".gitkeep", ".gitignore", "Thumbs.db", "desktop.ini"}
 JUNK_DIRS = {"__MACOSX", ".git"}
-DESCRIPTIONS = {"entry.json", "submission.json", "scaling.json"}  # files of the layout, never run logs
+DESCRIPTIONS = {
+    "entry.json",
+    "submission.json",
+    "scaling.json",
+}  # files of the layout, never run logs
 ROUND_FOLDER = re.compile(r"^(training_results_)?v?\d+(\.\d+)+$")  # v0.5.0 above the submitters
 # The largest description, submission.json or scaling.json read (published ones: 2.3 KiB at most); a larger one is
 # not read whole into memory, and is a finding.
@@ -45,7 +49,9 @@ class ResultEntry:
     run_files: list[str]  # in run order
     extra_files: list[str]
     run_indices: list[int] = field(default_factory=list)  # N of each run, as result_N.txt names it
-    misplaced: list[str] = field(default_factory=list)  # runs not named or placed as <log_folder>/result_N.txt
+    misplaced: list[str] = field(
+        default_factory=list
+    )  # runs not named or placed as <log_folder>/result_N.txt
     log_folder: str = ""  # where the rules put its logs: <system folder>/<benchmark>
     no_logs: str = ""  # without runs: why no log was found, in words
 
@@ -63,7 +69,9 @@ class Layout:
     results: list[ResultEntry]
     notes: list[str]
     root: str  # "" when the unpacked folder itself is the submitter root
-    problems: list = field(default_factory=list)  # rules.Finding for files that could not be read (too deep...)
+    problems: list = field(
+        default_factory=list
+    )  # rules.Finding for files that could not be read (too deep...)
 
 
 class LayoutError(Exception):
@@ -89,7 +97,9 @@ class _Tree:
     bundle: FolderFiles | TarFiles
     dirs: dict = field(default_factory=dict)
     logs: dict = field(default_factory=dict)  # rel -> is_log's answer
-    problems: list = field(default_factory=list)  # rules.Finding, one per file that could not be read
+    problems: list = field(
+        default_factory=list
+    )  # rules.Finding, one per file that could not be read
 
     @classmethod
     def scan(cls, bundle: FolderFiles | TarFiles) -> "_Tree":
@@ -114,11 +124,14 @@ class _Tree:
         if rel not in self.logs:
             name = rel.rpartition("/")[2]
             try:
-                self.logs[rel] = not (name in JUNK or name.startswith("._") or name in DESCRIPTIONS) and \
-                    holds_log_lines(self.bundle.file(rel))
+                self.logs[rel] = not (
+                    name in JUNK or name.startswith("._") or name in DESCRIPTIONS
+                ) and holds_log_lines(self.bundle.file(rel))
             except OSError:
                 self.logs[rel] = False
-            except Exception as e:  # a fault of ours: this file is not taken as a log, the others are read
+            except (
+                Exception
+            ) as e:  # a fault of ours: this file is not taken as a log, the others are read
                 self.problems.append(findings.read_crashed(rel, e))
                 self.logs[rel] = False
         return self.logs[rel]
@@ -138,7 +151,9 @@ def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
         return {}, ("unreadable", rel)
 
 
-def read_description(raw: bytes, rel: str, notes: list[str], problems: list | None = None) -> tuple[dict, object]:
+def read_description(
+    raw: bytes, rel: str, notes: list[str], problems: list | None = None
+) -> tuple[dict, object]:
     """A description file's bytes as _read_json reads them: JSON, else NVIDIA's v0.6 log lines. `problems`
     gets a rules.Finding for a file larger than MAX_JSON_BYTES, nested more than MAX_NESTING levels deep or
     holding a number json refuses; such a file is read as {}."""
@@ -163,7 +178,9 @@ def read_description(raw: bytes, rel: str, notes: list[str], problems: list | No
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as e:
         return _read_log_lines(text, e, raw, rel, notes, problems)
-    except ValueError as e:  # an integer of more digits than int() reads (sys.get_int_max_str_digits)
+    except (
+        ValueError
+    ) as e:  # an integer of more digits than int() reads (sys.get_int_max_str_digits)
         notes.append(f"{rel}: {e}; it is ignored.")
         problems.append(findings.json_number(rel, str(e)))
         return {}, ("unreadable", raw)
@@ -194,7 +211,9 @@ def read_scaling_factor(raw: bytes, rel: str, notes: list[str], problems: list) 
         too_deep = isinstance(data, (dict, list)) and nested_deeper(data, MAX_NESTING)
     except (RecursionError, MemoryError):
         too_deep = True
-    except ValueError as error:  # not JSON (or not UTF-8), or an integer of more digits than int() reads
+    except (
+        ValueError
+    ) as error:  # not JSON (or not UTF-8), or an integer of more digits than int() reads
         notes.append(f"{rel}: not read ({type(error).__name__}).")
         return None
     if too_deep:
@@ -205,7 +224,11 @@ def read_scaling_factor(raw: bytes, rel: str, notes: list[str], problems: list) 
         return None
     value = data["scaling_factor"]
     try:
-        factor = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        factor = (
+            float(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else None
+        )
     except OverflowError:  # an integer of 400 digits
         factor = None
     if factor is None or not math.isfinite(factor) or factor <= 0:
@@ -214,8 +237,9 @@ def read_scaling_factor(raw: bytes, rel: str, notes: list[str], problems: list) 
     return factor
 
 
-def _read_log_lines(text: str, error: json.JSONDecodeError, raw: bytes, rel: str, notes: list[str],
-                    problems: list) -> tuple[dict, object]:
+def _read_log_lines(
+    text: str, error: json.JSONDecodeError, raw: bytes, rel: str, notes: list[str], problems: list
+) -> tuple[dict, object]:
     """read_description for a file that is not JSON: NVIDIA's v0.6 log lines, else nothing."""
     lines = text.splitlines()
     line = lines[error.lineno - 1].strip()[:80] if error.lineno <= len(lines) else ""
@@ -226,10 +250,14 @@ def _read_log_lines(text: str, error: json.JSONDecodeError, raw: bytes, rel: str
         problems.append(findings.json_too_deep(rel, MAX_NESTING))
         return {}, ("unreadable", raw)
     fallback = "read as 'key: {\"value\": ...}' lines instead" if data else "it is ignored"
-    notes.append(f"{rel}: not valid JSON (line {error.lineno} column {error.colno}: {error.msg}: {line!r}); "
-                 f"{fallback}.")
+    notes.append(
+        f"{rel}: not valid JSON (line {error.lineno} column {error.colno}: {error.msg}: {line!r}); "
+        f"{fallback}."
+    )
     unread_literals = []
-    data = expand_literals(data, unread_literals)  # NVIDIA's `entry` value, and `nodes` in it, are Python literals
+    data = expand_literals(
+        data, unread_literals
+    )  # NVIDIA's `entry` value, and `nodes` in it, are Python literals
     notes.extend(f"{rel}: {problem}." for problem in unread_literals)
     return (data, data) if data else ({}, ("unreadable", raw))
 
@@ -267,7 +295,9 @@ def _junk(tree: _Tree, rel: str, notes: list[str]) -> None:
             _stray(_join(rel, name), notes)
 
 
-def _system_folder(tree: _Tree, sys_rel: str, system: str, notes: list[str], describe: bool) -> list[ResultEntry]:
+def _system_folder(
+    tree: _Tree, sys_rel: str, system: str, notes: list[str], describe: bool
+) -> list[ResultEntry]:
     """The results in results/<system>/: one per benchmark folder, with or without readable logs, and one per
     benchmark that logs put directly in the system folder name; notes about everything else there."""
     # benchmark, lower case -> [benchmark, path, runs, extra files, misplaced runs, log folder, why no logs]
@@ -306,18 +336,35 @@ def _system_folder(tree: _Tree, sys_rel: str, system: str, notes: list[str], des
             notes.append(f"{rel}: not readable ({e}); ignored.")
             continue
         if bench is None:
-            notes.append(f"{rel}: MLPerf log lines that name no benchmark (no submission_benchmark); ignored. "
-                         f"Put the log in {sys_rel}/<benchmark>/result_N.txt.")
+            notes.append(
+                f"{rel}: MLPerf log lines that name no benchmark (no submission_benchmark); ignored. "
+                f"Put the log in {sys_rel}/<benchmark>/result_N.txt."
+            )
             continue
-        found = results.setdefault(bench.lower(), [bench, sys_rel, [], [], [], _join(sys_rel, bench), ""])
+        found = results.setdefault(
+            bench.lower(), [bench, sys_rel, [], [], [], _join(sys_rel, bench), ""]
+        )
         found[2].append(rel)
         found[4].append(rel)
         found[6] = ""
     entries = []
     for bench, path, runs, extras, misplaced, log_folder, no_logs in results.values():
-        numbered = sorted(zip(run_indices([p.rpartition("/")[2] for p in runs]), runs))  # in run order: the first count
-        entries.append(ResultEntry(system, bench, path, [p for _, p in numbered], extras, [n for n, _ in numbered],
-                                   misplaced, log_folder, no_logs))
+        numbered = sorted(
+            zip(run_indices([p.rpartition("/")[2] for p in runs]), runs)
+        )  # in run order: the first count
+        entries.append(
+            ResultEntry(
+                system,
+                bench,
+                path,
+                [p for _, p in numbered],
+                extras,
+                [n for n, _ in numbered],
+                misplaced,
+                log_folder,
+                no_logs,
+            )
+        )
     return sorted(entries, key=lambda r: r.benchmark)
 
 
@@ -327,8 +374,10 @@ def _why_no_logs(tree: _Tree, bench_rel: str, other: list[str], subs: list[str])
         listed = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
         return f"none of the files in {bench_rel}/ holds MLPerf log lines ({listed})."
     if subs:
-        return f"{bench_rel}/ holds only folders ({', '.join(s + '/' for s in subs[:5])}); logs are read only " \
-               "directly inside the benchmark folder."
+        return (
+            f"{bench_rel}/ holds only folders ({', '.join(s + '/' for s in subs[:5])}); logs are read only "
+            "directly inside the benchmark folder."
+        )
     if tree.files(bench_rel):
         return f"{bench_rel}/ holds only stray files ({', '.join(tree.files(bench_rel)[:5])})."
     return f"the folder {bench_rel}/ is empty."
@@ -339,18 +388,33 @@ def _find_anchors(tree: _Tree, notes: list[str]) -> list[str]:
     anchors, elsewhere = set(), []
     for rel, (_, files) in tree.dirs.items():
         parts = rel.split("/")
-        if len(parts) >= 3 and parts[-3] == "results" and (
-                any(RESULT_FILE.match(f) for f in files) or any(tree.is_log(_join(rel, f)) for f in files)):
+        if (
+            len(parts) >= 3
+            and parts[-3] == "results"
+            and (
+                any(RESULT_FILE.match(f) for f in files)
+                or any(tree.is_log(_join(rel, f)) for f in files)
+            )
+        ):
             anchors.add("/".join(parts[:-3]))
-        elif len(parts) >= 2 and parts[-2] == "results" and any(tree.is_log(_join(rel, f)) for f in files):
+        elif (
+            len(parts) >= 2
+            and parts[-2] == "results"
+            and any(tree.is_log(_join(rel, f)) for f in files)
+        ):
             anchors.add("/".join(parts[:-2]))
         elif any(RESULT_FILE.match(f) for f in files):
             elsewhere.append(rel or ".")
     for rel in sorted(elsewhere):
         notes.append(f"{rel}/: result_N.txt files outside results/<system>/<benchmark>/; ignored.")
     if not anchors:
-        found = f" Found result_N.txt only in: {', '.join(sorted(elsewhere)[:5])}." if elsewhere else ""
-        raise LayoutError("layout.no-results", f"No run logs (result_N.txt) were found in the bundle.{found} {EXPECTED}")
+        found = (
+            f" Found result_N.txt only in: {', '.join(sorted(elsewhere)[:5])}." if elsewhere else ""
+        )
+        raise LayoutError(
+            "layout.no-results",
+            f"No run logs (result_N.txt) were found in the bundle.{found} {EXPECTED}",
+        )
     return sorted(anchors)
 
 
@@ -366,7 +430,8 @@ def detect(root: str | os.PathLike | FolderFiles | TarFiles) -> Layout:
         raise LayoutError(
             "layout.multiple-submitters",
             f"The bundle holds several submitters' trees ({', '.join(a or '.' for a in anchors)}). "
-            "Upload one bundle per submitter, e.g. `tar -C <round folder> -czf nvidia.tgz NVIDIA`.")
+            "Upload one bundle per submitter, e.g. `tar -C <round folder> -czf nvidia.tgz NVIDIA`.",
+        )
     else:
         layout = _v05(tree, anchors, notes)
     _refuse_long_names(layout)
@@ -379,19 +444,26 @@ def _refuse_long_names(layout: Layout) -> None:
     for name in {s.name for s in layout.systems} | {r.system for r in layout.results}:
         if len(name) > MAX_NAME_CHARS:
             log_folder = next((r.log_folder for r in layout.results if r.system == name), "")
-            above = log_folder.rpartition("/")[0].rpartition("/")[0]  # the folder holding the system's folder
+            above = log_folder.rpartition("/")[0].rpartition("/")[
+                0
+            ]  # the folder holding the system's folder
             raise LayoutError(
                 "bundle.name-too-long",
                 f"The system '{name[:60]}…' (a folder in {above or '.'}/) has a name of {len(name)} characters; "
                 f"the portal keeps system names of up to {MAX_NAME_CHARS}. Rename its folder (and its "
-                "systems/<name>.json).")
+                "systems/<name>.json).",
+            )
     if len(layout.submitter) > MAX_NAME_CHARS:
-        source = f"its folder {layout.root}/" if layout.root.endswith(layout.submitter) else \
-            "as submission.json or the system descriptions name it"
+        source = (
+            f"its folder {layout.root}/"
+            if layout.root.endswith(layout.submitter)
+            else "as submission.json or the system descriptions name it"
+        )
         raise LayoutError(
             "bundle.name-too-long",
             f"The submitter's name '{layout.submitter[:60]}…' ({source}) has {len(layout.submitter)} characters; "
-            f"the portal keeps names of up to {MAX_NAME_CHARS}. Use the organisation's usual name.")
+            f"the portal keeps names of up to {MAX_NAME_CHARS}. Use the organisation's usual name.",
+        )
 
 
 def _v06(tree: _Tree, top: str, notes: list[str]) -> Layout:
@@ -416,8 +488,10 @@ def _v06(tree: _Tree, top: str, notes: list[str]) -> Layout:
         results += found
         if not found:  # noted, not listed: a system without results would only be an empty row
             if name in described or entry_json:
-                notes.append(f"{described.get(name) or sys_rel + '/entry.json'}: system has no results "
-                             f"(no {sys_rel}/<benchmark>/result_N.txt); not listed.")
+                notes.append(
+                    f"{described.get(name) or sys_rel + '/entry.json'}: system has no results "
+                    f"(no {sys_rel}/<benchmark>/result_N.txt); not listed."
+                )
             elif name in tree.dirs:
                 notes.append(f"{sys_rel}/: neither a description nor result logs; ignored.")
             continue
@@ -434,9 +508,15 @@ def _v06(tree: _Tree, top: str, notes: list[str]) -> Layout:
 
     submitter = top.rpartition("/")[2]
     if not submitter:  # the folder's contents were packed: ask the descriptions
-        named = Counter(s.description.get("submitter") for s in systems if isinstance(s.description.get("submitter"), str))
+        named = Counter(
+            s.description.get("submitter")
+            for s in systems
+            if isinstance(s.description.get("submitter"), str)
+        )
         submitter = named.most_common(1)[0][0] if named else tree.bundle.name
-        notes.append(f"The bundle has no submitter folder at its top; the submitter is taken to be '{submitter}'.")
+        notes.append(
+            f"The bundle has no submitter folder at its top; the submitter is taken to be '{submitter}'."
+        )
     return Layout("v0.6+", submitter, systems, results, notes, top)
 
 
@@ -452,12 +532,17 @@ class _Candidate:
 
 def _v05_names(cands: list[_Candidate]) -> dict[int, str]:
     """System names: the folder name when unambiguous, else the folder holding the entry, else the entry path."""
+
     def alone(c):  # a name that no other candidate can have
         return _join(c.entry, c.folder) if "/" not in c.entry else c.entry
 
-    def same(group):  # one system: described alike, and no benchmark twice (Intel's public and private MiniGo)
+    def same(
+        group,
+    ):  # one system: described alike, and no benchmark twice (Intel's public and private MiniGo)
         benchmarks = [r.benchmark.lower() for c in group for r in c.results]
-        return all(c.signature == group[0].signature for c in group) and len(benchmarks) == len(set(benchmarks))
+        return all(c.signature == group[0].signature for c in group) and len(benchmarks) == len(
+            set(benchmarks)
+        )
 
     groups = []  # (name, candidates that share it)
     by_folder = {}
@@ -488,10 +573,16 @@ def _v05(tree: _Tree, entries: list[str], notes: list[str]) -> Layout:
         skip += 1
     top = "/".join(parts[: skip + 1]) if skip < len(parts) else common
     # Entries whose logs are all missing (Intel's v0.5 MiniGo) still describe systems.
-    entries = sorted(set(entries) | {
-        rel for rel, (subdirs, files) in tree.dirs.items()
-        if "results" in subdirs and "submission.json" in files and (not top or rel == top or rel.startswith(top + "/"))
-    })
+    entries = sorted(
+        set(entries)
+        | {
+            rel
+            for rel, (subdirs, files) in tree.dirs.items()
+            if "results" in subdirs
+            and "submission.json" in files
+            and (not top or rel == top or rel.startswith(top + "/"))
+        }
+    )
 
     orgs, cands = {}, []
     for entry in entries:
@@ -510,8 +601,11 @@ def _v05(tree: _Tree, entries: list[str], notes: list[str]) -> Layout:
             has_entry = tree.has_file(sys_rel, "entry.json")
             found = _system_folder(tree, sys_rel, folder, notes, describe=has_entry)
             if not found:  # noted, not listed: a system without results would only be an empty row
-                what = "entry.json: system has no results (no <benchmark>/result_N.txt); not listed" if has_entry \
+                what = (
+                    "entry.json: system has no results (no <benchmark>/result_N.txt); not listed"
+                    if has_entry
                     else ": neither entry.json nor result logs; ignored"
+                )
                 notes.append(f"{sys_rel}/{what}.")
                 continue
             if has_entry:
@@ -519,7 +613,7 @@ def _v05(tree: _Tree, entries: list[str], notes: list[str]) -> Layout:
             else:
                 notes.append(f"{sys_rel}/: no entry.json describing the system.")
                 desc, sig = {}, ("missing", sys_rel)
-            rel_entry = entry[len(top):].lstrip("/")
+            rel_entry = entry[len(top) :].lstrip("/")
             desc_path = _join(sys_rel, "entry.json") if has_entry else None
             cands.append(_Candidate(rel_entry, folder, desc, desc_path, sig, found))
 
@@ -540,7 +634,9 @@ def _v05(tree: _Tree, entries: list[str], notes: list[str]) -> Layout:
         submitter = counted.most_common(1)[0][0]
         if len(counted) > 1:
             listed = ", ".join(f"'{o}' ({n})" for o, n in counted.most_common())
-            notes.append(f"submission.json files name different organisations: {listed}; using '{submitter}'.")
+            notes.append(
+                f"submission.json files name different organisations: {listed}; using '{submitter}'."
+            )
     else:
         submitter = top.rpartition("/")[2] or tree.bundle.name
     systems.sort(key=lambda s: s.name)
@@ -552,7 +648,7 @@ def _refuse_several_orgs(top: str, entries: list[str], orgs: dict) -> None:
     """Folders side by side under the root whose submission.json name different organisations are several submitters."""
     by_child = {}
     for e in entries:
-        child = e[len(top):].lstrip("/").split("/")[0]
+        child = e[len(top) :].lstrip("/").split("/")[0]
         word = re.findall(r"[a-z0-9]+", orgs.get(e, "").lower())
         by_child.setdefault(child, set()).add(word[0] if word else None)
     if len(by_child) < 2 or any(None in w or len(w) != 1 for w in by_child.values()):
@@ -561,4 +657,5 @@ def _refuse_several_orgs(top: str, entries: list[str], orgs: dict) -> None:
         raise LayoutError(
             "layout.multiple-submitters",
             f"The bundle holds several submitters' trees ({', '.join(_join(top, c) for c in sorted(by_child))}). "
-            "Upload one bundle per submitter, e.g. `tar -C v0.5.0 -czf nvidia.tgz nvidia`.")
+            "Upload one bundle per submitter, e.g. `tar -C v0.5.0 -czf nvidia.tgz nvidia`.",
+        )

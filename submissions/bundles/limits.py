@@ -17,7 +17,9 @@ class Limits:
     max_total_bytes: int = 2 * 1024**3
     max_files: int = 20_000
     max_file_bytes: int = 512 * 1024**2
-    max_ratio: float = 200.0  # total uncompressed bytes / archive bytes, checked as bytes are written
+    max_ratio: float = (
+        200.0  # total uncompressed bytes / archive bytes, checked as bytes are written
+    )
     # Shapes no submission has (published rounds: 8 levels, names of 45 bytes, paths of 101 characters), refused
     # before anything reads them: a folder chain thousands deep, a name no file system takes (NAME_MAX), a path
     # longer than the tables keep for a run's or a result's path (500 characters).
@@ -37,7 +39,7 @@ class BundleError(Exception):
 
 def shown(name: str, limit: int = 120) -> str:
     """A member's name as a message shows it: its start and its end."""
-    return name if len(name) <= limit else f"{name[:limit // 2]}…{name[-limit // 2:]}"
+    return name if len(name) <= limit else f"{name[: limit // 2]}…{name[-limit // 2 :]}"
 
 
 def size_text(n: float) -> str:
@@ -56,8 +58,11 @@ class Tally:
         """archive_bytes: the compressed archive's size, for the ratio; None for no ratio (a part of a round,
         whose ratio is counted for the whole archive)."""
         self.limits = limits
-        self.max_ratio_bytes = float("inf") if archive_bytes is None else max(
-            limits.max_ratio * archive_bytes, RATIO_FLOOR)
+        self.max_ratio_bytes = (
+            float("inf")
+            if archive_bytes is None
+            else max(limits.max_ratio * archive_bytes, RATIO_FLOOR)
+        )
         self.files = self.dirs = self.total = 0
 
     def check_path(self, parts: list[str], member: str) -> None:
@@ -68,20 +73,26 @@ class Tally:
             raise BundleError(
                 "bundle.path-too-deep",
                 f"'{shown(member)}' lies {len(parts)} folders deep; the portal reads bundles up to {lim.max_depth} "
-                "deep. Leave out everything but results/ and systems/.", member)
+                "deep. Leave out everything but results/ and systems/.",
+                member,
+            )
         for part in parts:
             size = len(part.encode("utf-8", "surrogateescape"))
             if size > lim.max_name_bytes:
                 raise BundleError(
                     "bundle.name-too-long",
                     f"'{shown(member)}' has a name of {size} bytes ('{shown(part, 40)}'); file systems take "
-                    f"{lim.max_name_bytes}. Rename it.", member)
+                    f"{lim.max_name_bytes}. Rename it.",
+                    member,
+                )
         length = sum(map(len, parts)) + len(parts) - 1
         if length > lim.max_path_chars:
             raise BundleError(
                 "bundle.path-too-long",
                 f"'{shown(member)}' has a path of {length} characters; the portal keeps paths of up to "
-                f"{lim.max_path_chars}. Shorten the folder names, or leave the file out.", member)
+                f"{lim.max_path_chars}. Shorten the folder names, or leave the file out.",
+                member,
+            )
 
     def count_dir(self, member: str) -> None:
         self.dirs += 1
@@ -89,7 +100,9 @@ class Tally:
             raise BundleError(
                 "bundle.too-many-files",
                 f"The bundle has more than {self.limits.max_files} folders (stopped at '{member}'). "
-                "Leave out everything but results/ and systems/.", member)
+                "Leave out everything but results/ and systems/.",
+                member,
+            )
 
     def count_file(self, member: str, declared: int) -> None:
         """One more file, whose header says it holds `declared` bytes: refused here, before a byte of it is
@@ -100,7 +113,9 @@ class Tally:
             raise BundleError(
                 "bundle.too-many-files",
                 f"The bundle has more than {self.limits.max_files} files (stopped at '{member}'). "
-                "Leave out everything but results/ and systems/.", member)
+                "Leave out everything but results/ and systems/.",
+                member,
+            )
         self._check(member, declared, self.total + declared)
 
     def count_copied(self, member: str, size: int) -> None:
@@ -119,14 +134,20 @@ class Tally:
             raise BundleError(
                 "bundle.file-too-large",
                 f"'{member}' is larger than the {size_text(lim.max_file_bytes)} allowed for one file. "
-                "Leave it out unless it is a result log; if it is, ask the portal's administrators.", member)
+                "Leave it out unless it is a result log; if it is, ask the portal's administrators.",
+                member,
+            )
         if total > lim.max_total_bytes:
             raise BundleError(
                 "bundle.too-large",
                 f"The bundle unpacks to more than {size_text(lim.max_total_bytes)} (stopped at '{member}'). "
-                "Leave out checkpoints, data sets and code outside results/ and systems/.", member)
+                "Leave out checkpoints, data sets and code outside results/ and systems/.",
+                member,
+            )
         if total > self.max_ratio_bytes:
             raise BundleError(
                 "bundle.ratio",
                 f"The bundle expands to more than {lim.max_ratio:g} times its own size (stopped at "
-                f"'{member}'), which looks like a decompression bomb. Upload the real result files.", member)
+                f"'{member}'), which looks like a decompression bomb. Upload the real result files.",
+                member,
+            )

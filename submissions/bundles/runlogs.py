@@ -52,7 +52,11 @@ def declared_benchmark(source) -> str | None:
                 break
             if b"submission_benchmark" in line or b":::MLPv0.5.0 " in line or b"MLPerf: " in line:
                 for event in parse_lines([line]).events:
-                    if event.key == "submission_benchmark" and isinstance(event.value, str) and event.value.strip():
+                    if (
+                        event.key == "submission_benchmark"
+                        and isinstance(event.value, str)
+                        and event.value.strip()
+                    ):
                         return event.value.strip()
                     named = event.metadata.get("benchmark")
                     if isinstance(named, str) and named.strip():

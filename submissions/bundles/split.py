@@ -31,9 +31,9 @@ import sys
 import tarfile
 import tempfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
-from collections.abc import Iterator
 
 if __package__:
     from .limits import BundleError, Limits, Tally
@@ -42,7 +42,8 @@ else:  # SplitProcess's child, run as a script: its neighbour is loaded from its
     import importlib.util
 
     _spec = importlib.util.spec_from_file_location(
-        "_split_limits", os.path.join(os.path.dirname(os.path.abspath(__file__)), "limits.py"))
+        "_split_limits", os.path.join(os.path.dirname(os.path.abspath(__file__)), "limits.py")
+    )
     _limits = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_limits)
     BundleError, Limits, Tally = _limits.BundleError, _limits.Limits, _limits.Tally
@@ -100,7 +101,9 @@ class Part(NamedTuple):
     root: str  # the submitter folder, e.g. "NVIDIA" or "v0.5.0/google"
     path: Path  # the plain tar holding it
     again: bool  # the root came back after it was handed over: this part holds all of it, the earlier one not
-    sha256: str | None = None  # of the file, hashed as it was written (None for a part written on again)
+    sha256: str | None = (
+        None  # of the file, hashed as it was written (None for a part written on again)
+    )
 
 
 class _Hashing:
@@ -168,12 +171,16 @@ class RoundSplit:
                             handed.add(root)
                             kept.add(part.path)
                             yield part
-                        if member_root in paths:  # it comes back: its part is copied to be written on
+                        if (
+                            member_root in paths
+                        ):  # it comes back: its part is copied to be written on
                             written.count_bytes(member.name, 0, paths[member_root].stat().st_size)
                         root = member_root
                         writer = self._open(root, paths)
                     tally = tallies.setdefault(root, Tally(self.limits, None))
-                    tally.check_path([p for p in member.name.split("/") if p not in ("", ".")], member.name)
+                    tally.check_path(
+                        [p for p in member.name.split("/") if p not in ("", ".")], member.name
+                    )
                     if member.isdir():
                         tally.count_dir(member.name)
                     else:  # links and special files too: each is a header written, and the unpacker refuses them
@@ -184,7 +191,7 @@ class RoundSplit:
                     member.pax_headers.pop("path", None)  # else the old name wins on write
                     member.name = str(PurePosixPath(member.name)).removeprefix("./")
                     if root.count("/"):
-                        member.name = member.name[len(root) - len(root.rpartition("/")[2]):]
+                        member.name = member.name[len(root) - len(root.rpartition("/")[2]) :]
                     writer.addfile(member, source.extractfile(member) if member.isfile() else None)
         except BundleError as refusal:
             self.refused, self.whole = refusal, True  # the part being written is removed below
@@ -201,7 +208,9 @@ class RoundSplit:
         yield last
 
     def _open(self, root: str, paths: dict[str, Path]) -> tarfile.TarFile:
-        if root in paths:  # it came back: write on at the end of a copy of its part (the part may be stored)
+        if (
+            root in paths
+        ):  # it came back: write on at the end of a copy of its part (the part may be stored)
             again = paths[root].with_name(f"{paths[root].stem}+.tar")
             shutil.copyfile(paths[root], again)
             paths[root] = again
@@ -209,7 +218,9 @@ class RoundSplit:
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", root)
         paths[root] = self.out_dir / f"{name}.tar"
         out = _Hashing(paths[root])
-        return tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT, copybufsize=_COPY_BUFFER)
+        return tarfile.open(
+            fileobj=out, mode="w", format=tarfile.PAX_FORMAT, copybufsize=_COPY_BUFFER
+        )
 
     @staticmethod
     def _close(writer: tarfile.TarFile, root: str, paths: dict[str, Path], again: bool) -> Part:
@@ -223,7 +234,9 @@ class RoundSplit:
 
 def _ratio_only(limits: Limits) -> Limits:
     """The limits of everything a split writes: the ratio alone (each part is held to the rest)."""
-    return dataclasses.replace(limits, max_total_bytes=sys.maxsize, max_files=sys.maxsize, max_file_bytes=sys.maxsize)
+    return dataclasses.replace(
+        limits, max_total_bytes=sys.maxsize, max_files=sys.maxsize, max_file_bytes=sys.maxsize
+    )
 
 
 class SplitProcess:
@@ -241,9 +254,18 @@ class SplitProcess:
         self.errors = tempfile.TemporaryFile("w+")
         # -I: nothing from the environment or the script's folder on sys.path (its neighbours are no stdlib).
         self.process = subprocess.Popen(
-            [sys.executable, "-I", __file__, str(self.archive), str(self.out_dir),
-             json.dumps(dataclasses.asdict(limits))],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.errors, text=True,
+            [
+                sys.executable,
+                "-I",
+                __file__,
+                str(self.archive),
+                str(self.out_dir),
+                json.dumps(dataclasses.asdict(limits)),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            text=True,
         )
 
     def __iter__(self) -> Iterator[Part]:
@@ -258,8 +280,10 @@ class SplitProcess:
         if self.process.wait():
             self.errors.seek(0)
             error = self.errors.read()
-            raise RuntimeError(f"Splitting {self.archive.name} stopped (exit code {self.process.returncode}): "
-                               + (error.strip().splitlines() or ["no message"])[-1])
+            raise RuntimeError(
+                f"Splitting {self.archive.name} stopped (exit code {self.process.returncode}): "
+                + (error.strip().splitlines() or ["no message"])[-1]
+            )
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -280,8 +304,12 @@ def configured_limits() -> Limits:
     Read here, not there: manage.py starts a split before Django's apps are loaded (early_split)."""
     from django.conf import settings
 
-    return Limits(max_total_bytes=settings.BUNDLE_MAX_TOTAL_BYTES, max_files=settings.BUNDLE_MAX_FILES,
-                  max_file_bytes=settings.BUNDLE_MAX_FILE_BYTES, max_ratio=settings.BUNDLE_MAX_RATIO)
+    return Limits(
+        max_total_bytes=settings.BUNDLE_MAX_TOTAL_BYTES,
+        max_files=settings.BUNDLE_MAX_FILES,
+        max_file_bytes=settings.BUNDLE_MAX_FILE_BYTES,
+        max_ratio=settings.BUNDLE_MAX_RATIO,
+    )
 
 
 def _print_parts(archive: str, out_dir: str, limits: str) -> None:
@@ -289,10 +317,22 @@ def _print_parts(archive: str, out_dir: str, limits: str) -> None:
     {"whole": ..., "refused": {"rule": ..., "message": ..., "member": ...} or null}."""
     split = RoundSplit(Path(archive), Path(out_dir), Limits(**json.loads(limits)))
     for part in split:
-        print(json.dumps({"root": part.root, "path": str(part.path), "again": part.again, "sha256": part.sha256}),
-              flush=True)
-    refused = split.refused and {"rule": split.refused.rule, "message": str(split.refused),
-                                 "member": split.refused.member}
+        print(
+            json.dumps(
+                {
+                    "root": part.root,
+                    "path": str(part.path),
+                    "again": part.again,
+                    "sha256": part.sha256,
+                }
+            ),
+            flush=True,
+        )
+    refused = split.refused and {
+        "rule": split.refused.rule,
+        "message": str(split.refused),
+        "member": split.refused.member,
+    }
     print(json.dumps({"whole": split.whole, "refused": refused}), flush=True)
 
 

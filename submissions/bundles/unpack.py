@@ -20,8 +20,18 @@ CHUNK = 1024 * 1024
 # tarfile re-slices its read-ahead buffer on every read: a small read-ahead keeps that cheap
 # for the many small members, while 1 MiB reads of big members still gather several blocks.
 _TAR_READAHEAD = 64 * 1024
-_NAME_ERRNOS = (errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ, errno.ELOOP)
-_PACK_HINT = "Pack the submission folder itself, e.g. `tar -C <round folder> -czf bundle.tgz <Submitter>`."
+_NAME_ERRNOS = (
+    errno.EEXIST,
+    errno.EISDIR,
+    errno.ENOTDIR,
+    errno.ENAMETOOLONG,
+    errno.EINVAL,
+    errno.EILSEQ,
+    errno.ELOOP,
+)
+_PACK_HINT = (
+    "Pack the submission folder itself, e.g. `tar -C <round folder> -czf bundle.tgz <Submitter>`."
+)
 
 
 @dataclass
@@ -41,7 +51,11 @@ def sniff(path) -> str | None:
         return "tar.xz"
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return "zip"
-    if head[257:262] == b"ustar" or _is_tar_header(head) or (len(head) == 512 and not head.strip(b"\0")):
+    if (
+        head[257:262] == b"ustar"
+        or _is_tar_header(head)
+        or (len(head) == 512 and not head.strip(b"\0"))
+    ):
         return "tar"  # the last: a tar of no members is only its end blocks of zeros
     return None
 
@@ -67,16 +81,22 @@ class _Writer(Tally):
         """Validated path components of a member name ([] for the archive's own root)."""
         path = name.replace("\\", "/")  # Windows zip tools write backslashes
         if "\x00" in path:
-            raise BundleError("bundle.bad-path", f"'{name}' has a NUL byte in its name. Rename it.", name)
+            raise BundleError(
+                "bundle.bad-path", f"'{name}' has a NUL byte in its name. Rename it.", name
+            )
         if path.startswith("/") or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
             raise BundleError(
                 "bundle.absolute-path",
-                f"'{name}' has an absolute path; every path in a bundle must be relative. {_PACK_HINT}", name)
+                f"'{name}' has an absolute path; every path in a bundle must be relative. {_PACK_HINT}",
+                name,
+            )
         parts = [p for p in path.split("/") if p not in ("", ".")]
         if ".." in parts:
             raise BundleError(
                 "bundle.path-traversal",
-                f"'{name}' contains '..' and would land outside the bundle. {_PACK_HINT}", name)
+                f"'{name}' contains '..' and would land outside the bundle. {_PACK_HINT}",
+                name,
+            )
         self.check_path(parts, name)
         return parts
 
@@ -97,12 +117,16 @@ class _Writer(Tally):
         if len(parts) > 1 and folder not in self.made:
             self._os(member, os.makedirs, folder, exist_ok=True)
             self.made.add(folder)
-        fd = self._os(member, os.open, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        fd = self._os(
+            member, os.open, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644
+        )
         written = 0
         with open(fd, "wb") as out:
             while chunk := src.read(CHUNK):
                 written += len(chunk)
-                self.count_bytes(member, written, len(chunk))  # real bytes: a lying header still stops here
+                self.count_bytes(
+                    member, written, len(chunk)
+                )  # real bytes: a lying header still stops here
                 out.write(chunk)
 
     @staticmethod
@@ -114,7 +138,9 @@ class _Writer(Tally):
                 raise BundleError(
                     "bundle.bad-path",
                     f"'{member}' cannot be written ({e.strerror}): a file and a folder share that name, "
-                    "or the name is too long. Rename it.", member) from None
+                    "or the name is too long. Rename it.",
+                    member,
+                ) from None
             raise
 
 
@@ -142,13 +168,18 @@ class _Indexer(_Writer):
             raise _NotInPlace(member)
         self.count_file(member, info.size)
         if info.offset_data + info.size > self.archive_bytes:
-            raise _corrupt(member, EOFError(f"the file's bytes end past the archive's {self.archive_bytes}"))
+            raise _corrupt(
+                member, EOFError(f"the file's bytes end past the archive's {self.archive_bytes}")
+            )
         self.total += info.size
         self._add_folders(parts[:-1], member)
         path = "/".join(parts)
         if path in self.folders:
             raise self._clash(member)
-        self.ranges[path] = (info.offset_data, info.size)  # a later member of the same name wins, as on disk
+        self.ranges[path] = (
+            info.offset_data,
+            info.size,
+        )  # a later member of the same name wins, as on disk
 
     def _add_folders(self, parts: list[str], member: str) -> None:
         path = "/".join(parts)
@@ -163,7 +194,10 @@ class _Indexer(_Writer):
     @staticmethod
     def _clash(member: str) -> BundleError:
         return BundleError(
-            "bundle.bad-path", f"'{member}' cannot be written: a file and a folder share that name. Rename it.", member)
+            "bundle.bad-path",
+            f"'{member}' cannot be written: a file and a folder share that name. Rename it.",
+            member,
+        )
 
 
 def _corrupt(member: str | None, error: BaseException, done: bool = False) -> BundleError:
@@ -171,7 +205,9 @@ def _corrupt(member: str | None, error: BaseException, done: bool = False) -> Bu
     return BundleError(
         "bundle.truncated",
         f"The archive is truncated or corrupt {where} ({type(error).__name__}: {error}). "
-        "Check that the upload finished, create the archive again and re-upload.", member)
+        "Check that the upload finished, create the archive again and re-upload.",
+        member,
+    )
 
 
 class _CorruptHeader(Exception):
@@ -183,13 +219,24 @@ class _StrictInfo(tarfile.TarInfo):
     def fromtarfile(cls, tf):
         try:
             return super().fromtarfile(tf)
-        except (tarfile.EmptyHeaderError, tarfile.TruncatedHeaderError, tarfile.InvalidHeaderError) as e:
+        except (
+            tarfile.EmptyHeaderError,
+            tarfile.TruncatedHeaderError,
+            tarfile.InvalidHeaderError,
+        ) as e:
             if tf.offset == 0:
                 raise  # tarfile reports this as ReadError: not a tar at all
             raise _CorruptHeader(f"no valid tar header at byte {tf.offset}: {e}") from None
 
 
-_TAR_ERRORS = (EOFError, tarfile.TarError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, _CorruptHeader)
+_TAR_ERRORS = (
+    EOFError,
+    tarfile.TarError,
+    zlib.error,
+    lzma.LZMAError,
+    gzip.BadGzipFile,
+    _CorruptHeader,
+)
 
 
 class _Inflater:
@@ -233,7 +280,7 @@ class _Inflater:
                 self.buf, self.pos = item, 0
             else:
                 self.end = item
-        out = self.buf[self.pos:] if n < 0 else self.buf[self.pos:self.pos + n]
+        out = self.buf[self.pos :] if n < 0 else self.buf[self.pos : self.pos + n]
         self.pos += len(out)
         return out
 
@@ -246,10 +293,16 @@ def _untar(archive: str, fmt: str, w: _Writer) -> None:
     member, done = None, False
     with open(archive, "rb") as raw:
         # Our own decompressor wrappers bound each read's output, unlike tarfile's 'r|xz'.
-        stream = raw if fmt == "tar" else _Inflater(gzip.GzipFile(fileobj=raw) if fmt == "tar.gz" else lzma.LZMAFile(raw))
+        stream = (
+            raw
+            if fmt == "tar"
+            else _Inflater(gzip.GzipFile(fileobj=raw) if fmt == "tar.gz" else lzma.LZMAFile(raw))
+        )
         mode = "r:" if isinstance(w, _Indexer) else "r|"  # the indexer seeks past the files' bytes
         try:
-            with tarfile.open(fileobj=stream, mode=mode, bufsize=_TAR_READAHEAD, tarinfo=_StrictInfo) as tf:
+            with tarfile.open(
+                fileobj=stream, mode=mode, bufsize=_TAR_READAHEAD, tarinfo=_StrictInfo
+            ) as tf:
                 for info in tf:
                     member, done = info.name, False
                     parts = w.parts(info.name)
@@ -257,7 +310,9 @@ def _untar(archive: str, fmt: str, w: _Writer) -> None:
                         raise BundleError(
                             "bundle.link",
                             f"'{member}' is a {'symbolic' if info.issym() else 'hard'} link to '{info.linkname}'; "
-                            "links are not accepted. Put a copy of the file there (tar -h follows links).", member)
+                            "links are not accepted. Put a copy of the file there (tar -h follows links).",
+                            member,
+                        )
                     if info.isdir():
                         if parts:
                             w.mkdir(parts, member)
@@ -266,14 +321,17 @@ def _untar(archive: str, fmt: str, w: _Writer) -> None:
                     else:
                         raise BundleError(
                             "bundle.special-file",
-                            f"'{member}' is a device, FIFO or other special file, not a regular file. Remove it.", member)
+                            f"'{member}' is a device, FIFO or other special file, not a regular file. Remove it.",
+                            member,
+                        )
                     done = True
         except tarfile.ReadError as e:
             # Header errors before any member: the stream decompressed fine but is no tar.
             if member is None and fmt != "tar" and isinstance(e.__context__, tarfile.HeaderError):
                 raise BundleError(
                     "bundle.not-an-archive",
-                    f"The {fmt.split('.')[1]} stream does not hold a tar archive ({e}). {_PACK_HINT}") from None
+                    f"The {fmt.split('.')[1]} stream does not hold a tar archive ({e}). {_PACK_HINT}",
+                ) from None
             raise _corrupt(member, e, done) from None
         except _TAR_ERRORS as e:
             raise _corrupt(member, e, done) from None
@@ -289,14 +347,19 @@ def _unzip(archive: str, w: _Writer) -> None:
         raise BundleError(
             "bundle.truncated",
             f"The zip file is truncated or corrupt: its table of contents is unreadable ({e}). "
-            "Check that the upload finished, create the archive again and re-upload.") from None
+            "Check that the upload finished, create the archive again and re-upload.",
+        ) from None
     except NotImplementedError as e:  # found by fuzzing: a member needing a zip version past 6.3
         raise BundleError(
-            "bundle.unsupported", f"The zip file uses a format the portal cannot read ({e}). Use a .tar.gz.") from None
+            "bundle.unsupported",
+            f"The zip file uses a format the portal cannot read ({e}). Use a .tar.gz.",
+        ) from None
     except UnicodeDecodeError as e:  # found by fuzzing: a name flagged as UTF-8 that is not
         raise BundleError(
-            "bundle.bad-path", f"A name in the zip file is marked as UTF-8 but is not ({e}). Create the archive "
-                               "again, or pack it as a .tar.gz.") from None
+            "bundle.bad-path",
+            f"A name in the zip file is marked as UTF-8 but is not ({e}). Create the archive "
+            "again, or pack it as a .tar.gz.",
+        ) from None
     member = None
     with zf:
         try:
@@ -307,10 +370,15 @@ def _unzip(archive: str, w: _Writer) -> None:
                 if stat.S_ISLNK(mode):
                     raise BundleError(
                         "bundle.link",
-                        f"'{member}' is a symbolic link; links are not accepted. Put a copy of the file there.", member)
+                        f"'{member}' is a symbolic link; links are not accepted. Put a copy of the file there.",
+                        member,
+                    )
                 if not info.filename:  # found by fuzzing: ZipInfo.is_dir() raised IndexError on it
-                    raise BundleError("bundle.bad-path", "A member of the zip file has an empty name. Create the "
-                                                         "archive again with your zip tool or as a .tar.gz.")
+                    raise BundleError(
+                        "bundle.bad-path",
+                        "A member of the zip file has an empty name. Create the "
+                        "archive again with your zip tool or as a .tar.gz.",
+                    )
                 if info.is_dir() or stat.S_ISDIR(mode):
                     if parts:
                         w.mkdir(parts, member)
@@ -318,17 +386,23 @@ def _unzip(archive: str, w: _Writer) -> None:
                 if stat.S_IFMT(mode) not in (0, stat.S_IFREG) or not parts:  # 0: no unix type bits
                     raise BundleError(
                         "bundle.special-file",
-                        f"'{member}' is a device, FIFO or other special file, not a regular file. Remove it.", member)
+                        f"'{member}' is a device, FIFO or other special file, not a regular file. Remove it.",
+                        member,
+                    )
                 if info.flag_bits & 0x1:
                     raise BundleError(
-                        "bundle.unsupported", f"'{member}' is encrypted. Upload an archive without a password.", member)
+                        "bundle.unsupported",
+                        f"'{member}' is encrypted. Upload an archive without a password.",
+                        member,
+                    )
                 try:
                     src = zf.open(info)
                 except NotImplementedError as e:
                     raise BundleError(
                         "bundle.unsupported",
                         f"'{member}' uses a compression the portal cannot read ({e}). Use deflate, or a .tar.gz.",
-                        member) from None
+                        member,
+                    ) from None
                 except OSError as e:
                     if e.errno != errno.EINVAL:
                         raise
@@ -336,7 +410,14 @@ def _unzip(archive: str, w: _Writer) -> None:
                     raise _corrupt(member, e) from None
                 with src:
                     w.write(parts, src, info.file_size, member)
-        except (zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, OSError, UnicodeDecodeError) as e:
+        except (
+            zipfile.BadZipFile,
+            EOFError,
+            zlib.error,
+            lzma.LZMAError,
+            OSError,
+            UnicodeDecodeError,
+        ) as e:
             if isinstance(e, OSError) and e.errno is not None:
                 raise  # a real disk problem on our side, not the bundle's
             raise _corrupt(member, e) from None
@@ -363,7 +444,9 @@ def _clear(dest: str, created: bool) -> None:
             os.unlink(entry.path)
 
 
-def unpack(archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits = Limits()) -> UnpackReport:
+def unpack(
+    archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits = Limits()
+) -> UnpackReport:
     """Unpack archive into a new folder dest; on any error dest is left absent (or empty)."""
     archive, dest = os.fspath(archive), os.fspath(dest)
     fmt = sniff(archive)
@@ -371,7 +454,8 @@ def unpack(archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits =
         raise BundleError(
             "bundle.not-an-archive",
             "The uploaded file is not a .tar, .tar.gz, .tar.xz or .zip archive (judged by its content, "
-            f"not its name). {_PACK_HINT}")
+            f"not its name). {_PACK_HINT}",
+        )
     created = _prepare(dest)
     w = _Writer(dest, limits, os.path.getsize(archive))
     try:
@@ -391,8 +475,9 @@ def _empty() -> BundleError:
     return BundleError("bundle.empty", f"The archive holds no files. {_PACK_HINT}")
 
 
-def open_bundle(archive: str | os.PathLike, dest: str | os.PathLike,
-                limits: Limits = Limits()) -> TarFiles | FolderFiles:
+def open_bundle(
+    archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits = Limits()
+) -> TarFiles | FolderFiles:
     """The bundle's files, checked under limits as unpack checks them: read in place when archive is a
     plain tar (nothing is written), else unpacked into dest. A BundleError leaves dest absent (or empty)."""
     archive, dest = os.fspath(archive), os.fspath(dest)
@@ -408,4 +493,3 @@ def open_bundle(archive: str | os.PathLike, dest: str | os.PathLike,
             return TarFiles(archive, w.ranges, w.folders, os.path.basename(os.path.abspath(dest)))
     unpack(archive, dest, limits)
     return FolderFiles(dest)
-

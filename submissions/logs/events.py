@@ -1,4 +1,5 @@
 """Event and ParsedLog: the decoded contents of one MLPerf result log."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,7 +19,9 @@ class Event(NamedTuple):
 @dataclass
 class ParsedLog:
     events: list[Event] = field(default_factory=list)
-    formats: set[str] = field(default_factory=set)  # subset of {"mlperf-0.5", "mll", "mllog", "alibaba"}
+    formats: set[str] = field(
+        default_factory=set
+    )  # subset of {"mlperf-0.5", "mll", "mllog", "alibaba"}
     line_count: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, message)
     left_out: int = 0  # ":::MLLOG" lines read but not kept (parse_file's leave_out)

@@ -1,11 +1,12 @@
 """The lines parse_file may leave out (LeftOut), judged by the C scanner _scan.c beside this module when it is
 built (bin/build_scan.py), else by its Python twin here: the same lines, as tests compare on random texts."""
+
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from itertools import repeat
 from operator import attrgetter, itemgetter, methodcaller
-from collections.abc import Collection
 
 from .formats import mllog
 
@@ -73,7 +74,9 @@ class LeftOut:
                 i = find(needle, end)
         if len(self.needles) > 1:
             spans.sort()  # a line holding two needles decodes to one key: only that span of it can pass
-        heads = self._judge([text[start:end] for start, end, _ in spans], list(map(itemgetter(2), spans)))
+        heads = self._judge(
+            [text[start:end] for start, end, _ in spans], list(map(itemgetter(2), spans))
+        )
         return _passing([start for start, _, _ in spans], [end for _, end, _ in spans], heads)
 
     def _judged_in_c(self, text: str) -> tuple[list[int], list] | None:
@@ -88,7 +91,11 @@ class LeftOut:
         if heads is not None:
             return spans, heads
         starts, ends = spans[::2], spans[1::2]  # some record does not decode to the key: find which
-        return _passing(starts, ends, self._decoded([text[a:b] for a, b in zip(starts, ends)], [key] * len(starts)))
+        return _passing(
+            starts,
+            ends,
+            self._decoded([text[a:b] for a, b in zip(starts, ends)], [key] * len(starts)),
+        )
 
     def _judge(self, lines: list[str], keys: list[str]) -> list:
         """The decoded head of each line that is left out, None for the others."""
@@ -98,14 +105,22 @@ class LeftOut:
             if heads is not None:
                 return heads
         plain = [self._plain(line, 1) for line in lines]
-        heads = iter(self._decoded([line for line, ok in zip(lines, plain) if ok],
-                                   [key for key, ok in zip(keys, plain) if ok]))
+        heads = iter(
+            self._decoded(
+                [line for line, ok in zip(lines, plain) if ok],
+                [key for key, ok in zip(keys, plain) if ok],
+            )
+        )
         return [next(heads) if ok else None for ok in plain]
 
     def _plain(self, text: str, count: int) -> bool:
         """True when each of the `count` lines joined in text passes the terms on its text."""
-        return (text.isascii() and text.count(":::") == count and text.count(_MARKER_OPEN) == count
-                and not any(word in text for word in self.words))
+        return (
+            text.isascii()
+            and text.count(":::") == count
+            and text.count(_MARKER_OPEN) == count
+            and not any(word in text for word in self.words)
+        )
 
     def _decoded(self, lines: list[str], keys: list[str]) -> list:
         """The heads of the lines' records where they decode to their keys, else None; one call when all do,

@@ -1,4 +1,5 @@
 """The tolerant streaming parser of MLPerf logs (parse_file, parse_lines), over the formats of .formats."""
+
 from __future__ import annotations
 
 import bisect
@@ -10,7 +11,9 @@ from .formats import detect, mllog
 from .leave_out import LeftOut, judge_for
 
 MAX_PROBLEMS = 100  # a garbage file must not grow the problem list without bound
-BLOCK_SIZE = 4 << 20  # parse_file reads this many bytes at a time; tests lower it to hit block boundaries
+BLOCK_SIZE = (
+    4 << 20
+)  # parse_file reads this many bytes at a time; tests lower it to hit block boundaries
 _DECODE_ERRORS = (ValueError, IndexError, KeyError, TypeError, OverflowError, RecursionError)
 _NUL_PROBLEM = "line contains NUL bytes (binary data?)"
 
@@ -26,7 +29,9 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedLog:
     parser = _LogParser(0)
     for number, line in enumerate(lines, 1):
         nul = b"\x00" if isinstance(line, bytes) else "\x00"
-        if nul in line:  # removed before decoding, as parse_file does: the bytes around a NUL may join
+        if (
+            nul in line
+        ):  # removed before decoding, as parse_file does: the bytes around a NUL may join
             parser.problem(number, _NUL_PROBLEM)
             line = line.replace(nul, nul[:0])
         if isinstance(line, bytes):
@@ -39,12 +44,21 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedLog:
 
 def open_binary(source, **kwargs):
     """A log's bytes: source is a path, or a file of a bundle read in place (anything with open())."""
-    return open(source, "rb", **kwargs) if isinstance(source, (str, bytes, os.PathLike)) else source.open()
+    return (
+        open(source, "rb", **kwargs)
+        if isinstance(source, (str, bytes, os.PathLike))
+        else source.open()
+    )
 
 
-def parse_file(path, max_line_bytes: int = 1_000_000, *,
-               mllog_lines: list | None = None, leave_out: Collection[str] = (),
-               keep_words: tuple[str, ...] = ()) -> ParsedLog:
+def parse_file(
+    path,
+    max_line_bytes: int = 1_000_000,
+    *,
+    mllog_lines: list | None = None,
+    leave_out: Collection[str] = (),
+    keep_words: tuple[str, ...] = (),
+) -> ParsedLog:
     """Parse a log file (a path, or see open_binary); lines longer than max_line_bytes are skipped as problems.
 
     Lines end at LF only and give what parse_lines gives, but the file is read BLOCK_SIZE bytes at a time and
@@ -86,7 +100,10 @@ class _LogParser:
 
     def parse(self, f) -> ParsedLog:
         read, limit = f.read, self.limit
-        head, head_size = [], 0  # the unfinished last line so far, in pieces (joined once it is complete)
+        head, head_size = (
+            [],
+            0,
+        )  # the unfinished last line so far, in pieces (joined once it is complete)
         while True:
             block = read(BLOCK_SIZE)
             if not block:
@@ -102,7 +119,9 @@ class _LogParser:
                     end += head_size
                 self._lines(block, 0, end)
                 head, head_size = ([block[end:]], len(block) - end) if end < len(block) else ([], 0)
-            while head_size > limit:  # the unfinished line is already too long: drop it up to its newline
+            while (
+                head_size > limit
+            ):  # the unfinished line is already too long: drop it up to its newline
                 self.lines_counted += 1
                 self.problem(self.lines_counted, self.too_long)
                 head, head_size = [], 0
@@ -137,7 +156,9 @@ class _LogParser:
         """Parse buf[start:end]: whole lines, of which only the file's last may lack its newline."""
         limit = self.limit
         i = start
-        while end - i > limit:  # a line over the limit is possible: look for one in steps of about `limit`
+        while (
+            end - i > limit
+        ):  # a line over the limit is possible: look for one in steps of about `limit`
             j = buf.rfind(b"\n", i, i + limit + 1)
             if j >= 0:
                 i = j + 1  # the line starting at i is within the limit
@@ -188,7 +209,9 @@ class _LogParser:
             text, blanks, times = blanked
             self.log.left_out += len(times)
             self.log.formats.add(mllog.NAME)
-        skipped = passed = 0  # times[:skipped] were given to the repeats check; blanks[:passed] set the format
+        skipped = passed = (
+            0  # times[:skipped] were given to the repeats check; blanks[:passed] set the format
+        )
         find, count = text.find, text.count
         size = len(text)
         # The first place of each marker family at or after `done`, once refreshed; -1: none. "MLPerf: " is
@@ -203,7 +226,9 @@ class _LogParser:
             events_append = events.append
             fmt = self.fmt
             # Until a format is known every line takes the long way ("\x00" is in no NUL-free text).
-            marker, parse, name = (fmt.MARKER, fmt.parse, fmt.NAME) if fmt is not None else ("\x00", None, None)
+            marker, parse, name = (
+                (fmt.MARKER, fmt.parse, fmt.NAME) if fmt is not None else ("\x00", None, None)
+            )
             skip = len(marker)
             is_repeat = self.repeats.is_repeat
             keep = self.keep
@@ -212,7 +237,7 @@ class _LogParser:
                 marker_at = find(marker, done, line_end)
                 if marker_at >= 0:  # the common case: a line of the last format
                     line_number += 1
-                    rest = text[marker_at + skip:line_end]
+                    rest = text[marker_at + skip : line_end]
                     line_start, done = done, line_end
                 else:  # jump to the next line with a marker-like text (this one may be noise)
                     if 0 <= next_colons < done:
@@ -240,16 +265,23 @@ class _LogParser:
                         line_number += count("\n", done, line_start)
                         line_end = find("\n", next_marker) + 1 or size
                         marker_at = find(marker, line_start, line_end)
-                    if passed < len(blanks) and blanks[passed] < line_start:  # a line left out was MLLOG's
+                    if (
+                        passed < len(blanks) and blanks[passed] < line_start
+                    ):  # a line left out was MLLOG's
                         passed = bisect.bisect_left(blanks, line_start, passed)
                         if fmt is not mllog:
                             fmt = mllog
-                            marker, parse, name, skip = fmt.MARKER, fmt.parse, fmt.NAME, len(fmt.MARKER)
+                            marker, parse, name, skip = (
+                                fmt.MARKER,
+                                fmt.parse,
+                                fmt.NAME,
+                                len(fmt.MARKER),
+                            )
                             marker_at = find(marker, line_start, line_end)
                     line_number += 1
                     done = line_end
                     if marker_at >= 0:
-                        rest = text[marker_at + skip:line_end]
+                        rest = text[marker_at + skip : line_end]
                     else:
                         found = detect(text[line_start:line_end])
                         if found is None:
@@ -261,7 +293,9 @@ class _LogParser:
                     if keep is None:
                         key, value, time_s, metadata = parse(rest)
                     else:
-                        key, value, time_s, metadata = self._keep(line_number, text, line_start, line_end, rest, name, parse)
+                        key, value, time_s, metadata = self._keep(
+                            line_number, text, line_start, line_end, rest, name, parse
+                        )
                 except _DECODE_ERRORS as exc:
                     problem(line_number, f"cannot decode {name} line: {exc}")
                     continue
@@ -284,11 +318,20 @@ class _LogParser:
             line_number += 1  # the file's last line, without "\n"
         self.lines_counted = line_number
 
-    def _keep(self, line_number: int, text: str, line_start: int, line_end: int, rest: str, name: str, parse):
+    def _keep(
+        self,
+        line_number: int,
+        text: str,
+        line_start: int,
+        line_end: int,
+        rest: str,
+        name: str,
+        parse,
+    ):
         """parse(rest) for the line text[line_start:line_end] (rest is its end), noted in mllog_lines if it holds
         ":::MLLOG"."""
         at = line_end - line_start - len(rest)  # where rest starts in the line
-        if text[line_end - 1:line_end] == "\n":
+        if text[line_end - 1 : line_end] == "\n":
             line_end -= 1
         if name != mllog.NAME:
             if text.find(mllog.MARKER, line_start, line_end) >= 0:

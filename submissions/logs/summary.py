@@ -1,4 +1,5 @@
 """summarize(): reduce a ParsedLog to one run's timing, status, eval curve and settings."""
+
 from __future__ import annotations
 
 import math
@@ -7,12 +8,27 @@ from typing import Any
 
 from .events import Event, ParsedLog
 
-HYPERPARAMETER_KEYS = frozenset({
-    "global_batch_size", "local_batch_size", "input_batch_size", "train_samples", "eval_samples",
-    "gradient_accumulation_steps", "max_sequence_length", "max_samples", "max_steps",
-    "evaluation_frequency", "epoch_count", "first_epoch_num", "init_checkpoint_step",
-    "num_image_candidates", "virtual_losses", "model_l2_regularization", "model_exclude_bn_from_l2",
-})
+HYPERPARAMETER_KEYS = frozenset(
+    {
+        "global_batch_size",
+        "local_batch_size",
+        "input_batch_size",
+        "train_samples",
+        "eval_samples",
+        "gradient_accumulation_steps",
+        "max_sequence_length",
+        "max_samples",
+        "max_steps",
+        "evaluation_frequency",
+        "epoch_count",
+        "first_epoch_num",
+        "init_checkpoint_step",
+        "num_image_candidates",
+        "virtual_losses",
+        "model_l2_regularization",
+        "model_exclude_bn_from_l2",
+    }
+)
 HYPERPARAMETER_PREFIXES = ("opt_", "lars_", "lamb_", "sgd_", "lora_", "model_bn_")
 TARGET_KEYS = ("eval_target", "target_accuracy")  # v0.5/v0.6, v1.0+
 SUBMISSION_FIELDS = ("benchmark", "org", "division", "status", "platform")
@@ -21,9 +37,15 @@ _KEY_EVENTS = ("init_start", "init_stop", "run_start", "run_stop")
 
 def reads(key: str) -> bool:
     """True when summarize looks at events of this key (it also looks for "benchmark" in every event's metadata)."""
-    return (key in _KEY_EVENTS or key == "eval_accuracy" or key.startswith("submission_") or key in TARGET_KEYS
-            or key in ("seed", "run_set_random_seed") or key in HYPERPARAMETER_KEYS
-            or key.startswith(HYPERPARAMETER_PREFIXES))
+    return (
+        key in _KEY_EVENTS
+        or key == "eval_accuracy"
+        or key.startswith("submission_")
+        or key in TARGET_KEYS
+        or key in ("seed", "run_set_random_seed")
+        or key in HYPERPARAMETER_KEYS
+        or key.startswith(HYPERPARAMETER_PREFIXES)
+    )
 
 
 @dataclass
@@ -75,8 +97,13 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-def summarize(log: ParsedLog, *, require_init_stop_before_run_start: bool = False,
-              quality_target: float | None = None, higher_is_better: bool = True) -> RunSummary:
+def summarize(
+    log: ParsedLog,
+    *,
+    require_init_stop_before_run_start: bool = False,
+    quality_target: float | None = None,
+    higher_is_better: bool = True,
+) -> RunSummary:
     """Summarize one run; failure_reason explains the first check that failed."""
     s = RunSummary()
     firsts: dict[str, Event] = {}
@@ -101,7 +128,7 @@ def summarize(log: ParsedLog, *, require_init_stop_before_run_start: bool = Fals
             if metric is not None:
                 evals.append((xs, metric, ev))
         elif key.startswith("submission_"):
-            name = key[len("submission_"):]
+            name = key[len("submission_") :]
             if name in SUBMISSION_FIELDS and name not in submission and ev.value not in (None, ""):
                 submission[name] = str(ev.value)
         elif key in TARGET_KEYS:
@@ -133,18 +160,38 @@ def summarize(log: ParsedLog, *, require_init_stop_before_run_start: bool = Fals
     s.quality_target = quality_target if quality_target is not None else log_target
 
     # Eval curve: samples when the log counts samples anywhere, else epochs.
-    s.eval_x = "samples" if any(finite_number(xs.get("samples_count")) is not None for xs, _, _ in evals) else "epoch"
+    s.eval_x = (
+        "samples"
+        if any(finite_number(xs.get("samples_count")) is not None for xs, _, _ in evals)
+        else "epoch"
+    )
     x_key = "samples_count" if s.eval_x == "samples" else "epoch_num"
     s.eval_curve = [(x, m) for xs, m, _ in evals if (x := finite_number(xs.get(x_key))) is not None]
 
-    s.failure_reason = _failure(s, log, start, run_stop, init_stop, evals,
-                                require_init_stop_before_run_start, higher_is_better)
+    s.failure_reason = _failure(
+        s,
+        log,
+        start,
+        run_stop,
+        init_stop,
+        evals,
+        require_init_stop_before_run_start,
+        higher_is_better,
+    )
     s.success = not s.failure_reason
     return s
 
 
-def _failure(s: RunSummary, log: ParsedLog, start, stop, init_stop, evals,
-             require_init: bool, higher_is_better: bool) -> str:
+def _failure(
+    s: RunSummary,
+    log: ParsedLog,
+    start,
+    stop,
+    init_stop,
+    evals,
+    require_init: bool,
+    higher_is_better: bool,
+) -> str:
     if start is None:
         return f"run_start is missing (line count {log.line_count})"
     if stop is None:
@@ -167,6 +214,8 @@ def _failure(s: RunSummary, log: ParsedLog, start, stop, init_stop, evals,
         target = s.quality_target
         reached = last >= target if higher_is_better else last <= target
         if not reached:
-            return (f"run_stop has no status and the last eval_accuracy {_fmt(last)} (line {ev.line}) "
-                    f"did not reach the quality target {_fmt(target)}")
+            return (
+                f"run_stop has no status and the last eval_accuracy {_fmt(last)} (line {ev.line}) "
+                f"did not reach the quality target {_fmt(target)}"
+            )
     return ""

@@ -14,6 +14,15 @@ from .retention import purge_failed_bundles
 from .sweeper import sweep
 
 __all__ = [
-    "check_runs", "fail", "finalize", "held_results", "ingest", "publish", "purge_failed_bundles", "revalidate",
-    "score_result", "sweep", "withdraw",
+    "check_runs",
+    "fail",
+    "finalize",
+    "held_results",
+    "ingest",
+    "publish",
+    "purge_failed_bundles",
+    "revalidate",
+    "score_result",
+    "sweep",
+    "withdraw",
 ]

@@ -23,13 +23,24 @@ from ..safejson import describe, storable
 from .common import Status, submission_files, update, update_rows
 
 log = logging.getLogger(__name__)
-STORED_AS_TEXT = "run.stored-as-text"  # hyperparameters JSON cannot hold as they are (NaN, Infinity, too deep)
+STORED_AS_TEXT = (
+    "run.stored-as-text"  # hyperparameters JSON cannot hold as they are (NaN, Infinity, too deep)
+)
 
 RUN_FIELDS = (
-    "pk", "path", "result_id", "result__benchmark__key", "result__benchmark__quality_target",
-    "result__benchmark__higher_is_better", "result__system__key", "result__system__division",
-    "result__system__submission_id", "result__system__round_id", "result__system__round__ruleset",
-    "result__system__round__require_init_stop_before_run_start", "result__system__round__history",
+    "pk",
+    "path",
+    "result_id",
+    "result__benchmark__key",
+    "result__benchmark__quality_target",
+    "result__benchmark__higher_is_better",
+    "result__system__key",
+    "result__system__division",
+    "result__system__submission_id",
+    "result__system__round_id",
+    "result__system__round__ruleset",
+    "result__system__round__require_init_stop_before_run_start",
+    "result__system__round__history",
 )
 
 
@@ -45,7 +56,9 @@ def _run_facts(run_ids: list[int]) -> dict[int, tuple[dict, frozenset[str]]]:
     for round_id, key, aliases in benchmarks.values_list("round_id", "key", "aliases"):
         names.setdefault(round_id, set()).update([key, *aliases])
     by_round = {round_id: frozenset(keys) for round_id, keys in names.items()}
-    return {run["pk"]: (run, by_round.get(run["result__system__round_id"], frozenset())) for run in runs}
+    return {
+        run["pk"]: (run, by_round.get(run["result__system__round_id"], frozenset())) for run in runs
+    }
 
 
 def _outcome_fields(outcome) -> tuple[dict, list]:
@@ -59,7 +72,9 @@ def _outcome_fields(outcome) -> tuple[dict, list]:
         "checked": True,
         "success": summary.success,
         "failure_reason": summary.failure_reason[:500],
-        "time_to_train_s": time_to_train if time_to_train is None or math.isfinite(time_to_train) else None,
+        "time_to_train_s": time_to_train
+        if time_to_train is None or math.isfinite(time_to_train)
+        else None,
         "status": str(summary.status or "")[:50],
         "seed": "" if summary.seed is None else str(summary.seed)[:100],
         "hyperparameters": hyperparameters,
@@ -70,11 +85,16 @@ def _outcome_fields(outcome) -> tuple[dict, list]:
     }
     found = []
     if changed:
-        found.append(rules.Finding(
-            "warning", STORED_AS_TEXT, f"Hyperparameters the portal stores as text, as JSON cannot hold them: "
-                                       f"{describe(changed)}.",
-            "Log hyperparameters as finite numbers (not NaN or Infinity) or short lists; runs are compared by "
-            "what is stored."))
+        found.append(
+            rules.Finding(
+                "warning",
+                STORED_AS_TEXT,
+                f"Hyperparameters the portal stores as text, as JSON cannot hold them: "
+                f"{describe(changed)}.",
+                "Log hyperparameters as finite numbers (not NaN or Infinity) or short lists; runs are compared by "
+                "what is stored.",
+            )
+        )
     return fields, found
 
 
@@ -88,7 +108,9 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
         division=run["result__system__division"],
         quality_target=run["result__benchmark__quality_target"],
         higher_is_better=run["result__benchmark__higher_is_better"],
-        require_init_stop_before_run_start=run["result__system__round__require_init_stop_before_run_start"],
+        require_init_stop_before_run_start=run[
+            "result__system__round__require_init_stop_before_run_start"
+        ],
     )
     fields = {"checked": True, "success": False}
     try:
@@ -104,7 +126,9 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
             raise
         # A fault in the checks (or in mlperf-logging): this run has an error finding, the batch goes on.
         log.exception("checking run %s (%s) failed", run["pk"], run["path"])
-        fields["failure_reason"] = f"checking the log failed inside the portal ({type(error).__name__})"
+        fields["failure_reason"] = (
+            f"checking the log failed inside the portal ({type(error).__name__})"
+        )
         return fields, [run_rules.check_crashed(run["path"], error)]
     fields, stored_as_text = _outcome_fields(outcome)
     return fields, [*outcome.findings, *stored_as_text]
@@ -129,7 +153,9 @@ def check_runs(run_ids: list[int], validation_id: int) -> list[int]:
         return []
     try:
         return _store(checked, validation_id)
-    except IntegrityError:  # a repeat delivery: some runs were stored before; store the others one by one
+    except (
+        IntegrityError
+    ):  # a repeat delivery: some runs were stored before; store the others one by one
         done = []
         for one in checked:
             try:
@@ -142,7 +168,8 @@ def check_runs(run_ids: list[int], validation_id: int) -> list[int]:
 def _claim_finalize(submission_id: int) -> list[int]:
     """Whoever completes the last check claims finalize; the conditional UPDATE lets only one win."""
     claimed = update(
-        submission_id, only_if={"status": Status.CHECKING, "runs_checked__gte": F("runs_total")},
+        submission_id,
+        only_if={"status": Status.CHECKING, "runs_checked__gte": F("runs_total")},
         status=Status.FINALIZING,
     )
     return [submission_id] if claimed else []
@@ -161,7 +188,10 @@ def _store(checked: list[tuple], validation_id: int) -> list[int]:
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
         # The unique rows claim the runs once; they record which process checked them.
         RunCheck.objects.bulk_create(
-            [RunCheck(validation_id=validation_id, run_id=run_id, worker=worker) for run_id, *_ in checked]
+            [
+                RunCheck(validation_id=validation_id, run_id=run_id, worker=worker)
+                for run_id, *_ in checked
+            ]
         )
         update_rows(Run, [(run_id, fields) for run_id, _, fields, _ in checked])
         findings = []
@@ -170,10 +200,18 @@ def _store(checked: list[tuple], validation_id: int) -> list[int]:
             per_submission[submission_id] = per_submission.get(submission_id, 0) + 1
             findings += [
                 Finding(
-                    validation_id=validation_id, result_id=run["result_id"], run_id=run_id,
-                    system_key=run["result__system__key"], benchmark=run["result__benchmark__key"],
-                    severity=f.severity, rule=f.rule, file=f.file or run["path"], line=f.line,
-                    message=f.message, hint=f.hint, advisory=run["result__system__round__history"],
+                    validation_id=validation_id,
+                    result_id=run["result_id"],
+                    run_id=run_id,
+                    system_key=run["result__system__key"],
+                    benchmark=run["result__benchmark__key"],
+                    severity=f.severity,
+                    rule=f.rule,
+                    file=f.file or run["path"],
+                    line=f.line,
+                    message=f.message,
+                    hint=f.hint,
+                    advisory=run["result__system__round__history"],
                 )
                 for f in found
             ]

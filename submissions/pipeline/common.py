@@ -72,17 +72,24 @@ def update_rows(model, rows: list[tuple[int, dict]]) -> None:
             groups.setdefault(tuple(fields), []).append((pk, fields))
     for assigned, pks in alike.items():
         if len(pks) > 1:
-            size = connection.ops.bulk_batch_size(["pk"], pks)  # SQLite takes 999 parameters at most
+            size = connection.ops.bulk_batch_size(
+                ["pk"], pks
+            )  # SQLite takes 999 parameters at most
             for start in range(0, len(pks), size):
-                model.objects.filter(pk__in=pks[start:start + size]).update(**dict(assigned))
+                model.objects.filter(pk__in=pks[start : start + size]).update(**dict(assigned))
         else:
-            groups.setdefault(tuple(name for name, _ in assigned), []).append((pks[0], dict(assigned)))
+            groups.setdefault(tuple(name for name, _ in assigned), []).append(
+                (pks[0], dict(assigned))
+            )
     quote = connection.ops.quote_name
     table, pk_column = quote(model._meta.db_table), quote(model._meta.pk.column)
     with connection.cursor() as cursor:
         for names, group in groups.items():
             columns = [model._meta.get_field(name) for name in names]
-            values = [[c.get_db_prep_save(fields[c.name], connection) for c in columns] + [pk] for pk, fields in group]
+            values = [
+                [c.get_db_prep_save(fields[c.name], connection) for c in columns] + [pk]
+                for pk, fields in group
+            ]
             if connection.vendor != "postgresql" or len(group) == 1:
                 sets = ", ".join(f"{quote(c.column)} = %s" for c in columns)
                 cursor.executemany(f"UPDATE {table} SET {sets} WHERE {pk_column} = %s", values)
@@ -92,7 +99,9 @@ def update_rows(model, rows: list[tuple[int, dict]]) -> None:
             targets = [quote(c.column) for c in columns] + [pk_column]
             types = [c.db_type(connection) for c in columns] + [model._meta.pk.db_type(connection)]
             first = ", ".join(f"%s::{type_}" for type_ in types)
-            tuples = ", ".join([f"({first})"] + [f"({', '.join(['%s'] * len(targets))})"] * (len(values) - 1))
+            tuples = ", ".join(
+                [f"({first})"] + [f"({', '.join(['%s'] * len(targets))})"] * (len(values) - 1)
+            )
             cursor.execute(
                 f"UPDATE {table} SET {', '.join(f'{name} = v.{name}' for name in targets[:-1])} "
                 f"FROM (VALUES {tuples}) AS v({', '.join(targets)}) WHERE {table}.{pk_column} = v.{pk_column}",
@@ -108,5 +117,7 @@ def update(submission_id: int, *, only_if: dict | None = None, **fields) -> int:
 
 
 def fail(submission_id: int, message: str, rule: str = "") -> None:
-    update(submission_id, status=Status.FAILED, message=message, rule=rule, finished_at=timezone.now())
+    update(
+        submission_id, status=Status.FAILED, message=message, rule=rule, finished_at=timezone.now()
+    )
     clear_work(submission_id)

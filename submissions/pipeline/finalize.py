@@ -63,28 +63,50 @@ def _tolerate_failed_runs(validation: Validation, results: list[Result]) -> None
 
 def _system_facts(system: System) -> rules.SystemFacts:
     return rules.SystemFacts(
-        description=system.description, description_format=_description_format(system),
-        description_path=system.description_path, division=system.division, category=system.category,
+        description=system.description,
+        description_format=_description_format(system),
+        description_path=system.description_path,
+        division=system.division,
+        category=system.category,
     )
 
 
-def _result_findings(result: Result, runs: list[Run], files) -> tuple[list[rules.Finding], float | None]:
+def _result_findings(
+    result: Result, runs: list[Run], files
+) -> tuple[list[rules.Finding], float | None]:
     """The result-level findings, and the RCP factor the portal computed (None where none was)."""
     system, bench = result.system, result.benchmark
     ctx = rules.ResultContext(
-        ruleset=system.round.ruleset, benchmark=bench.key, required_runs=bench.required_runs,
+        ruleset=system.round.ruleset,
+        benchmark=bench.key,
+        required_runs=bench.required_runs,
         result_path=result.path,
         # Each run under its rules' name (result_N.txt) wherever it lies, as the RCP check reads a folder.
         result_dir=result_files(files, result.path, [(r.index, r.path) for r in runs]),
-        division=system.division, category=system.category,
+        division=system.division,
+        category=system.category,
         blocking_rules=frozenset(system.round.blocking_rules or ()),
     )
-    facts = [rules.RunFacts(rel_path=r.path, success=r.success, seed=r.seed or None,
-                            hyperparameters=r.hyperparameters, submission=r.submission_keys,
-                            convergence=r.convergence, index=r.index) for r in runs]
+    facts = [
+        rules.RunFacts(
+            rel_path=r.path,
+            success=r.success,
+            seed=r.seed or None,
+            hyperparameters=r.hyperparameters,
+            submission=r.submission_keys,
+            convergence=r.convergence,
+            index=r.index,
+        )
+        for r in runs
+    ]
     system_facts = _system_facts(system)
-    findings = rules.check_result(ctx, facts, system_facts, include_system=False,  # checked once per system
-                                  include_rcp=False)
+    findings = rules.check_result(
+        ctx,
+        facts,
+        system_facts,
+        include_system=False,  # checked once per system
+        include_rcp=False,
+    )
     rcp_findings, factor = rules.result_rcp(ctx, facts, system_facts)
     findings += rcp_findings
     # What scaling.json claims, as ingest read and checked it (bundle.scaling-factor), against the portal's.
@@ -108,21 +130,39 @@ def finalize(submission_id: int) -> None:
     # eval_curve, the runs' largest field, unused here.
     runs = Run.objects.defer("eval_curve").order_by("index")
     results = list(
-        Result.objects.filter(system__submission=submission).order_by("pk")
-        .select_related("benchmark", "system__round").prefetch_related(Prefetch("runs", runs))
+        Result.objects.filter(system__submission=submission)
+        .order_by("pk")
+        .select_related("benchmark", "system__round")
+        .prefetch_related(Prefetch("runs", runs))
     )
     all_runs, new_findings = [], []
     # Advisory findings (imported history) do not change scores; blocking ones reject their run.
-    rejected = set() if advisory else set(
-        validation.findings.filter(severity="error", run__isnull=False).values_list("run_id", flat=True)
+    rejected = (
+        set()
+        if advisory
+        else set(
+            validation.findings.filter(severity="error", run__isnull=False).values_list(
+                "run_id", flat=True
+            )
+        )
     )
-    for system in System.objects.filter(submission=submission).select_related("round").order_by("pk"):
+    for system in (
+        System.objects.filter(submission=submission).select_related("round").order_by("pk")
+    ):
         for f in rules.check_system(_system_facts(system), system.round.ruleset):
-            new_findings.append(Finding(
-                validation=validation, system_key=system.key, severity=f.severity, rule=f.rule,
-                file=f.file or system.description_path, line=f.line, message=f.message, hint=f.hint,
-                advisory=advisory,
-            ))
+            new_findings.append(
+                Finding(
+                    validation=validation,
+                    system_key=system.key,
+                    severity=f.severity,
+                    rule=f.rule,
+                    file=f.file or system.description_path,
+                    line=f.line,
+                    message=f.message,
+                    hint=f.hint,
+                    advisory=advisory,
+                )
+            )
     for result in results:
         runs = list(result.runs.all())
         findings, factor = _result_findings(result, runs, files)
@@ -130,32 +170,71 @@ def finalize(submission_id: int) -> None:
         score_result(result, runs, rejected)
         if result.score_s is None:
             findings.append(rules.no_score(result.score_message, result.path))
-        findings += rules.check_speed(result.benchmark.key, result.score_s,
-                                      result.system.accelerator_model, result.system.accelerator_count, result.path)
+        findings += rules.check_speed(
+            result.benchmark.key,
+            result.score_s,
+            result.system.accelerator_model,
+            result.system.accelerator_count,
+            result.path,
+        )
         all_runs.extend(runs)
         for f in findings:
-            new_findings.append(Finding(
-                validation=validation, result=result, system_key=result.system.key,
-                benchmark=result.benchmark.key, severity=f.severity, rule=f.rule,
-                file=f.file or result.path, line=f.line, message=f.message, hint=f.hint, advisory=advisory,
-            ))
+            new_findings.append(
+                Finding(
+                    validation=validation,
+                    result=result,
+                    system_key=result.system.key,
+                    benchmark=result.benchmark.key,
+                    severity=f.severity,
+                    rule=f.rule,
+                    file=f.file or result.path,
+                    line=f.line,
+                    message=f.message,
+                    hint=f.hint,
+                    advisory=advisory,
+                )
+            )
     with transaction.atomic():
         _tolerate_failed_runs(validation, results)
         Finding.objects.bulk_create(new_findings, batch_size=500)
         per_result = {
-            row["result_id"]: row for row in Finding.objects.filter(validation=validation)
+            row["result_id"]: row
+            for row in Finding.objects.filter(validation=validation)
             .values("result_id")
-            .annotate(errors=Count("pk", filter=Q(severity="error")), warnings=Count("pk", filter=Q(severity="warning")))
+            .annotate(
+                errors=Count("pk", filter=Q(severity="error")),
+                warnings=Count("pk", filter=Q(severity="warning")),
+            )
         }
         for result in results:
             counts = per_result.get(result.pk, {})
-            result.error_count, result.warning_count = counts.get("errors", 0), counts.get("warnings", 0)
+            result.error_count, result.warning_count = (
+                counts.get("errors", 0),
+                counts.get("warnings", 0),
+            )
             result.advisory = advisory
-        update_rows(Run, [(run.pk, {"counted": run.counted, "dropped": run.dropped}) for run in all_runs])
-        update_rows(Result, [(r.pk, {
-            "score_s": r.score_s, "speedup": r.speedup, "scaling_factor": r.scaling_factor, "runs_counted": r.runs_counted, "score_message": r.score_message,
-            "error_count": r.error_count, "warning_count": r.warning_count, "advisory": r.advisory,
-        }) for r in results])
+        update_rows(
+            Run, [(run.pk, {"counted": run.counted, "dropped": run.dropped}) for run in all_runs]
+        )
+        update_rows(
+            Result,
+            [
+                (
+                    r.pk,
+                    {
+                        "score_s": r.score_s,
+                        "speedup": r.speedup,
+                        "scaling_factor": r.scaling_factor,
+                        "runs_counted": r.runs_counted,
+                        "score_message": r.score_message,
+                        "error_count": r.error_count,
+                        "warning_count": r.warning_count,
+                        "advisory": r.advisory,
+                    },
+                )
+                for r in results
+            ],
+        )
         severities = Counter(validation.findings.values_list("severity", flat=True))
         verdict = Status.INVALID if severities["error"] else Status.VALID
         scored = sum(r.score_s is not None for r in results)
@@ -165,12 +244,21 @@ def finalize(submission_id: int) -> None:
             + (" (advisory: imported history)." if advisory else ".")
         )
         Validation.objects.filter(pk=validation.pk).update(
-            status=Validation.Status.DONE, verdict=verdict, finished_at=timezone.now(),
-            errors=severities["error"], warnings=severities["warning"], infos=severities["info"],
+            status=Validation.Status.DONE,
+            verdict=verdict,
+            finished_at=timezone.now(),
+            errors=severities["error"],
+            warnings=severities["warning"],
+            infos=severities["info"],
         )
         # Only the finalize that moves the status on wins; a duplicate rolls back here.
-        if not update(submission_id, only_if={"status": Status.FINALIZING},
-                      status=verdict, message=message, finished_at=timezone.now()):
+        if not update(
+            submission_id,
+            only_if={"status": Status.FINALIZING},
+            status=verdict,
+            message=message,
+            finished_at=timezone.now(),
+        ):
             transaction.set_rollback(True)
             return
         if submission.publish_when_valid:

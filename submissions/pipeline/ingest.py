@@ -16,8 +16,10 @@ from .common import Status, fail, open_submission, update
 def ingest(submission_id: int) -> tuple[int | None, list[int]]:
     """Open and record the bundle; return (validation id, run ids to check)."""
     claimed = update(
-        submission_id, only_if={"status__in": [Status.RECEIVED, Status.INGESTING]},
-        status=Status.INGESTING, attempts=F("attempts") + 1,
+        submission_id,
+        only_if={"status__in": [Status.RECEIVED, Status.INGESTING]},
+        status=Status.INGESTING,
+        attempts=F("attempts") + 1,
     )
     if not claimed:
         return None, []
@@ -35,26 +37,39 @@ def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, 
     final = [Status.VALID, Status.INVALID, Status.PUBLISHED]
     submission = Submission.objects.select_related("round").get(pk=submission_id)
     was_published = submission.status == Status.PUBLISHED
-    if not update(submission_id, only_if={"status__in": final}, status=Status.INGESTING, attempts=0):
+    if not update(
+        submission_id, only_if={"status__in": final}, status=Status.INGESTING, attempts=0
+    ):
         return None, []
     try:
         open_submission(submission)
     except (BundleError, LayoutError, OSError) as error:
-        fail(submission_id, f"Re-validation could not open the bundle: {error}", getattr(error, "rule", ""))
+        fail(
+            submission_id,
+            f"Re-validation could not open the bundle: {error}",
+            getattr(error, "rule", ""),
+        )
         return None, []
     with transaction.atomic():
-        run_ids = list(Run.objects.filter(result__system__submission_id=submission_id).order_by("pk")
-                       .values_list("pk", flat=True))
+        run_ids = list(
+            Run.objects.filter(result__system__submission_id=submission_id)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
         earlier = submission.validations.order_by("-number").first()
         validation = _start_validation(submission, run_ids, reason, user)
-        if earlier is not None:  # what ingest found about the logs' names and places holds for this pass too
+        if (
+            earlier is not None
+        ):  # what ingest found about the logs' names and places holds for this pass too
             _carry_bundle_findings(earlier, validation)
         if was_published:
             update(submission_id, publish_when_valid=True)
     return validation.pk, run_ids
 
 
-def _start_validation(submission: Submission, run_ids: list[int], reason: str, user=None) -> Validation:
+def _start_validation(
+    submission: Submission, run_ids: list[int], reason: str, user=None
+) -> Validation:
     number = (submission.validations.aggregate(n=Max("number"))["n"] or 0) + 1
     validation = Validation.objects.create(
         submission=submission, number=number, reason=reason, requested_by=user
@@ -89,7 +104,9 @@ def _system_fields(entry, problems: list) -> dict:
     """The System table's fields from the description (fields_of), or none where reading it failed."""
     try:
         return fields_of(entry.description, entry.description_format)
-    except Exception as error:  # a fault of ours: a finding on the description, the system is still recorded
+    except (
+        Exception
+    ) as error:  # a fault of ours: a finding on the description, the system is still recorded
         problems.append(read_crashed(entry.description_path or entry.name, error))
         return fields_of({}, entry.description_format)
 
@@ -105,23 +122,58 @@ def _bundle_findings(results: list, systems: dict, problems: list, round_) -> li
     found = []  # (Result, Run or None, rules.Finding)
     for result, entry, runs in results:
         for run in runs:
-            found.append((result, run, log_placement(run.path, run.index, entry.log_folder, result.benchmark.key)))
+            found.append(
+                (
+                    result,
+                    run,
+                    log_placement(run.path, run.index, entry.log_folder, result.benchmark.key),
+                )
+            )
         if not runs:
-            found.append((result, None, no_run_log(entry.path, entry.log_folder, result.benchmark.key, entry.no_logs)))
+            found.append(
+                (
+                    result,
+                    None,
+                    no_run_log(entry.path, entry.log_folder, result.benchmark.key, entry.no_logs),
+                )
+            )
     rows = [
-        Finding(result=result, run=run, system_key=result.system.key, benchmark=result.benchmark.key,
-                severity=f.severity, rule=f.rule, file=f.file, line=f.line, message=f.message, hint=f.hint,
-                advisory=round_.history)
-        for result, run, f in found if f is not None
+        Finding(
+            result=result,
+            run=run,
+            system_key=result.system.key,
+            benchmark=result.benchmark.key,
+            severity=f.severity,
+            rule=f.rule,
+            file=f.file,
+            line=f.line,
+            message=f.message,
+            hint=f.hint,
+            advisory=round_.history,
+        )
+        for result, run, f in found
+        if f is not None
     ]
-    described = {system.description_path: system for system in systems.values() if system.description_path}
+    described = {
+        system.description_path: system for system in systems.values() if system.description_path
+    }
     for f in problems:
         result = next((r for r, entry, _ in results if f.file.startswith(entry.path + "/")), None)
         system = result.system if result is not None else described.get(f.file)
-        rows.append(Finding(
-            result=result, system_key=system.key if system else "", benchmark=result.benchmark.key if result else "",
-            severity=f.severity, rule=f.rule, file=f.file, line=f.line, message=f.message, hint=f.hint,
-            advisory=round_.history))
+        rows.append(
+            Finding(
+                result=result,
+                system_key=system.key if system else "",
+                benchmark=result.benchmark.key if result else "",
+                severity=f.severity,
+                rule=f.rule,
+                file=f.file,
+                line=f.line,
+                message=f.message,
+                hint=f.hint,
+                advisory=round_.history,
+            )
+        )
     return rows
 
 
@@ -165,8 +217,13 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
         fields = _system_fields(entry, problems)
         fields["name"] = fields["name"] or entry.name
         systems[entry.name] = System(
-            submission=submission, round=round_, submitter=submitter, key=system_key(entry.name),
-            description=entry.description, description_path=entry.description_path or "", **fields,
+            submission=submission,
+            round=round_,
+            submitter=submitter,
+            key=system_key(entry.name),
+            description=entry.description,
+            description_path=entry.description_path or "",
+            **fields,
         )
     benchmarks = _benchmarks_by_folder(round_)
     results = []  # (Result, its layout entry)
@@ -174,7 +231,9 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
     for entry in layout.results:
         bench = benchmarks.get(entry.benchmark.lower())
         if bench is None:
-            notes.append(f"{entry.path}: '{entry.benchmark}' is not a benchmark of {round_.name}; ignored.")
+            notes.append(
+                f"{entry.path}: '{entry.benchmark}' is not a benchmark of {round_.name}; ignored."
+            )
             continue
         known.append(((entry.system, bench.pk), entry))
     for entry in _merge(known):
@@ -182,26 +241,45 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
         if entry.system not in systems:
             notes.append(f"{entry.path}: no description for system '{entry.system}'.")
             systems[entry.system] = System(
-                submission=submission, round=round_, submitter=submitter,
-                key=system_key(entry.system), name=entry.system,
+                submission=submission,
+                round=round_,
+                submitter=submitter,
+                key=system_key(entry.system),
+                name=entry.system,
             )
         result = Result(
-            system=systems[entry.system], benchmark=bench, path=entry.path,
+            system=systems[entry.system],
+            benchmark=bench,
+            path=entry.path,
             score_message="" if entry.run_files else f"No run log found: {entry.no_logs}"[:500],
             claimed_scaling_factor=_claimed_scaling_factor(files, entry, notes, problems),
         )
         results.append((result, entry))
-    System.objects.bulk_create(systems.values())  # results pick up their systems' new keys on insert
+    System.objects.bulk_create(
+        systems.values()
+    )  # results pick up their systems' new keys on insert
     Result.objects.bulk_create([result for result, _ in results])
-    recorded = [(result, entry, [Run(result=result, index=index, path=path)
-                                 for index, path in zip(entry.run_indices, entry.run_files)])
-                for result, entry in results]
+    recorded = [
+        (
+            result,
+            entry,
+            [
+                Run(result=result, index=index, path=path)
+                for index, path in zip(entry.run_indices, entry.run_files)
+            ],
+        )
+        for result, entry in results
+    ]
     Run.objects.bulk_create([run for _, _, runs in recorded for run in runs])
-    runs = Run.objects.filter(result__system__submission=submission).order_by("pk")  # see checks._run_facts
+    runs = Run.objects.filter(result__system__submission=submission).order_by(
+        "pk"
+    )  # see checks._run_facts
     run_ids = list(runs.values_list("pk", flat=True))
     if not run_ids:  # nothing in the bundle could be read: the submission fails as a whole
         found = sorted({e.benchmark for e in layout.results})
-        why = "".join(f" {e.path}: {e.no_logs}" for e in [e for e in layout.results if e.no_logs][:3])
+        why = "".join(
+            f" {e.path}: {e.no_logs}" for e in [e for e in layout.results if e.no_logs][:3]
+        )
         raise LayoutError(  # rolls back what was recorded
             "layout.no-benchmarks",
             f"No run logs for a benchmark of {round_.name}: found {', '.join(found) or 'none'}; "

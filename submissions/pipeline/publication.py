@@ -36,7 +36,8 @@ def held_results(submission: Submission) -> list[Held]:
         return []
     blocking = list(
         validation.findings.filter(severity=Finding.Severity.ERROR, advisory=False)
-        .order_by("pk").only("result_id", "system_key", "rule", "file", "line", "message", "severity")
+        .order_by("pk")
+        .only("result_id", "system_key", "rule", "file", "line", "message", "severity")
     )
     by_result: dict[int, list[Finding]] = {}
     by_system: dict[str, list[Finding]] = {}
@@ -46,8 +47,11 @@ def held_results(submission: Submission) -> list[Held]:
         elif finding.system_key:
             by_system.setdefault(finding.system_key, []).append(finding)
     held = []
-    results = (Result.objects.filter(system__submission=submission).order_by("system__key", "benchmark__position")
-               .values_list("pk", "system__key", "benchmark__key"))
+    results = (
+        Result.objects.filter(system__submission=submission)
+        .order_by("system__key", "benchmark__position")
+        .values_list("pk", "system__key", "benchmark__key")
+    )
     for pk, system, benchmark in results:
         reasons = by_result.get(pk, []) + by_system.get(system, [])
         if reasons:
@@ -80,7 +84,9 @@ def withdraw(submission_id: int, message: str) -> None:
     """Take a submission's results off the tables and stop any work still to do on it. Their public
     ids stay theirs: an id is never given to another result."""
     submission = Submission.objects.select_related("round").get(pk=submission_id)
-    was_public = Result.objects.filter(system__submission=submission, published=True).update(published=False)
+    was_public = Result.objects.filter(system__submission=submission, published=True).update(
+        published=False
+    )
     System.objects.filter(submission=submission).update(published=False)
     update(submission_id, status=Status.WITHDRAWN, message=message, finished_at=timezone.now())
     if was_public:
@@ -99,16 +105,22 @@ def publish(submission_id: int) -> int:
     submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
     held = {h.result_id for h in held_results(submission)}
     results = list(
-        Result.objects.filter(system__submission=submission).exclude(pk__in=held)
+        Result.objects.filter(system__submission=submission)
+        .exclude(pk__in=held)
         .order_by("system__key", "benchmark__position")
     )
     if not results:
         return 0
     earlier = Submission.objects.filter(
-        round=submission.round, submitter=submission.submitter, status=Status.PUBLISHED,
+        round=submission.round,
+        submitter=submission.submitter,
+        status=Status.PUBLISHED,
     ).exclude(pk=submission_id)
     for pk in earlier.values_list("pk", flat=True):
-        withdraw(pk, f"Replaced by #{submission_id}, a later submission of {submission.submitter} for this round.")
+        withdraw(
+            pk,
+            f"Replaced by #{submission_id}, a later submission of {submission.submitter} for this round.",
+        )
     _give_public_ids(results, public_id_prefix(submission.round.ruleset))
     mine = Q(system__submission=submission)
     Result.objects.filter(mine, pk__in=held).update(published=False)
@@ -120,5 +132,7 @@ def publish(submission_id: int) -> int:
     message = submission.message.split(" Public: ")[0] + note
     update(submission_id, status=Status.PUBLISHED, message=message)
     round_key = submission.round.key
-    transaction.on_commit(lambda: invalidate_round(round_key))  # cached tables and exports are stale
+    transaction.on_commit(
+        lambda: invalidate_round(round_key)
+    )  # cached tables and exports are stale
     return len(results)

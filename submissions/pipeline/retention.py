@@ -1,7 +1,7 @@
 """Failed bundles are kept for a while (FAILED_BUNDLE_RETENTION_DAYS), for the uploader and the reviewers to
 look into, then deleted. The submission itself stays, with why it failed and a note of when its bundle went."""
 
-from datetime import timedelta, UTC
+from datetime import UTC, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -25,15 +25,21 @@ def purge_failed_bundles(keep: timedelta, now=None) -> list[int]:
     """
     now = now or timezone.now()
     cutoff = now - keep
-    due = (Submission.objects.filter(status=Status.FAILED).exclude(bundle="")
-           .filter(Q(finished_at__lt=cutoff) | Q(finished_at__isnull=True, updated_at__lt=cutoff)))
-    note = (f"Its bundle was deleted on {now.astimezone(UTC):%Y-%m-%d %H:%M} UTC, more than {keep.days} days "
-            "after it failed (FAILED_BUNDLE_RETENTION_DAYS); why it failed is kept here.")
+    due = (
+        Submission.objects.filter(status=Status.FAILED)
+        .exclude(bundle="")
+        .filter(Q(finished_at__lt=cutoff) | Q(finished_at__isnull=True, updated_at__lt=cutoff))
+    )
+    note = (
+        f"Its bundle was deleted on {now.astimezone(UTC):%Y-%m-%d %H:%M} UTC, more than {keep.days} days "
+        "after it failed (FAILED_BUNDLE_RETENTION_DAYS); why it failed is kept here."
+    )
     purged = []
     for pk, name, notes in due.values_list("pk", "bundle", "notes"):
         with transaction.atomic():
             claimed = Submission.objects.filter(pk=pk, status=Status.FAILED, bundle=name).update(
-                bundle="", notes=[*notes, note], updated_at=now)
+                bundle="", notes=[*notes, note], updated_at=now
+            )
             if not claimed:
                 continue  # purged meanwhile by another run
             # Another uploader's submission of the same bytes under the same name shares the file.

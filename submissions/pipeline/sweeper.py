@@ -25,8 +25,14 @@ from .common import Status, fail, update
 STUCK = [Status.RECEIVED, Status.INGESTING, Status.CHECKING, Status.FINALIZING]
 
 
-def sweep(older_than: timedelta, max_attempts: int, queue, *, idle_after: timedelta | None = None,
-          lease_expiry: timedelta | None = None) -> list[tuple[int, str]]:
+def sweep(
+    older_than: timedelta,
+    max_attempts: int,
+    queue,
+    *,
+    idle_after: timedelta | None = None,
+    lease_expiry: timedelta | None = None,
+) -> list[tuple[int, str]]:
     """`queue` has ingest(submission_id), check_run(run_id, validation_id), finalize(submission_id),
     and optionally task(name, args, options) and waiting() -> messages waiting in the pipeline's queues
     (None when the broker cannot say)."""
@@ -37,7 +43,9 @@ def sweep(older_than: timedelta, max_attempts: int, queue, *, idle_after: timede
         actions += _requeue_dead_leases(live_after, max_attempts, queue)
     actions += _queue_pending(queue)
     waiting = queue.waiting() if hasattr(queue, "waiting") else None
-    quiet_for = min(idle_after, older_than) if idle_after is not None and waiting == 0 else older_than
+    quiet_for = (
+        min(idle_after, older_than) if idle_after is not None and waiting == 0 else older_than
+    )
     candidates = (
         Submission.objects.filter(status__in=STUCK, updated_at__lt=now - quiet_for)
         .exclude(leases__beat_at__gte=live_after)
@@ -49,16 +57,23 @@ def sweep(older_than: timedelta, max_attempts: int, queue, *, idle_after: timede
 
 
 def _give_up(submission: Submission) -> tuple[int, str]:
-    fail(submission.pk,
-         f"Gave up after {submission.attempts} attempts while {submission.get_status_display().lower()}: "
-         "the work was lost each time (a worker died or the broker lost the task). "
-         "The bundle is kept; a reviewer can re-validate it.", "pipeline.gave-up")
+    fail(
+        submission.pk,
+        f"Gave up after {submission.attempts} attempts while {submission.get_status_display().lower()}: "
+        "the work was lost each time (a worker died or the broker lost the task). "
+        "The bundle is kept; a reviewer can re-validate it.",
+        "pipeline.gave-up",
+    )
     return submission.pk, "failed"
 
 
 def _requeue_dead_leases(expired_before, max_attempts: int, queue) -> list[tuple[int, str]]:
     actions = []
-    for lease in TaskLease.objects.filter(beat_at__lt=expired_before).select_related("submission").order_by("pk"):
+    for lease in (
+        TaskLease.objects.filter(beat_at__lt=expired_before)
+        .select_related("submission")
+        .order_by("pk")
+    ):
         # Deleting the lease claims it: a second sweeper, or a late heartbeat, leaves it alone.
         if not TaskLease.objects.filter(pk=lease.pk, beat_at=lease.beat_at).delete()[0]:
             continue
@@ -70,13 +85,17 @@ def _requeue_dead_leases(expired_before, max_attempts: int, queue) -> list[tuple
             continue
         update(submission.pk, attempts=F("attempts") + 1)
         queue.task(lease.task_name, lease.args, lease.options)
-        actions.append((submission.pk, f"requeue {lease.task_name.rsplit('.', 1)[-1]} of {lease.worker}"))
+        actions.append(
+            (submission.pk, f"requeue {lease.task_name.rsplit('.', 1)[-1]} of {lease.worker}")
+        )
     return actions
 
 
 def _queue_pending(queue) -> list[tuple[int, str]]:
     actions = []
-    for pk in Submission.objects.filter(queue_pending=True, status=Status.RECEIVED).values_list("pk", flat=True):
+    for pk in Submission.objects.filter(queue_pending=True, status=Status.RECEIVED).values_list(
+        "pk", flat=True
+    ):
         queue.ingest(pk)  # raises while the broker is still down: the next sweep tries again
         update(pk, queue_pending=False, message="")
         actions.append((pk, "ingest (was waiting for the broker)"))
@@ -87,7 +106,9 @@ def _requeue_step(submission: Submission, max_attempts: int, queue) -> list[tupl
     if submission.attempts >= max_attempts:
         return [_give_up(submission)]
     # Claim the sweep of this submission once, even with several sweepers.
-    if not update(submission.pk, only_if={"updated_at": submission.updated_at}, attempts=F("attempts") + 1):
+    if not update(
+        submission.pk, only_if={"updated_at": submission.updated_at}, attempts=F("attempts") + 1
+    ):
         return []
     if submission.status in (Status.RECEIVED, Status.INGESTING):
         update(submission.pk, status=Status.RECEIVED)
@@ -97,9 +118,11 @@ def _requeue_step(submission: Submission, max_attempts: int, queue) -> list[tupl
         validation = submission.validations.filter(status=Validation.Status.RUNNING).first()
         if validation is None:
             return []
-        unchecked = Run.objects.filter(result__system__submission=submission).exclude(
-            checks__validation=validation
-        ).values_list("pk", flat=True)
+        unchecked = (
+            Run.objects.filter(result__system__submission=submission)
+            .exclude(checks__validation=validation)
+            .values_list("pk", flat=True)
+        )
         if unchecked:
             for run_id in unchecked:
                 queue.check_run(run_id, validation.pk)

@@ -5,7 +5,16 @@ Pure Python (no Django): the pipeline's Celery tasks, pages and commands call th
 return findings, they do not raise. mlperf-logging is used for the rulesets it knows (0.6.0
 on; see compliance.py and rcp.py for how it is run safely); v0.5 is checked from v05.toml.
 """
-from .findings import Finding, Findings, ResultContext, RunContext, RunFacts, RunOutcome, SystemFacts
+
+from .findings import (
+    Finding,
+    Findings,
+    ResultContext,
+    RunContext,
+    RunFacts,
+    RunOutcome,
+    SystemFacts,
+)
 from .plausibility import check_speed
 from .rcp import compare_scaling, normalisation, rcp_check
 from .result import PORTAL_OWN_RULES, check_result, no_score, result_rcp
@@ -13,7 +22,21 @@ from .run import check_run
 from .systems import check_system
 
 __all__ = [
-    "Finding", "Findings", "ResultContext", "RunContext", "RunFacts", "RunOutcome", "SystemFacts",
-    "PORTAL_OWN_RULES", "check_result", "check_run", "check_speed", "check_system", "compare_scaling",
-    "no_score", "normalisation", "rcp_check", "result_rcp",
+    "Finding",
+    "Findings",
+    "ResultContext",
+    "RunContext",
+    "RunFacts",
+    "RunOutcome",
+    "SystemFacts",
+    "PORTAL_OWN_RULES",
+    "check_result",
+    "check_run",
+    "check_speed",
+    "check_system",
+    "compare_scaling",
+    "no_score",
+    "normalisation",
+    "rcp_check",
+    "result_rcp",
 ]

@@ -2,6 +2,7 @@
 
 Pure Python: the ingest step calls these with what the layout found.
 """
+
 from __future__ import annotations
 
 import re
@@ -9,17 +10,34 @@ import re
 from .findings import ERROR, WARNING, Finding
 
 LOG_NAME = "bundle.log-name"  # a run log in its benchmark folder, not named result_N.txt
-LOG_PLACE = "bundle.log-place"  # a run log outside a benchmark folder (directly in the system folder)
+LOG_PLACE = (
+    "bundle.log-place"  # a run log outside a benchmark folder (directly in the system folder)
+)
 NO_RUN_LOG = "bundle.no-run-log"  # a benchmark folder with no file that holds MLPerf log lines
 RUN_INDEX = "bundle.run-index"  # result_N.txt read as another run than N: N too long, or taken by another log
-JSON_TOO_DEEP = "bundle.json-too-deep"  # a description or scaling.json nested deeper than it can be read
+JSON_TOO_DEEP = (
+    "bundle.json-too-deep"  # a description or scaling.json nested deeper than it can be read
+)
 JSON_NUMBER = "bundle.json-number"  # a JSON file with an integer longer than json reads
-JSON_TOO_LARGE = "bundle.json-too-large"  # a description or scaling.json larger than any such file needs
+JSON_TOO_LARGE = (
+    "bundle.json-too-large"  # a description or scaling.json larger than any such file needs
+)
 SCALING_FACTOR = "bundle.scaling-factor"  # scaling.json's factor is no positive finite number
-READ_CRASHED = "internal.read"  # reading a file raised what the reader did not expect: the portal's fault
+READ_CRASHED = (
+    "internal.read"  # reading a file raised what the reader did not expect: the portal's fault
+)
 # What ingest finds about the bundle's files: carried over to a re-validation, which does not read them again.
-INGEST_RULES = (LOG_NAME, LOG_PLACE, NO_RUN_LOG, RUN_INDEX, JSON_TOO_DEEP, JSON_NUMBER, JSON_TOO_LARGE, SCALING_FACTOR,
-                READ_CRASHED)
+INGEST_RULES = (
+    LOG_NAME,
+    LOG_PLACE,
+    NO_RUN_LOG,
+    RUN_INDEX,
+    JSON_TOO_DEEP,
+    JSON_NUMBER,
+    JSON_TOO_LARGE,
+    SCALING_FACTOR,
+    READ_CRASHED,
+)
 
 _RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
 MAX_INDEX_DIGITS = 6  # as bundles.runlogs reads run numbers
@@ -37,62 +55,105 @@ def log_placement(path: str, index: int, log_folder: str, benchmark: str) -> Fin
         number = numbered.group(1)
         if len(number) <= MAX_INDEX_DIGITS and int(number) == index:
             return None
-        why = (f"its number has {len(number)} digits and the portal reads run numbers of up to {MAX_INDEX_DIGITS}"
-               if len(number) > MAX_INDEX_DIGITS else f"another run log of this result has the number {int(number)}")
-        return Finding(WARNING, RUN_INDEX, f"Run log '{_clip(name)}' is read as run {index} of {benchmark}: {why}.",
-                       f"Rename it {expected}: number the runs 0, 1, 2, …", path)
+        why = (
+            f"its number has {len(number)} digits and the portal reads run numbers of up to {MAX_INDEX_DIGITS}"
+            if len(number) > MAX_INDEX_DIGITS
+            else f"another run log of this result has the number {int(number)}"
+        )
+        return Finding(
+            WARNING,
+            RUN_INDEX,
+            f"Run log '{_clip(name)}' is read as run {index} of {benchmark}: {why}.",
+            f"Rename it {expected}: number the runs 0, 1, 2, …",
+            path,
+        )
     if folder == log_folder:
         return Finding(
-            WARNING, LOG_NAME,
+            WARNING,
+            LOG_NAME,
             f"Run log '{name}' is read as run {index} of {benchmark}, but the rules name run logs result_N.txt.",
-            f"Rename it {expected} (result_<run number>.txt, nothing after the number, extension .txt).", path)
+            f"Rename it {expected} (result_<run number>.txt, nothing after the number, extension .txt).",
+            path,
+        )
     return Finding(
-        WARNING, LOG_PLACE,
+        WARNING,
+        LOG_PLACE,
         f"Run log '{name}' is read as run {index} of {benchmark} (the benchmark its log names), but it lies in "
         f"{folder or '.'}/, not in a benchmark folder.",
-        f"Move it to {expected}: results/<system>/<benchmark>/result_N.txt.", path)
+        f"Move it to {expected}: results/<system>/<benchmark>/result_N.txt.",
+        path,
+    )
 
 
 def no_run_log(result_path: str, log_folder: str, benchmark: str, reason: str) -> Finding:
     """An error for a result folder of which no file could be read as a run log."""
     return Finding(
-        ERROR, NO_RUN_LOG, f"No run log found for {benchmark}: {reason}",
-        f"Put each run's MLPerf log in {log_folder}/ as result_0.txt, result_1.txt, …", result_path)
+        ERROR,
+        NO_RUN_LOG,
+        f"No run log found for {benchmark}: {reason}",
+        f"Put each run's MLPerf log in {log_folder}/ as result_0.txt, result_1.txt, …",
+        result_path,
+    )
 
 
 def json_too_deep(path: str, levels: int) -> Finding:
     """An error for a JSON file (a system description, submission.json, scaling.json) nested too deep to read."""
-    return Finding(ERROR, JSON_TOO_DEEP, f"The file nests lists or objects more than {levels} levels deep; it was "
-                                         "not read, and the portal goes on as if it were absent.",
-                   "Write it as the rules' template does: a flat object of fields (a few levels at most).", path)
+    return Finding(
+        ERROR,
+        JSON_TOO_DEEP,
+        f"The file nests lists or objects more than {levels} levels deep; it was "
+        "not read, and the portal goes on as if it were absent.",
+        "Write it as the rules' template does: a flat object of fields (a few levels at most).",
+        path,
+    )
 
 
 def json_too_large(path: str, limit: int) -> Finding:
-    return Finding(ERROR, JSON_TOO_LARGE, f"The file is larger than {limit // 1024:,} KiB; it was not read, and the "
-                                          "portal goes on as if it were absent.",
-                   "A description or scaling.json is a few KiB: leave logs and data out of it.", path)
+    return Finding(
+        ERROR,
+        JSON_TOO_LARGE,
+        f"The file is larger than {limit // 1024:,} KiB; it was not read, and the "
+        "portal goes on as if it were absent.",
+        "A description or scaling.json is a few KiB: leave logs and data out of it.",
+        path,
+    )
 
 
 def json_number(path: str, error: str) -> Finding:
-    return Finding(ERROR, JSON_NUMBER, f"The file holds a number JSON readers refuse ({error}); it was not read.",
-                   "Write counts and sizes as ordinary numbers.", path)
+    return Finding(
+        ERROR,
+        JSON_NUMBER,
+        f"The file holds a number JSON readers refuse ({error}); it was not read.",
+        "Write counts and sizes as ordinary numbers.",
+        path,
+    )
 
 
 def scaling_factor(path: str, value) -> Finding:
     """A warning for scaling.json's factor when it is no positive finite number: it is not kept."""
-    return Finding(WARNING, SCALING_FACTOR, f"scaling.json's scaling_factor is {_clip(repr(value))}, not a positive "
-                                            "finite number; it is not kept.",
-                   "Write the factor the RCP check computes (a number such as 1.07), or leave the file out: the "
-                   "score uses the factor the portal computes.", path)
+    return Finding(
+        WARNING,
+        SCALING_FACTOR,
+        f"scaling.json's scaling_factor is {_clip(repr(value))}, not a positive "
+        "finite number; it is not kept.",
+        "Write the factor the RCP check computes (a number such as 1.07), or leave the file out: the "
+        "score uses the factor the portal computes.",
+        path,
+    )
 
 
 def read_crashed(path: str, error: BaseException) -> Finding:
     """An error for a file whose reading raised an exception the reader did not expect: the portal's fault, said
     as such, on that file alone (the rest of the bundle is read)."""
-    return Finding(ERROR, READ_CRASHED, f"Reading this file failed inside the portal ({type(error).__name__}: "
-                                        f"{_clip(str(error), 200)}); it was left out.",
-                   "A fault in the portal, not necessarily in the file: report it to the portal's administrators "
-                   "with this file.", path)
+    return Finding(
+        ERROR,
+        READ_CRASHED,
+        f"Reading this file failed inside the portal ({type(error).__name__}: "
+        f"{_clip(str(error), 200)}); it was left out.",
+        "A fault in the portal, not necessarily in the file: report it to the portal's administrators "
+        "with this file.",
+        path,
+    )
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -6,6 +6,7 @@ Other records (hyperparameters, settings) say nothing about how long the run too
 out of order: NVIDIA's v0.5 multi-node logs up to 17 s behind, Intel's v0.6 MiniGo 8 s, Intel's v0.5 ResNet
 some with a time of 0.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,10 +18,20 @@ from ..logs.summary import finite_number
 from . import plausibility
 from .findings import Findings, RunContext
 
-TIMELINE_KEYS = frozenset({
-    "run_start", "run_stop", "block_start", "block_stop", "epoch_start", "epoch_stop",
-    "eval_start", "eval_stop", "eval_accuracy", "train_epoch",
-})
+TIMELINE_KEYS = frozenset(
+    {
+        "run_start",
+        "run_stop",
+        "block_start",
+        "block_stop",
+        "epoch_start",
+        "epoch_stop",
+        "eval_start",
+        "eval_stop",
+        "eval_accuracy",
+        "train_epoch",
+    }
+)
 # Records that say how much work was done when they were logged: samples_count or epoch_num in their metadata
 # (v0.5: eval_accuracy's {"epoch": e}). Starts are left out: their work is still to come.
 PROGRESS_KEYS = frozenset({"eval_accuracy", "eval_stop", "epoch_stop", "block_stop"})
@@ -29,13 +40,19 @@ CLOCK_SLACK_S = 1.0
 # A record this far from both its neighbours, while they agree with each other, is off the file's clock. Real
 # gaps are longer (a 3.5-hour first block in v5.1), but a clock that only moves forward never makes a spike.
 OUTLIER_S = 3600.0
-TARGET_SLACK = 1e-6  # relative, as run._check_quality: float32 metrics log 21.8 as 21.799999237060547
+TARGET_SLACK = (
+    1e-6  # relative, as run._check_quality: float32 metrics log 21.8 as 21.799999237060547
+)
 MAX_LISTED = 3  # findings listed one by one per rule; the rest are counted
 _TIME = attrgetter("time_s")
 
 NOT_FINITE, OUTLIER, BACKWARDS = "run.clock-not-finite", "run.clock-outlier", "run.clock-backwards"
 UNORDERED = "run.clock-unordered"  # a warning: see _check_times
-AFTER_STOP, BEFORE_START, TOO_EARLY = "run.record-after-stop", "run.record-before-start", "run.stop-too-early"
+AFTER_STOP, BEFORE_START, TOO_EARLY = (
+    "run.record-after-stop",
+    "run.record-before-start",
+    "run.stop-too-early",
+)
 # Errors that mean the logged time to train cannot be trusted: the run counts as failed (run._settle_success).
 UNTIMED_RULES = (NOT_FINITE, OUTLIER, BACKWARDS, AFTER_STOP, BEFORE_START, TOO_EARLY)
 
@@ -46,11 +63,15 @@ class Timeline:
 
     not_finite: list[Event] = field(default_factory=list)  # the first MAX_LISTED
     not_finite_count: int = 0
-    outliers: list[tuple[Event, Event, Event]] = field(default_factory=list)  # (record, before, after)
+    outliers: list[tuple[Event, Event, Event]] = field(
+        default_factory=list
+    )  # (record, before, after)
     outlier_count: int = 0
     outside: Event | None = None  # the first record of the timed region (by line) timed outside it
     outside_count: int = 0
-    unordered: tuple[Event, Event] | None = None  # (the first record behind, the latest record before it)
+    unordered: tuple[Event, Event] | None = (
+        None  # (the first record behind, the latest record before it)
+    )
     unordered_count: int = 0
     reach: Event | None = None  # the first eval_accuracy that reaches the quality target
     evals: int = 0  # eval_accuracy records on the clock
@@ -73,17 +94,23 @@ def _work(ev: Event) -> tuple[str, float] | None:
     if samples is not None:
         return "samples", samples
     epochs = finite_number(metadata.get("epoch_num"))
-    if epochs is None and isinstance(ev.value, dict):  # v0.5: eval_accuracy {"epoch": e, "value": v}
+    if epochs is None and isinstance(
+        ev.value, dict
+    ):  # v0.5: eval_accuracy {"epoch": e, "value": v}
         epochs = finite_number(ev.value.get("epoch"))
     return None if epochs is None else ("epochs", epochs)
 
 
-def read_timeline(log: ParsedLog, summary: RunSummary, *, higher_is_better: bool = True) -> Timeline:
+def read_timeline(
+    log: ParsedLog, summary: RunSummary, *, higher_is_better: bool = True
+) -> Timeline:
     """One pass over log.events. The timed region runs from the first run_start to the last run_stop, by line
     (summary.first_line) and by time (summary.run_start, summary.run_stop)."""
     tl = Timeline()
     events = log.events
-    if not math.isfinite(sum(map(_TIME, events))):  # rare: then find which (a sum in C costs next to nothing)
+    if not math.isfinite(
+        sum(map(_TIME, events))
+    ):  # rare: then find which (a sum in C costs next to nothing)
         for ev in events:
             if not math.isfinite(ev.time_s):
                 tl.not_finite_count += 1
@@ -94,10 +121,24 @@ def read_timeline(log: ParsedLog, summary: RunSummary, *, higher_is_better: bool
 
     start_line, stop_line = summary.first_line.get("run_start"), summary.first_line.get("run_stop")
     start, stop = summary.run_start, summary.run_stop
-    timed = (start_line is not None and stop_line is not None and start is not None and stop is not None
-             and math.isfinite(start) and math.isfinite(stop) and stop >= start)
-    if not timed:  # run.no-run-start, run.no-run-stop, run.stop-before-start or run.clock-not-finite say why
-        start_line, stop_line, start, stop = 0, -1, math.inf, -math.inf  # no record is in the region
+    timed = (
+        start_line is not None
+        and stop_line is not None
+        and start is not None
+        and stop is not None
+        and math.isfinite(start)
+        and math.isfinite(stop)
+        and stop >= start
+    )
+    if (
+        not timed
+    ):  # run.no-run-start, run.no-run-stop, run.stop-before-start or run.clock-not-finite say why
+        start_line, stop_line, start, stop = (
+            0,
+            -1,
+            math.inf,
+            -math.inf,
+        )  # no record is in the region
     early, late = start - CLOCK_SLACK_S, stop + CLOCK_SLACK_S
     target = summary.quality_target
     slack = TARGET_SLACK * abs(target) if target is not None else 0.0
@@ -108,7 +149,11 @@ def read_timeline(log: ParsedLog, summary: RunSummary, *, higher_is_better: bool
         # Off the clock: far from both neighbours, which agree with each other. Its time says nothing of the others.
         if 0 < i < last:
             before, after = timeline[i - 1].time_s, timeline[i + 1].time_s
-            if abs(t - before) > OUTLIER_S and abs(t - after) > OUTLIER_S and abs(before - after) <= OUTLIER_S:
+            if (
+                abs(t - before) > OUTLIER_S
+                and abs(t - after) > OUTLIER_S
+                and abs(before - after) <= OUTLIER_S
+            ):
                 tl.outlier_count += 1
                 if len(tl.outliers) < MAX_LISTED:
                     tl.outliers.append((ev, timeline[i - 1], timeline[i + 1]))
@@ -144,7 +189,9 @@ def read_timeline(log: ParsedLog, summary: RunSummary, *, higher_is_better: bool
                 tl.evals_inside += 1
             if tl.reach is None and target is not None:
                 metric = _metric(ev)
-                if metric is not None and (metric >= target - slack if higher_is_better else metric <= target + slack):
+                if metric is not None and (
+                    metric >= target - slack if higher_is_better else metric <= target + slack
+                ):
                     tl.reach = ev
     return tl
 
@@ -157,13 +204,25 @@ def _amount(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.4g}"
 
 
-def check_clock(tl: Timeline, summary: RunSummary, ctx: RunContext, found: Findings, *,
-                fastest_pace=plausibility.fastest_pace) -> None:
+def check_clock(
+    tl: Timeline,
+    summary: RunSummary,
+    ctx: RunContext,
+    found: Findings,
+    *,
+    fastest_pace=plausibility.fastest_pace,
+) -> None:
     """The clock rules on a log's timeline (see read_timeline). fastest_pace(benchmark, unit) gives the pace the
     run's is compared with (bench/throughput_table.py, which measures it, gives none)."""
     _check_times(tl, summary, found)
     start, stop = summary.run_start, summary.run_stop
-    if start is None or stop is None or not math.isfinite(start) or not math.isfinite(stop) or stop < start:
+    if (
+        start is None
+        or stop is None
+        or not math.isfinite(start)
+        or not math.isfinite(stop)
+        or stop < start
+    ):
         return  # run.no-run-start, run.no-run-stop, run.stop-before-start or run.clock-not-finite say it
     if summary.status is not None and summary.status.strip().lower() != "success":
         return  # a failed run's time does not count
@@ -173,56 +232,81 @@ def check_clock(tl: Timeline, summary: RunSummary, ctx: RunContext, found: Findi
 
 def _check_times(tl: Timeline, s: RunSummary, found: Findings) -> None:
     for ev in tl.not_finite:
-        found.error(NOT_FINITE, f"The {ev.key} record on line {ev.line} has the time {ev.time_s!r}, not a finite "
-                                "number, so the run cannot be timed by it.",
-                    "Every record's time must be a real clock reading (time_ms in milliseconds since the epoch).",
-                    line=ev.line)
+        found.error(
+            NOT_FINITE,
+            f"The {ev.key} record on line {ev.line} has the time {ev.time_s!r}, not a finite "
+            "number, so the run cannot be timed by it.",
+            "Every record's time must be a real clock reading (time_ms in milliseconds since the epoch).",
+            line=ev.line,
+        )
     if tl.not_finite_count > len(tl.not_finite):
-        found.error(NOT_FINITE, f"{tl.not_finite_count - len(tl.not_finite)} more records have a time that is not "
-                                "a finite number (not listed).", "See the lines listed above.")
+        found.error(
+            NOT_FINITE,
+            f"{tl.not_finite_count - len(tl.not_finite)} more records have a time that is not "
+            "a finite number (not listed).",
+            "See the lines listed above.",
+        )
     for ev, before, after in tl.outliers:
-        found.error(OUTLIER,
-                    f"The {ev.key} record on line {ev.line} is {_hours(ev.time_s - before.time_s)} from the record "
-                    f"before it (line {before.line}) and {_hours(ev.time_s - after.time_s)} from the one after it "
-                    f"(line {after.line}), which are {_hours(after.time_s - before.time_s)} apart: its time is off "
-                    "the clock of the rest of the file.",
-                    "Log every record with the clock of the run; a record edited or copied from another log "
-                    "shows as a jump like this.", line=ev.line)
+        found.error(
+            OUTLIER,
+            f"The {ev.key} record on line {ev.line} is {_hours(ev.time_s - before.time_s)} from the record "
+            f"before it (line {before.line}) and {_hours(ev.time_s - after.time_s)} from the one after it "
+            f"(line {after.line}), which are {_hours(after.time_s - before.time_s)} apart: its time is off "
+            "the clock of the rest of the file.",
+            "Log every record with the clock of the run; a record edited or copied from another log "
+            "shows as a jump like this.",
+            line=ev.line,
+        )
     if tl.outlier_count > len(tl.outliers):
-        found.error(OUTLIER, f"{tl.outlier_count - len(tl.outliers)} more records are off the file's clock "
-                             "(not listed).", "See the lines listed above.")
+        found.error(
+            OUTLIER,
+            f"{tl.outlier_count - len(tl.outliers)} more records are off the file's clock "
+            "(not listed).",
+            "See the lines listed above.",
+        )
     if tl.outside is not None:
         ev, more = tl.outside, tl.outside_count - 1
         after = ev.time_s > s.run_stop
-        edge, edge_line = ("run_stop", s.first_line.get("run_stop")) if after else \
-            ("run_start", s.first_line.get("run_start"))
+        edge, edge_line = (
+            ("run_stop", s.first_line.get("run_stop"))
+            if after
+            else ("run_start", s.first_line.get("run_start"))
+        )
         gap = ev.time_s - s.run_stop if after else s.run_start - ev.time_s
-        found.error(BACKWARDS,
-                    f"The {ev.key} record on line {ev.line} lies between run_start and run_stop in the file but is "
-                    f"timed {_s(gap)} {'after' if after else 'before'} {edge} (line {edge_line}): the clock goes "
-                    f"backwards across {edge}"
-                    + (f"; {more} more records of the timed region are timed outside it." if more else "."),
-                    "The records between run_start and run_stop must be timed between them: look for a run_start "
-                    "or run_stop whose time was edited, or records moved from another part of the log.",
-                    line=ev.line)
+        found.error(
+            BACKWARDS,
+            f"The {ev.key} record on line {ev.line} lies between run_start and run_stop in the file but is "
+            f"timed {_s(gap)} {'after' if after else 'before'} {edge} (line {edge_line}): the clock goes "
+            f"backwards across {edge}"
+            + (f"; {more} more records of the timed region are timed outside it." if more else "."),
+            "The records between run_start and run_stop must be timed between them: look for a run_start "
+            "or run_stop whose time was edited, or records moved from another part of the log.",
+            line=ev.line,
+        )
     if tl.unordered is not None:
         # A warning: real logs do this within their timed region (Intel's v0.5 ResNet logs jump back 40 minutes
         # between epochs, every record still between run_start and run_stop), which leaves the time to train as
         # it is.
         ev, latest = tl.unordered
         more = tl.unordered_count - 1
-        found.warning(UNORDERED,
-                      f"Between run_start and run_stop the clock goes backwards: the {ev.key} record on line "
-                      f"{ev.line} is timed {_s(latest.time_s - ev.time_s)} before the {latest.key} record on line "
-                      f"{latest.line} that precedes it (processes writing together are allowed "
-                      f"{_s(CLOCK_SLACK_S)})" + (f"; {more} more records are behind an earlier one." if more else "."),
-                      "Reviewers: the time to train stands (every record lies between run_start and run_stop), but "
-                      "a log pieced together from several outputs shows like this.", line=ev.line)
+        found.warning(
+            UNORDERED,
+            f"Between run_start and run_stop the clock goes backwards: the {ev.key} record on line "
+            f"{ev.line} is timed {_s(latest.time_s - ev.time_s)} before the {latest.key} record on line "
+            f"{latest.line} that precedes it (processes writing together are allowed "
+            f"{_s(CLOCK_SLACK_S)})"
+            + (f"; {more} more records are behind an earlier one." if more else "."),
+            "Reviewers: the time to train stands (every record lies between run_start and run_stop), but "
+            "a log pieced together from several outputs shows like this.",
+            line=ev.line,
+        )
 
 
 def _hours(seconds: float) -> str:
     seconds = abs(seconds)
-    return f"{seconds / 86400:,.1f} days" if seconds >= 2 * 86400 else f"{seconds / 3600:,.1f} hours"
+    return (
+        f"{seconds / 86400:,.1f} days" if seconds >= 2 * 86400 else f"{seconds / 3600:,.1f} hours"
+    )
 
 
 def _check_region(tl: Timeline, s: RunSummary, found: Findings) -> None:
@@ -231,9 +315,13 @@ def _check_region(tl: Timeline, s: RunSummary, found: Findings) -> None:
     ev = tl.reach
     if ev is not None:
         what = f"The eval_accuracy that reaches the quality target, {_metric(ev):.6g} on line {ev.line},"
-    elif tl.evals and not tl.evals_inside:  # no eval reaches a known target: at least one must be in the region
+    elif (
+        tl.evals and not tl.evals_inside
+    ):  # no eval reaches a known target: at least one must be in the region
         ev = tl.first_eval_after_stop or tl.first_eval_before_start
-        what = f"No eval_accuracy lies between run_start and run_stop; the first, on line {ev.line},"
+        what = (
+            f"No eval_accuracy lies between run_start and run_stop; the first, on line {ev.line},"
+        )
     else:
         return
     start_line, stop_line = s.first_line.get("run_start"), s.first_line.get("run_stop")
@@ -241,16 +329,21 @@ def _check_region(tl: Timeline, s: RunSummary, found: Findings) -> None:
     if not after and not (ev.line < start_line or ev.time_s < s.run_start - CLOCK_SLACK_S):
         return
     offset = ev.time_s - s.run_start
-    found.error(AFTER_STOP if after else BEFORE_START,
-                f"{what} is logged {'after run_stop' if after else 'before run_start'}, "
-                f"{_s(abs(offset))} {'after' if offset >= 0 else 'before'} run_start, while run_start (line "
-                f"{start_line}) and run_stop (line {stop_line}) are {_s(s.run_stop - s.run_start)} apart: the time "
-                "to train leaves out the work that produced the result.",
-                "The timed region must hold the run: log run_stop right after the eval that reaches the quality "
-                "target, with the clock the other records use.", line=ev.line)
+    found.error(
+        AFTER_STOP if after else BEFORE_START,
+        f"{what} is logged {'after run_stop' if after else 'before run_start'}, "
+        f"{_s(abs(offset))} {'after' if offset >= 0 else 'before'} run_start, while run_start (line "
+        f"{start_line}) and run_stop (line {stop_line}) are {_s(s.run_stop - s.run_start)} apart: the time "
+        "to train leaves out the work that produced the result.",
+        "The timed region must hold the run: log run_stop right after the eval that reaches the quality "
+        "target, with the clock the other records use.",
+        line=ev.line,
+    )
 
 
-def _check_pace(tl: Timeline, s: RunSummary, ctx: RunContext, found: Findings, fastest_pace) -> None:
+def _check_pace(
+    tl: Timeline, s: RunSummary, ctx: RunContext, found: Findings, fastest_pace
+) -> None:
     """The work logged within the timed region, done in its time, at RUN_ERROR_MULTIPLE times the fastest pace
     of the published rounds or more: per sample of global batch (a step rate) where the log gives its batch,
     else for the whole system."""
@@ -264,21 +357,29 @@ def _check_pace(tl: Timeline, s: RunSummary, ctx: RunContext, found: Findings, f
         if batch is not None and batch > 0 and fastest.per_batch is not None:
             allowed = fastest.per_batch.value * batch
             batch_words = f" with a global batch of {_amount(batch)}"
-            best = (f"scaled to that batch, did {_amount(allowed)} {unit}/s ({fastest.per_batch.value:.4g} {unit}/s "
-                    f"per sample of batch: {fastest.per_batch.source})")
+            best = (
+                f"scaled to that batch, did {_amount(allowed)} {unit}/s ({fastest.per_batch.value:.4g} {unit}/s "
+                f"per sample of batch: {fastest.per_batch.source})"
+            )
         else:
             allowed, batch_words = fastest.system.value, ""
             best = f"did {_amount(allowed)} {unit}/s ({fastest.system.source})"
         if seconds > 0 and amount / seconds <= multiple * allowed:
             continue
-        claim = (f"{_amount(amount / seconds)} {unit}/s{batch_words}" if seconds > 0 else
-                 f"in no time{batch_words}")
+        claim = (
+            f"{_amount(amount / seconds)} {unit}/s{batch_words}"
+            if seconds > 0
+            else f"in no time{batch_words}"
+        )
         times = f"{amount / seconds / allowed:,.0f}x that" if seconds > 0 else "that in no time"
-        found.error(TOO_EARLY,
-                    f"run_stop (line {s.first_line.get('run_stop')}) comes {_s(seconds)} after run_start, yet the "
-                    f"log says {_amount(amount)} {unit} were processed by then (line {ev.line}): {claim}. The "
-                    f"fastest system of the published rounds for {ctx.benchmark}, {best}; this run claims {times}, "
-                    f"and more than {multiple:g}x is beyond any faster hardware: the run cannot have stopped so soon.",
-                    "Log run_start and run_stop when the run really starts and stops, with the clock the other "
-                    "records use.", line=s.first_line.get("run_stop"))
+        found.error(
+            TOO_EARLY,
+            f"run_stop (line {s.first_line.get('run_stop')}) comes {_s(seconds)} after run_start, yet the "
+            f"log says {_amount(amount)} {unit} were processed by then (line {ev.line}): {claim}. The "
+            f"fastest system of the published rounds for {ctx.benchmark}, {best}; this run claims {times}, "
+            f"and more than {multiple:g}x is beyond any faster hardware: the run cannot have stopped so soon.",
+            "Log run_start and run_stop when the run really starts and stops, with the clock the other "
+            "records use.",
+            line=s.first_line.get("run_stop"),
+        )
         return

@@ -25,6 +25,7 @@ How this differs from its command line (`python -m mlperf_logging.compliance_che
 - Its messages are read from the checker's state, not scraped from its log output; what it
   prints or logs on the side is captured, never left on the worker's stdout.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -62,7 +63,8 @@ def _has_rules(ruleset: str) -> bool:
 def _parser(ruleset: str):
     try:
         return importlib.import_module(
-            f"mlperf_logging.compliance_checker.mlp_parser.ruleset_{ruleset.replace('.', '')}")
+            f"mlperf_logging.compliance_checker.mlp_parser.ruleset_{ruleset.replace('.', '')}"
+        )
     except ImportError:
         return None
 
@@ -143,15 +145,19 @@ is_stop = library.is_stop
 def _cached(mode: str):
     """eval()/exec() for mlp_compliance: its rules are a few hundred strings run on every log line,
     so each is compiled once; a time limit raised inside is noted for check_file to raise again."""
+
     def run(source, globals=None, locals=None):
         if isinstance(source, str):
             source = _compiled(source, mode)
         try:
-            return getattr(builtins, mode)(source, globals, locals)  # looked up late: tests replace it
+            return getattr(builtins, mode)(
+                source, globals, locals
+            )  # looked up late: tests replace it
         except BaseException as exc:
             if is_stop(exc):
                 _pending_stop.append(exc)
             raise
+
     return run
 
 
@@ -184,7 +190,9 @@ def _checker_class(ruleset: str):
                 self.queue.append(config)
 
         def check_loglines(self, loglines, config, unruled: int = 0):
-            if not loglines and not unruled:  # lines no rule names were left out, but the log has lines
+            if (
+                not loglines and not unruled
+            ):  # lines no rule names were left out, but the log has lines
                 self.put_message("No log lines detected")
             self.enqueue(config)
             while self.queue:
@@ -221,11 +229,15 @@ def read_loglines(path, ruleset: str, benchmark: str | None, max_line_bytes: int
             if raw is None or token_bytes not in raw:
                 continue
             text = raw.decode("latin-1")
-            _read_text(parser, n, text[:-1] if text.endswith("\n") else text, benchmark, loglines, errors)
+            _read_text(
+                parser, n, text[:-1] if text.endswith("\n") else text, benchmark, loglines, errors
+            )
     return loglines, errors
 
 
-def _read_text(parser, n: int, text: str, benchmark: str | None, loglines: list, errors: list) -> None:
+def _read_text(
+    parser, n: int, text: str, benchmark: str | None, loglines: list, errors: list
+) -> None:
     """The library's loglines (or errors) for line n, its text without the LF, split at '\\r' as its reading
     does (a '\\r' before the LF only adds an empty piece)."""
     token = parser.TOKEN
@@ -241,7 +253,11 @@ def _read_text(parser, n: int, text: str, benchmark: str | None, loglines: list,
                 raise
             errors.append((n, piece, str(exc) or type(exc).__name__))
             continue
-        if benchmark is not None and logline.key == "submission_benchmark" and isinstance(logline.value, dict):
+        if (
+            benchmark is not None
+            and logline.key == "submission_benchmark"
+            and isinstance(logline.value, dict)
+        ):
             logline.value["value"] = benchmark
         loglines.append(logline)
 
@@ -276,11 +292,19 @@ def loglines_from(mllog_lines, ruleset: str, benchmark: str | None, skipped: lis
         i = body.rfind(token)
         if i < 0:
             continue
-        if record is not None and start == i + skip and (end == len(body) or body[end:].isspace()) \
-                and "\r" not in body:
+        if (
+            record is not None
+            and start == i + skip
+            and (end == len(body) or body[end:].isspace())
+            and "\r" not in body
+        ):
             try:  # string_to_logline's steps on the record json.loads would make of body[i + skip:end]
-                time_ms, key, value, metadata = float(record["time_ms"]), record["key"], record["value"], \
-                    record["metadata"]
+                time_ms, key, value, metadata = (
+                    float(record["time_ms"]),
+                    record["key"],
+                    record["value"],
+                    record["metadata"],
+                )
                 if skipped is not None and type(key) is str and not names_a_rule(key):
                     skipped.append(n)
                     continue
@@ -299,7 +323,9 @@ def loglines_from(mllog_lines, ruleset: str, benchmark: str | None, skipped: lis
 
 @functools.cache
 def _all_rules_text() -> str:
-    return "\n".join(p.read_text(errors="replace") for p in sorted(library.compliance_dir().rglob("*.yaml")))
+    return "\n".join(
+        p.read_text(errors="replace") for p in sorted(library.compliance_dir().rglob("*.yaml"))
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -315,7 +341,11 @@ def _records_agree(ruleset: str) -> bool:
     """True when the ruleset's parser reads ":::MLLOG {json}" lines and builds from sample lines the
     LogLines that loglines_from builds (a guard against another version of the library's parser)."""
     parser = _parser(ruleset)
-    if parser is None or getattr(parser, "TOKEN", None) != mllog.MARKER + " " or not hasattr(parser, "LogLine"):
+    if (
+        parser is None
+        or getattr(parser, "TOKEN", None) != mllog.MARKER + " "
+        or not hasattr(parser, "LogLine")
+    ):
         return False
     samples = [
         ':::MLLOG {"namespace": "", "time_ms": 1760000000123, "event_type": "POINT_IN_TIME", "key": "tracked_stats", '
@@ -332,7 +362,12 @@ def _records_agree(ruleset: str) -> bool:
         got = loglines_from(entries, ruleset, "x")
     except Exception:
         return False
-    return got is not None and not got[1] and repr(got[0]) == repr(expected) and len(expected) == len(samples)
+    return (
+        got is not None
+        and not got[1]
+        and repr(got[0]) == repr(expected)
+        and len(expected) == len(samples)
+    )
 
 
 def _read_lines(f, limit: int):
@@ -352,8 +387,17 @@ def _read_lines(f, limit: int):
             yield raw
 
 
-def check_file(path, rel_path: str, ruleset: str, benchmark: str, *, max_line_bytes: int = 64 * 1024,
-               cache: bool = True, mllog_lines: list | None = None, left_out: int = 0) -> Findings:
+def check_file(
+    path,
+    rel_path: str,
+    ruleset: str,
+    benchmark: str,
+    *,
+    max_line_bytes: int = 64 * 1024,
+    cache: bool = True,
+    mllog_lines: list | None = None,
+    left_out: int = 0,
+) -> Findings:
     """Run mlperf-logging's compliance rules for `benchmark` on the log at `path`; return Findings.
 
     mllog_lines: what parse_file(path, max_line_bytes, mllog_lines=[]) gathered (see takes_mllog_lines);
@@ -365,7 +409,9 @@ def check_file(path, rel_path: str, ruleset: str, benchmark: str, *, max_line_by
     read, skipped = None, []
     if mllog_lines is not None and takes_mllog_lines(ruleset):
         read = loglines_from(mllog_lines, ruleset, benchmark, skipped)
-    loglines, errors = read if read is not None else read_loglines(path, ruleset, benchmark, max_line_bytes)
+    loglines, errors = (
+        read if read is not None else read_loglines(path, ruleset, benchmark, max_line_bytes)
+    )
     checker = _make_checker(ruleset)
     mlp = library.mlp_compliance
     with contextlib.ExitStack() as stack:
@@ -394,12 +440,21 @@ _REQUIRED = re.compile(r"Required (?P<req>\S+) occurrence of '(?P<key>[^']*)' bu
 def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -> None:
     where = f"mlperf-logging {library.version()}, rules {library.USAGE}_{ruleset}"
     for n, text, error in errors[:MAX_PARSE_FINDINGS]:
-        found.error(RULE, f"mlperf-logging cannot read this log line ({error}): {_short(text, 160)}",
-                    f"Each log line must be one complete record in the {ruleset} format ({where}). "
-                    "Look for interleaved output from several processes or a truncated line.", line=n)
+        found.error(
+            RULE,
+            f"mlperf-logging cannot read this log line ({error}): {_short(text, 160)}",
+            f"Each log line must be one complete record in the {ruleset} format ({where}). "
+            "Look for interleaved output from several processes or a truncated line.",
+            line=n,
+        )
     if len(errors) > MAX_PARSE_FINDINGS:
-        found.error(RULE, f"mlperf-logging cannot read {len(errors) - MAX_PARSE_FINDINGS} more log lines "
-                          "(not listed).", "See the lines listed above.", line=errors[MAX_PARSE_FINDINGS][0])
+        found.error(
+            RULE,
+            f"mlperf-logging cannot read {len(errors) - MAX_PARSE_FINDINGS} more log lines "
+            "(not listed).",
+            "See the lines listed above.",
+            line=errors[MAX_PARSE_FINDINGS][0],
+        )
 
     line_of = {}
     for ll in loglines:
@@ -408,26 +463,38 @@ def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -
     for ll in loglines:
         occurrences.setdefault(ll.key, []).append(ll.lineno)
 
-    for severity, messages in (("warning", checker.warnings.values()),
-                               ("error", [*checker.overwritable.values(), *checker.not_overwritable])):
+    for severity, messages in (
+        ("warning", checker.warnings.values()),
+        ("error", [*checker.overwritable.values(), *checker.not_overwritable]),
+    ):
         for msg in messages:
             config = checker.config_of.get(msg, "")
             message, hint, line = _explain(msg, line_of, occurrences)
-            found.add(severity, RULE, message, f"{hint} ({where}{', ' + Path(config).name if config else ''}).",
-                      line=line)
+            found.add(
+                severity,
+                RULE,
+                message,
+                f"{hint} ({where}{', ' + Path(config).name if config else ''}).",
+                line=line,
+            )
 
     for name in checker.refused:
-        found.warning("mlperf.config-missing",
-                      f"The log asks mlperf-logging for the rules file {name!r}, which it does not have; "
-                      "those checks were not run.",
-                      "submission_division must be 'closed' or 'open', and the round must have rules for "
-                      f"this benchmark in {where}.")
+        found.warning(
+            "mlperf.config-missing",
+            f"The log asks mlperf-logging for the rules file {name!r}, which it does not have; "
+            "those checks were not run.",
+            "submission_division must be 'closed' or 'open', and the round must have rules for "
+            f"this benchmark in {where}.",
+        )
     if checker.crash is not None:
         config, exc = checker.crash
-        found.error(RULE, f"mlperf-logging's checker stopped with {type(exc).__name__}: {_short(str(exc), 200)} "
-                          f"while applying {Path(config).name}; its remaining checks did not run.",
-                    "A logged value probably has an unexpected type (e.g. text where a number is expected); "
-                    f"compare the log with the reference implementation's ({where}).")
+        found.error(
+            RULE,
+            f"mlperf-logging's checker stopped with {type(exc).__name__}: {_short(str(exc), 200)} "
+            f"while applying {Path(config).name}; its remaining checks did not run.",
+            "A logged value probably has an unexpected type (e.g. text where a number is expected); "
+            f"compare the log with the reference implementation's ({where}).",
+        )
     side = capture.messages() + capture.printed()
     for text in side[:MAX_SIDE_OUTPUT]:
         found.info("mlperf.output", f"mlperf-logging said: {_short(text, 300)}")
@@ -439,37 +506,59 @@ def _explain(msg: str, line_of: dict, occurrences: dict) -> tuple[str, str, int 
     head = lines[0]
     m = _CHECK_FAILED.match(head)
     if m:
-        test = next((x[len("failed test: "):] for x in lines[2:] if x.startswith("failed test: ")), "")
-        return (f"The log line for '{m['key']}' fails the rule `{_short(test.strip(), 300)}`.",
-                "Log this key with the value, metadata and order the rule expects", int(m["line"]))
+        test = next(
+            (x[len("failed test: ") :] for x in lines[2:] if x.startswith("failed test: ")), ""
+        )
+        return (
+            f"The log line for '{m['key']}' fails the rule `{_short(test.strip(), 300)}`.",
+            "Log this key with the value, metadata and order the rule expects",
+            int(m["line"]),
+        )
     if head == "Failed executing CHECK code:":
         test = lines[1] if len(lines) > 1 else ""
         if len(lines) > 3 and lines[2] == "triggered by line:":
-            return (f"A rule could not be evaluated on this line: `{_short(test.strip(), 300)}` "
-                    "(a value or metadata field it needs is missing or of another type).",
-                    "Log the key with the value type and metadata the reference implementation uses",
-                    line_of.get(lines[3]))
-        return (f"A rule at the end of the log could not be evaluated: `{_short(test.strip(), 300)}`.",
-                "Check that every key the rule reads is logged", None)
+            return (
+                f"A rule could not be evaluated on this line: `{_short(test.strip(), 300)}` "
+                "(a value or metadata field it needs is missing or of another type).",
+                "Log the key with the value type and metadata the reference implementation uses",
+                line_of.get(lines[3]),
+            )
+        return (
+            f"A rule at the end of the log could not be evaluated: `{_short(test.strip(), 300)}`.",
+            "Check that every key the rule reads is logged",
+            None,
+        )
     if head.startswith("Failed executing code ") and len(lines) > 1:
         action = head.split()[3] if len(head.split()) > 3 else ""
-        return (f"The rule's {action} code could not run on this line.",
-                "Log the key with the value type and metadata the reference implementation uses",
-                line_of.get(lines[1]))
+        return (
+            f"The rule's {action} code could not run on this line.",
+            "Log the key with the value type and metadata the reference implementation uses",
+            line_of.get(lines[1]),
+        )
     if head.startswith("failed test: "):
-        return (f"The log as a whole fails the rule `{_short(head[len('failed test: '):].strip(), 300)}`.",
-                "This rule is checked at the end of the log (e.g. a value required over the whole run)", None)
+        return (
+            f"The log as a whole fails the rule `{_short(head[len('failed test: ') :].strip(), 300)}`.",
+            "This rule is checked at the end of the log (e.g. a value required over the whole run)",
+            None,
+        )
     m = _REQUIRED.match(head)
     if m:
         seen = occurrences.get(m["key"], [])
         line = seen[1] if len(seen) > 1 else None
-        return (_short(head, 400) + ".", f"Log '{m['key']}' as the rule requires ({m['req']})", line)
+        return (
+            _short(head, 400) + ".",
+            f"Log '{m['key']}' as the rule requires ({m['req']})",
+            line,
+        )
     if head.startswith("Failed checks for "):
-        return (_short(head, 400) + " (no line satisfies it).",
-                "At least one logged value must satisfy this rule, e.g. the final eval reaching the target", None)
+        return (
+            _short(head, 400) + " (no line satisfies it).",
+            "At least one logged value must satisfy this rule, e.g. the final eval reaching the target",
+            None,
+        )
     return _short(" ".join(x.strip() for x in lines[:3]), 400), "See the mlperf-logging rule", None
 
 
 def _short(text: str, limit: int) -> str:
     text = text.replace("\n", " ")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

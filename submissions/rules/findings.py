@@ -1,4 +1,5 @@
 """Finding (one rule outcome) and the plain facts the checks take: run, result and system contexts."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -35,8 +36,16 @@ class Findings(list):
         super().__init__()
         self.file = file
 
-    def add(self, severity: str, rule: str, message: str, hint: str = "", *, line: int | None = None,
-            file: str | None = None) -> Finding:
+    def add(
+        self,
+        severity: str,
+        rule: str,
+        message: str,
+        hint: str = "",
+        *,
+        line: int | None = None,
+        file: str | None = None,
+    ) -> Finding:
         finding = Finding(severity, rule, message, hint, self.file if file is None else file, line)
         self.append(finding)
         return finding
@@ -61,11 +70,15 @@ class RunContext:
     ruleset: str  # "0.5.0", "0.6.0", "5.1.0" ...
     benchmark: str  # the round's benchmark key for the result folder ("maskrcnn" even if the folder is "mask")
     benchmark_keys: frozenset[str]  # all of the round's benchmark keys
-    division: str = "closed"  # the system's; the logs' own division picks mlperf-logging's closed/open rules
+    division: str = (
+        "closed"  # the system's; the logs' own division picks mlperf-logging's closed/open rules
+    )
     quality_target: float | None = None
     higher_is_better: bool = True
     require_init_stop_before_run_start: bool = False
-    max_line_bytes: int = 64 * 1024  # longer lines are a finding; their file is not given to mlperf-logging
+    max_line_bytes: int = (
+        64 * 1024
+    )  # longer lines are a finding; their file is not given to mlperf-logging
 
 
 @dataclass
@@ -83,10 +96,14 @@ class ResultContext:
     benchmark: str  # the round's benchmark key
     required_runs: int
     result_path: str = ""  # bundle-relative folder, e.g. "NVIDIA/results/dgx_h100/llama31_8b"
-    result_dir: Path | dict | None = None  # the folder, or {name: file} of it read in place (for the RCP check)
+    result_dir: Path | dict | None = (
+        None  # the folder, or {name: file} of it read in place (for the RCP check)
+    )
     division: str = "closed"  # from the system description
     category: str = ""  # category key from the system description ("cloud", "onprem", ...)
-    blocking_rules: frozenset = frozenset()  # the portal's own checks that the round file makes blocking
+    blocking_rules: frozenset = (
+        frozenset()
+    )  # the portal's own checks that the round file makes blocking
 
 
 @dataclass(frozen=True)
@@ -97,7 +114,9 @@ class RunFacts:
     success: bool = False
     seed: Any = None
     hyperparameters: dict = field(default_factory=dict)
-    submission: dict = field(default_factory=dict)  # benchmark/org/division/status/platform from the log
+    submission: dict = field(
+        default_factory=dict
+    )  # benchmark/org/division/status/platform from the log
     first_line: dict = field(default_factory=dict)  # {key: line}, when known
     convergence: dict | None = None  # rcp.read_run's reading, made when the log was checked
     index: int | None = None  # N of the result_N.txt the rules name it, whatever the file is called

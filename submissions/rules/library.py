@@ -7,6 +7,7 @@ queue, a regular expression that is quadratic on long lines) are swapped only fo
 duration of one call and always put back. Workers are processes (Celery prefork), never
 threads, so no other code runs while a swap is in place.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -90,7 +91,13 @@ class LinearRe:
         self.pattern = ".*" + token
 
     def sub(self, pattern, repl, string, *args, **kwargs):
-        if pattern == self.pattern and repl == self.token and not args and not kwargs and "\n" not in string[:-1]:
+        if (
+            pattern == self.pattern
+            and repl == self.token
+            and not args
+            and not kwargs
+            and "\n" not in string[:-1]
+        ):
             i = string.rfind(self.token)
             return string if i < 0 else string[i:]
         return re.sub(pattern, repl, string, *args, **kwargs)  # noqa: B034 - re.sub's own signature, passed on

@@ -11,6 +11,7 @@ Figures per benchmark, measured from the real rounds by bench/throughput_table.p
   (result.implausibly-fast). Bigger systems scale less than perfectly, so the smallest set this figure.
 The GPU reference checks, where they run, measure what this table can only guess.
 """
+
 from __future__ import annotations
 
 import functools
@@ -61,8 +62,10 @@ def _table() -> dict:
 def _families() -> list[tuple[str, list[re.Pattern]]]:
     with open(FAMILIES_FILE, "rb") as f:
         data = tomllib.load(f)
-    return [(family["name"], [re.compile(p, re.IGNORECASE) for p in family["patterns"]])
-            for family in data.get("family", [])]
+    return [
+        (family["name"], [re.compile(p, re.IGNORECASE) for p in family["patterns"]])
+        for family in data.get("family", [])
+    ]
 
 
 @functools.lru_cache(maxsize=256)
@@ -80,7 +83,9 @@ def fastest_pace(benchmark: str, unit: str) -> Pace | None:
     row = _table().get("pace", {}).get(benchmark, {}).get(unit)
     if row is None:
         return None
-    per_batch = Fastest(float(row["per_batch"]), row["per_batch_source"]) if "per_batch" in row else None
+    per_batch = (
+        Fastest(float(row["per_batch"]), row["per_batch_source"]) if "per_batch" in row else None
+    )
     return Pace(Fastest(float(row["per_second"]), row["source"]), per_batch)
 
 
@@ -94,8 +99,13 @@ def fewest_accelerator_minutes(benchmark: str, family: str | None) -> Fastest | 
     return Fastest(float(row["minutes"]), row["source"])
 
 
-def check_speed(benchmark: str, score_s: float | None, accelerator_model: str, accelerator_count: int | None,
-                result_path: str = "") -> list:
+def check_speed(
+    benchmark: str,
+    score_s: float | None,
+    accelerator_model: str,
+    accelerator_count: int | None,
+    result_path: str = "",
+) -> list:
     """A warning when a result's score, per accelerator, beats the best of its accelerator family in the
     published rounds by more than RESULT_WARNING_MULTIPLE."""
     found = Findings(result_path)
@@ -108,11 +118,13 @@ def check_speed(benchmark: str, score_s: float | None, accelerator_model: str, a
     used = minutes(score_s) * accelerator_count
     multiple = best.value / used
     if multiple > RESULT_WARNING_MULTIPLE:
-        found.warning(IMPLAUSIBLY_FAST,
-                      f"The score, {minutes(score_s):,.2f} minutes on {accelerator_count} x {accelerator_model} "
-                      f"({used:,.1f} accelerator-minutes), is {multiple:,.1f}x faster per accelerator than the best "
-                      f"{family} result of the published rounds for {benchmark} ({best.value:,.1f} "
-                      f"accelerator-minutes: {best.source}); more than {RESULT_WARNING_MULTIPLE:g}x is implausible.",
-                      "Reviewers: compare the logs' clocks and throughput with the system before approving; a "
-                      "reference check on the same accelerator measures what this table can only guess.")
+        found.warning(
+            IMPLAUSIBLY_FAST,
+            f"The score, {minutes(score_s):,.2f} minutes on {accelerator_count} x {accelerator_model} "
+            f"({used:,.1f} accelerator-minutes), is {multiple:,.1f}x faster per accelerator than the best "
+            f"{family} result of the published rounds for {benchmark} ({best.value:,.1f} "
+            f"accelerator-minutes: {best.source}); more than {RESULT_WARNING_MULTIPLE:g}x is implausible.",
+            "Reviewers: compare the logs' clocks and throughput with the system before approving; a "
+            "reference check on the same accelerator measures what this table can only guess.",
+        )
     return list(found)

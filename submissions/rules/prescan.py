@@ -5,6 +5,7 @@ binary content, and bytes that are not UTF-8, reading fixed-size chunks so that 
 a gigabyte of garbage costs what reading it costs, never more. Line numbers count '\\n' as the
 parser (submissions.logs) does.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -34,7 +35,9 @@ class Prescan:
     line_count: int = 0
     long_lines: list[LongLine] = field(default_factory=list)  # the first MAX_LISTED
     long_line_count: int = 0
-    long_marker_line_count: int = 0  # long lines that carry a log marker (an event the parser loses)
+    long_marker_line_count: int = (
+        0  # long lines that carry a log marker (an event the parser loses)
+    )
     first_nul_line: int | None = None
     nul_line_count: int = 0
     binary: bool = False  # NUL bytes, or many control bytes at the start
@@ -80,8 +83,10 @@ def prescan(path, max_line_bytes: int) -> Prescan:
                 out.nul_line_count += _lines_with(chunk, b"\x00")
                 first_end = chunk.find(b"\n")
                 if cur_nul and (pos < first_end or first_end < 0):
-                    out.nul_line_count -= 1  # the chunk's first piece continues a line counted already
-                cur_nul = b"\x00" in chunk[chunk.rfind(b"\n") + 1:]
+                    out.nul_line_count -= (
+                        1  # the chunk's first piece continues a line counted already
+                    )
+                cur_nul = b"\x00" in chunk[chunk.rfind(b"\n") + 1 :]
             elif b"\n" in chunk:
                 cur_nul = False
             # An ASCII chunk is UTF-8 unless it ends a sequence the last chunk began: the decoder's state says.
@@ -93,7 +98,9 @@ def prescan(path, max_line_bytes: int) -> Prescan:
                     out.first_non_utf8_line = line + chunk.count(b"\n", 0, at)
                     start = chunk.rfind(b"\n", 0, at) + 1
                     stop = chunk.find(b"\n", at)
-                    out.non_utf8_on_marker_line = _has_marker(chunk[start:stop if stop >= 0 else len(chunk)])
+                    out.non_utf8_on_marker_line = _has_marker(
+                        chunk[start : stop if stop >= 0 else len(chunk)]
+                    )
                     decoder = None
             if not _may_hold_long_line(chunk, limit - cur_len, limit):
                 last = chunk.rfind(b"\n") + 1
@@ -136,7 +143,10 @@ def _may_hold_long_line(chunk: bytes, first_room: int, limit: int) -> bool:
     if first_room < 0 or (len(chunk) > first_room and chunk.find(b"\n", 0, first_room + 1) < 0):
         return True
     half = limit // 2 + 1
-    return any(chunk.find(b"\n", start, start + half) < 0 for start in range(0, len(chunk) - half + 1, half))
+    return any(
+        chunk.find(b"\n", start, start + half) < 0
+        for start in range(0, len(chunk) - half + 1, half)
+    )
 
 
 def _lines_with(chunk: bytes, needle: bytes) -> int:

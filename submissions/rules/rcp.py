@@ -11,6 +11,7 @@ The library's `check_directory` is its command-line path; we use its pieces inst
   when told not to, at "/scaling.json"): the factor is returned; finalize compares it with what the
   bundle's scaling.json claims, as ingest read and checked it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -51,7 +52,11 @@ def preload() -> None:
 
 def applies(ruleset: str, benchmark: str) -> bool:
     """True when mlperf-logging does RCP checks for this ruleset (1.0.0 on; not MiniGo)."""
-    return library.available() and library.ruleset_tuple(ruleset) >= FIRST_RULESET and benchmark != "minigo"
+    return (
+        library.available()
+        and library.ruleset_tuple(ruleset) >= FIRST_RULESET
+        and benchmark != "minigo"
+    )
 
 
 def rcp_file(ruleset: str, benchmark: str) -> Path | None:
@@ -78,8 +83,14 @@ def _checker(ruleset: str, benchmark: str):
 
 
 # read_submission_file acts only on token lines holding one of these words; any other line leaves it as it was.
-READER_WORDS = ("global_batch_size", "submission_benchmark", "eval_error", "eval_accuracy", "train_samples",
-                 "run_stop")
+READER_WORDS = (
+    "global_batch_size",
+    "submission_benchmark",
+    "eval_error",
+    "eval_accuracy",
+    "train_samples",
+    "run_stop",
+)
 
 
 def _lines_with_words(text: str) -> str:
@@ -107,7 +118,9 @@ class _Json:
         return getattr(json, name)
 
 
-def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_bytes: int = 64 * 1024) -> dict:
+def read_run(
+    path, ruleset: str, *, mllog_lines: list | None = None, max_line_bytes: int = 64 * 1024
+) -> dict:
     """One run as the library's RCP reader sees it: {"not_converged", "epochs", "batch_size"}, or {"error"}
     when it cannot read the file, or {"unreadable": True} for binary data or over-long lines.
 
@@ -131,10 +144,19 @@ def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_by
         stack.enter_context(library.patched(rcp_checker, "re", library.LinearRe(rcp_checker.TOKEN)))
         stack.enter_context(library.patched(rcp_checker, "json", _Json()))
         if text is not None:
-            stack.enter_context(library.patched(rcp_checker, "open", lambda *_, **__: io.StringIO(text, newline=None)))
+            stack.enter_context(
+                library.patched(
+                    rcp_checker, "open", lambda *_, **__: io.StringIO(text, newline=None)
+                )
+            )
         else:  # as the library opens it (text, latin-1), from a path or a file read in place
-            stack.enter_context(library.patched(
-                rcp_checker, "open", lambda *_, **__: io.TextIOWrapper(open_binary(path), encoding="latin-1")))
+            stack.enter_context(
+                library.patched(
+                    rcp_checker,
+                    "open",
+                    lambda *_, **__: io.TextIOWrapper(open_binary(path), encoding="latin-1"),
+                )
+            )
         try:
             not_converged, epochs, bs, _ = rcp_checker.read_submission_file(name, ruleset, False)
         except Exception as exc:  # e.g. a run_stop with success but no eval: UnboundLocalError
@@ -147,8 +169,15 @@ def read_run(path, ruleset: str, *, mllog_lines: list | None = None, max_line_by
     return {"not_converged": not_converged, "epochs": epochs, "batch_size": bs}
 
 
-def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = "",
-              max_line_bytes: int = 64 * 1024, readings: dict | None = None) -> tuple[list, float | None]:
+def rcp_check(
+    result_dir,
+    ruleset: str,
+    benchmark: str,
+    *,
+    result_path: str = "",
+    max_line_bytes: int = 64 * 1024,
+    readings: dict | None = None,
+) -> tuple[list, float | None]:
     """Check the result folder's convergence against the RCPs; return (findings, normalisation factor).
     result_dir: a folder, or {file name: file} of one read in place (TarFiles.folder).
 
@@ -162,31 +191,49 @@ def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = ""
     try:
         _modules()
     except ImportError as exc:  # numpy or scipy missing on this worker
-        found.warning(RULE, f"The RCP check could not run: {exc}.", "Install mlperf-logging with its dependencies.")
+        found.warning(
+            RULE,
+            f"The RCP check could not run: {exc}.",
+            "Install mlperf-logging with its dependencies.",
+        )
         return list(found), None
     if rcp_file(ruleset, benchmark) is None:
-        found.warning(RULE, f"mlperf-logging {library.version()} has no reference convergence points for "
-                            f"{benchmark!r} in training {ruleset}; convergence was not compared.",
-                      "Nothing to do unless the round expects RCPs for this benchmark.")
+        found.warning(
+            RULE,
+            f"mlperf-logging {library.version()} has no reference convergence points for "
+            f"{benchmark!r} in training {ruleset}; convergence was not compared.",
+            "Nothing to do unless the round expects RCPs for this benchmark.",
+        )
         return list(found), None
     folder = _files_of(result_dir)
-    names = sorted(name for name in folder if fnmatch.fnmatchcase(name, "result_*.txt"))  # as the library globs
+    names = sorted(
+        name for name in folder if fnmatch.fnmatchcase(name, "result_*.txt")
+    )  # as the library globs
     if not names:
         found.error(RULE, "The result folder has no result_*.txt files to compare with the RCPs.")
         return list(found), None
     readings = readings or {}
-    runs = [(name, readings.get(name) or read_run(folder[name], ruleset, max_line_bytes=max_line_bytes))
-            for name in names]
+    runs = [
+        (name, readings.get(name) or read_run(folder[name], ruleset, max_line_bytes=max_line_bytes))
+        for name in names
+    ]
     for name, reading in runs:
         if reading.get("unreadable"):
-            found.error(RULE, f"{name} has binary data or over-long lines; convergence was not compared.",
-                        "Fix the run findings of that file first.", file=_join(result_path, name))
+            found.error(
+                RULE,
+                f"{name} has binary data or over-long lines; convergence was not compared.",
+                "Fix the run findings of that file first.",
+                file=_join(result_path, name),
+            )
             return list(found), None
     for _, reading in runs:
         if "error" in reading:
-            found.error(RULE, f"The RCP check could not read the runs: {reading['error']}.",
-                        "Every result file must be a complete log with global_batch_size, eval_accuracy and "
-                        "run_stop.")
+            found.error(
+                RULE,
+                f"The RCP check could not read the runs: {reading['error']}.",
+                "Every result file must be a complete log with global_batch_size, eval_accuracy and "
+                "run_stop.",
+            )
             return list(found), None
     runs = [(path, r["not_converged"], r["epochs"], r["batch_size"]) for path, r in runs]
     with library.Capture():
@@ -195,8 +242,11 @@ def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = ""
         except Exception as exc:  # the library's RCP table or statistics for this benchmark
             if library.is_stop(exc):
                 raise
-            found.warning(RULE, f"mlperf-logging could not load its RCPs for {benchmark!r} "
-                                f"({type(exc).__name__}: {exc}); convergence was not compared.")
+            found.warning(
+                RULE,
+                f"mlperf-logging could not load its RCPs for {benchmark!r} "
+                f"({type(exc).__name__}: {exc}); convergence was not compared.",
+            )
             return list(found), None
         passed, message, factor = _evaluate(checker, runs, benchmark)
 
@@ -204,20 +254,34 @@ def rcp_check(result_dir, ruleset: str, benchmark: str, *, result_path: str = ""
         text = f"RCP check passed ({message})"
         if factor is not None and factor > 1.0:
             text += f"; the runs converge faster than the reference, so the score is normalised by {factor:.6g}"
-        found.info(RULE, text + ".", "" if factor in (None, 1.0) else "scaling.json in the result folder must "
-                                                                        "hold this factor.")
+        found.info(
+            RULE,
+            text + ".",
+            ""
+            if factor in (None, 1.0)
+            else "scaling.json in the result folder must hold this factor.",
+        )
         return list(found), factor
-    found.error(RULE, f"RCP check failed: {message}.",
-                "The runs must converge no faster than the reference convergence points allow; check the "
-                "hyperparameters against the RCP for this batch size, or submit the missing RCP.")
+    found.error(
+        RULE,
+        f"RCP check failed: {message}.",
+        "The runs must converge no faster than the reference convergence points allow; check the "
+        "hyperparameters against the RCP for this batch size, or submit the missing RCP.",
+    )
     return list(found), None
 
 
 def _evaluate(checker, runs, benchmark: str) -> tuple[bool, str, float | None]:
     """The decision of the library's check_directory, on runs already read."""
-    sizes = list({repr(bs): bs for _, _, _, bs in runs}.values())  # values from logs may be unhashable
+    sizes = list(
+        {repr(bs): bs for _, _, _, bs in runs}.values()
+    )  # values from logs may be unhashable
     if len(sizes) > 1:
-        return False, f"the runs log different global_batch_size values ({', '.join(map(repr, sizes))})", None
+        return (
+            False,
+            f"the runs log different global_batch_size values ({', '.join(map(repr, sizes))})",
+            None,
+        )
     bs = sizes[0]
     if bs == -1:
         return False, "global_batch_size is not logged", None
@@ -234,7 +298,10 @@ def _evaluate(checker, runs, benchmark: str) -> tuple[bool, str, float | None]:
     if record is not None:
         ok, factor = evaluate(record)
         return ok, f"RCP found for batch size {bs}", factor if ok else None
-    low, high = checker._find_top_min_rcp(bs, "pruned_rcps"), checker._find_bottom_max_rcp(bs, "pruned_rcps")
+    low, high = (
+        checker._find_top_min_rcp(bs, "pruned_rcps"),
+        checker._find_bottom_max_rcp(bs, "pruned_rcps"),
+    )
     if low is not None and high is not None:
         _, interpolated = checker._create_interp_rcp(bs, low, high)
         ok, factor = evaluate(interpolated)
@@ -244,7 +311,11 @@ def _evaluate(checker, runs, benchmark: str) -> tuple[bool, str, float | None]:
     if high is not None:
         ok, factor = evaluate(checker._find_min_rcp("pruned_rcps"))
         if ok:
-            return True, f"no RCP for batch size {bs}, but the runs converge slower than at the smallest one", factor
+            return (
+                True,
+                f"no RCP for batch size {bs}, but the runs converge slower than at the smallest one",
+                factor,
+            )
         return False, f"no RCP for batch size {bs}; an RCP for it must be submitted", None
     return False, "mlperf-logging has no RCPs for this benchmark", None
 
@@ -270,18 +341,29 @@ def compare_scaling(given: float | None, factor: float | None, result_path: str)
     expected = normalisation(factor)
     if given is None:
         if expected > 1.0:
-            found.warning(SCALING_RULE, f"The portal's RCP check normalises this result by {expected:.6g}; the "
-                                        "folder has no scaling.json. The score uses the portal's factor.",
-                          "Add scaling.json with this factor (the package checker writes it).")
+            found.warning(
+                SCALING_RULE,
+                f"The portal's RCP check normalises this result by {expected:.6g}; the "
+                "folder has no scaling.json. The score uses the portal's factor.",
+                "Add scaling.json with this factor (the package checker writes it).",
+            )
     elif factor is None:
         if not math.isclose(given, 1.0, rel_tol=1e-3):
-            found.warning(SCALING_RULE, f"scaling.json says {given:.6g}, but the portal computed no RCP factor for "
-                                        "this result (see its RCP finding), so the score is not normalised (× 1).",
-                          "The score uses only a factor the portal computes.", file=where)
+            found.warning(
+                SCALING_RULE,
+                f"scaling.json says {given:.6g}, but the portal computed no RCP factor for "
+                "this result (see its RCP finding), so the score is not normalised (× 1).",
+                "The score uses only a factor the portal computes.",
+                file=where,
+            )
     elif not math.isclose(given, expected, rel_tol=1e-3):
-        found.warning(SCALING_RULE, f"scaling.json says {given:.6g}, but the portal's RCP check computes "
-                                    f"{expected:.6g}; the score uses {expected:.6g}.",
-                      "Write the factor the RCP check computes.", file=where)
+        found.warning(
+            SCALING_RULE,
+            f"scaling.json says {given:.6g}, but the portal's RCP check computes "
+            f"{expected:.6g}; the score uses {expected:.6g}.",
+            "Write the factor the RCP check computes.",
+            file=where,
+        )
     return list(found)
 
 

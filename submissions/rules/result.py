@@ -1,4 +1,5 @@
 """check_result(): the rules about a result as a whole (its runs together, its system, its convergence)."""
+
 from __future__ import annotations
 
 import math
@@ -11,21 +12,38 @@ from .findings import Finding, Findings, ResultContext, RunFacts, SystemFacts
 # Keys some reference implementations log as counters of the run, not settings (AMD's v5.1
 # llama31_8b logs train_samples as the samples trained, different in every run): a difference
 # in these is a warning, in any other hyperparameter an error.
-COUNTER_KEYS = frozenset({
-    "train_samples", "eval_samples", "max_steps", "max_samples", "epoch_count", "first_epoch_num",
-    "init_checkpoint_step",
-})
+COUNTER_KEYS = frozenset(
+    {
+        "train_samples",
+        "eval_samples",
+        "max_steps",
+        "max_samples",
+        "epoch_count",
+        "first_epoch_num",
+        "init_checkpoint_step",
+    }
+)
 # Checks of the portal's own, which mlperf-logging's checkers for the rulesets do not make: a finding of
 # theirs is a warning for reviewers unless the round file lists the rule in blocking_rules.
 HYPERPARAMETERS_RULE = "result.hyperparameters-equal"
 CHECK_CRASHED = "result.check-crashed"
 PORTAL_OWN_RULES = frozenset({HYPERPARAMETERS_RULE})
-SEEDS_MUST_DIFFER_FROM = (1, 0, 0)  # mlperf-logging's seed checker; earlier rounds reused seeds freely
+SEEDS_MUST_DIFFER_FROM = (
+    1,
+    0,
+    0,
+)  # mlperf-logging's seed checker; earlier rounds reused seeds freely
 _NO_SEED = {"", "none", "null", "nan", "n/a"}
 
 
-def check_result(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts, *,
-                 include_system: bool = True, include_rcp: bool = True) -> list:
+def check_result(
+    ctx: ResultContext,
+    runs: list[RunFacts],
+    system: SystemFacts,
+    *,
+    include_system: bool = True,
+    include_rcp: bool = True,
+) -> list:
     """Findings for one result folder. include_system=False leaves out the system description's own
     findings (call systems.check_system once per system instead of once per result); include_rcp=False
     leaves out the RCP check (call result_rcp for its findings and factor)."""
@@ -44,16 +62,27 @@ def check_result(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts, 
     return list(found)
 
 
-def result_rcp(ctx: ResultContext, runs: list[RunFacts], system: SystemFacts) -> tuple[list, float | None]:
+def result_rcp(
+    ctx: ResultContext, runs: list[RunFacts], system: SystemFacts
+) -> tuple[list, float | None]:
     """The RCP check of a closed-division result: (findings, the library's factor or None when none was
     computed). rcp.normalisation turns the factor into the one the score is multiplied by."""
     division = (system.division or ctx.division or "").lower()
-    if ctx.result_dir is None or division != "closed" or not rcp.applies(ctx.ruleset, ctx.benchmark):
+    if (
+        ctx.result_dir is None
+        or division != "closed"
+        or not rcp.applies(ctx.ruleset, ctx.benchmark)
+    ):
         return [], None
     readings = {_rcp_name(run): run.convergence for run in runs if run.convergence}
     try:
-        return rcp.rcp_check(ctx.result_dir, ctx.ruleset, ctx.benchmark, result_path=ctx.result_path,
-                             readings=readings)
+        return rcp.rcp_check(
+            ctx.result_dir,
+            ctx.ruleset,
+            ctx.benchmark,
+            result_path=ctx.result_path,
+            readings=readings,
+        )
     except Exception as exc:
         found = Findings(ctx.result_path)
         _crashed(found, exc, "The RCP check")
@@ -64,10 +93,13 @@ def _crashed(found: Findings, exc: Exception, what: str) -> None:
     """An exception the checks did not expect is an error finding on the result, not the end of finalize."""
     if library.is_stop(exc):
         raise exc
-    found.error(CHECK_CRASHED, f"{what} failed inside the portal ({type(exc).__name__}: {str(exc)[:200]}); "
-                               "the result's checks are not complete.",
-                "A fault in the portal, not necessarily in the bundle: report it to the portal's administrators "
-                "with this result folder.")
+    found.error(
+        CHECK_CRASHED,
+        f"{what} failed inside the portal ({type(exc).__name__}: {str(exc)[:200]}); "
+        "the result's checks are not complete.",
+        "A fault in the portal, not necessarily in the bundle: report it to the portal's administrators "
+        "with this result folder.",
+    )
 
 
 def _rcp_name(run: RunFacts) -> str:
@@ -81,10 +113,12 @@ def _name(run: RunFacts) -> str:
 
 def _check_run_count(ctx: ResultContext, runs: list[RunFacts], found: Findings) -> None:
     if len(runs) != ctx.required_runs:
-        found.error("result.run-count",
-                    f"The result has {len(runs)} run{'s' if len(runs) != 1 else ''}; {ctx.benchmark} needs exactly "
-                    f"{ctx.required_runs} in this round.",
-                    "Upload one result_N.txt per run, the round's number of runs, in the result folder.")
+        found.error(
+            "result.run-count",
+            f"The result has {len(runs)} run{'s' if len(runs) != 1 else ''}; {ctx.benchmark} needs exactly "
+            f"{ctx.required_runs} in this round.",
+            "Upload one result_N.txt per run, the round's number of runs, in the result folder.",
+        )
 
 
 def _seed_key(seed) -> str | None:
@@ -105,23 +139,38 @@ def _check_seeds(ctx: ResultContext, runs: list[RunFacts], found: Findings) -> N
             by_seed.setdefault(key, []).append(run)
     if missing:
         names = ", ".join(_name(r) for r in missing[:5]) + (" ..." if len(missing) > 5 else "")
-        found.warning("result.seeds-distinct",
-                      f"{len(missing)} of {len(runs)} runs log no seed ({names}), so distinct seeds cannot be "
-                      "checked.", "Log the random seed of every run (the `seed` key).")
-    severity = "error" if library.ruleset_tuple(ctx.ruleset) >= SEEDS_MUST_DIFFER_FROM else "warning"
+        found.warning(
+            "result.seeds-distinct",
+            f"{len(missing)} of {len(runs)} runs log no seed ({names}), so distinct seeds cannot be "
+            "checked.",
+            "Log the random seed of every run (the `seed` key).",
+        )
+    severity = (
+        "error" if library.ruleset_tuple(ctx.ruleset) >= SEEDS_MUST_DIFFER_FROM else "warning"
+    )
     for seed, same in by_seed.items():
         if len(same) > 1:
             names = ", ".join(_name(r) for r in same[:5]) + (" ..." if len(same) > 5 else "")
-            found.add(severity, "result.seeds-distinct",
-                      f"{len(same)} runs use the same seed {seed[:40]!r}: {names}.",
-                      "Each run must be started with its own random seed.", file=same[1].rel_path)
+            found.add(
+                severity,
+                "result.seeds-distinct",
+                f"{len(same)} runs use the same seed {seed[:40]!r}: {names}.",
+                "Each run must be started with its own random seed.",
+                file=same[1].rel_path,
+            )
 
 
 def _same(a, b) -> bool:
     if isinstance(a, float) or isinstance(b, float):
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
-                and not isinstance(b, bool):
-            return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0) or (math.isnan(a) and math.isnan(b))
+        if (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and not isinstance(a, bool)
+            and not isinstance(b, bool)
+        ):
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0) or (
+                math.isnan(a) and math.isnan(b)
+            )
     return a == b
 
 
@@ -141,43 +190,68 @@ def _check_hyperparameters(runs: list[RunFacts], found: Findings, blocking: bool
                 shown = "not logged" if value is _ABSENT else repr(value)[:80]
                 hint = "All runs of a result must use the same hyperparameters; only the seed may differ."
                 if not blocking:
-                    hint += (" A check of the portal's own (mlperf-logging does not make it), so a warning for "
-                             "reviewers: this round's file does not list it as blocking.")
-                found.add("error" if blocking and key not in COUNTER_KEYS else "warning", HYPERPARAMETERS_RULE,
-                          f"Hyperparameter {key!r} is {repr(base.hyperparameters[key])[:80]} in {_name(base)} but "
-                          f"{shown} in {_name(run)}.", hint, file=run.rel_path)
+                    hint += (
+                        " A check of the portal's own (mlperf-logging does not make it), so a warning for "
+                        "reviewers: this round's file does not list it as blocking."
+                    )
+                found.add(
+                    "error" if blocking and key not in COUNTER_KEYS else "warning",
+                    HYPERPARAMETERS_RULE,
+                    f"Hyperparameter {key!r} is {repr(base.hyperparameters[key])[:80]} in {_name(base)} but "
+                    f"{shown} in {_name(run)}.",
+                    hint,
+                    file=run.rel_path,
+                )
                 break  # one finding per key
 
 
-def _check_division_and_category(runs: list[RunFacts], system: SystemFacts, found: Findings) -> None:
+def _check_division_and_category(
+    runs: list[RunFacts], system: SystemFacts, found: Findings
+) -> None:
     where = system.description_path or "the system description"
     division = (system.division or "").strip().lower()
-    odd = [(r, str(r.submission.get("division"))) for r in runs
-           if r.submission.get("division") and str(r.submission.get("division")).strip().lower() != division]
+    odd = [
+        (r, str(r.submission.get("division")))
+        for r in runs
+        if r.submission.get("division")
+        and str(r.submission.get("division")).strip().lower() != division
+    ]
     if division and odd:
         run, value = odd[0]
-        found.error("system.division-mismatch",
-                    f"{len(odd)} of {len(runs)} logs say submission_division {value[:40]!r} (first: {_name(run)}), "
-                    f"but {where} says {division!r}.",
-                    "The division in the logs and in the system description must agree; the rules applied follow "
-                    "the logs.", file=run.rel_path)
+        found.error(
+            "system.division-mismatch",
+            f"{len(odd)} of {len(runs)} logs say submission_division {value[:40]!r} (first: {_name(run)}), "
+            f"but {where} says {division!r}.",
+            "The division in the logs and in the system description must agree; the rules applied follow "
+            "the logs.",
+            file=run.rel_path,
+        )
     category = (system.category or "").strip().lower()
     if not category or category == "unknown":
         return
-    odd = [(r, str(r.submission.get("status"))) for r in runs
-           if r.submission.get("status") and category_of(str(r.submission.get("status"))) != category]
+    odd = [
+        (r, str(r.submission.get("status")))
+        for r in runs
+        if r.submission.get("status") and category_of(str(r.submission.get("status"))) != category
+    ]
     if odd:
         run, value = odd[0]
-        found.warning("system.category-mismatch",
-                      f"{len(odd)} of {len(runs)} logs say submission_status {value[:40]!r} (first: {_name(run)}), "
-                      f"but {where} puts the system in category {category!r}.",
-                      "The system description decides the category; log the same status "
-                      "(many reference implementations log 'onprem' whatever the system).", file=run.rel_path)
+        found.warning(
+            "system.category-mismatch",
+            f"{len(odd)} of {len(runs)} logs say submission_status {value[:40]!r} (first: {_name(run)}), "
+            f"but {where} puts the system in category {category!r}.",
+            "The system description decides the category; log the same status "
+            "(many reference implementations log 'onprem' whatever the system).",
+            file=run.rel_path,
+        )
 
 
 def no_score(score_message: str, result_path: str) -> Finding:
     """The error on a result that scoring left without a score; its message says why."""
     return Finding(
-        "error", "result.no-score", f"No score: {score_message}",
-        "Every result needs the round's number of runs, and at most one may fail.", result_path,
+        "error",
+        "result.no-score",
+        f"No score: {score_message}",
+        "Every result needs the round's number of runs, and at most one may fail.",
+        result_path,
     )

@@ -10,6 +10,7 @@ Steps, cheapest first, each turning what it sees into findings rather than raisi
    (not on files that would hurt it or that name a benchmark outside the round), the data-
    driven v0.5 checks for 0.5.0.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,22 +39,42 @@ def check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     scan = prescan(path, ctx.max_line_bytes)
     _report_prescan(scan, ctx, found)
     # The checker takes its lines from this one read of the file (see compliance.loglines_from).
-    mllog_lines = [] if not v05.handles(ctx.ruleset) and compliance.takes_mllog_lines(ctx.ruleset) else None
-    log = parse_file(path, max_line_bytes=ctx.max_line_bytes, mllog_lines=mllog_lines,
-                     leave_out=[key for key in BULKY_KEYS if _unread(key)], keep_words=rcp.READER_WORDS)
+    mllog_lines = (
+        [] if not v05.handles(ctx.ruleset) and compliance.takes_mllog_lines(ctx.ruleset) else None
+    )
+    log = parse_file(
+        path,
+        max_line_bytes=ctx.max_line_bytes,
+        mllog_lines=mllog_lines,
+        leave_out=[key for key in BULKY_KEYS if _unread(key)],
+        keep_words=rcp.READER_WORDS,
+    )
     _report_parser_problems(log, found)
-    summary = summarize(log, require_init_stop_before_run_start=ctx.require_init_stop_before_run_start,
-                        quality_target=ctx.quality_target, higher_is_better=ctx.higher_is_better)
+    summary = summarize(
+        log,
+        require_init_stop_before_run_start=ctx.require_init_stop_before_run_start,
+        quality_target=ctx.quality_target,
+        higher_is_better=ctx.higher_is_better,
+    )
     _check_start_stop(log, summary, ctx, found)
-    clock.check_clock(clock.read_timeline(log, summary, higher_is_better=ctx.higher_is_better), summary, ctx, found)
+    clock.check_clock(
+        clock.read_timeline(log, summary, higher_is_better=ctx.higher_is_better),
+        summary,
+        ctx,
+        found,
+    )
     _check_quality(log, summary, ctx, found)
     benchmark_ok = _check_benchmark(log, ctx, found)
 
     if v05.handles(ctx.ruleset):
         v05.check(log, ctx, found)
     elif not library.available():
-        found.warning("mlperf.unavailable", "mlperf-logging is not installed on this worker, so the log was not "
-                                            "checked for compliance.", "Install mlperf-logging on the workers.")
+        found.warning(
+            "mlperf.unavailable",
+            "mlperf-logging is not installed on this worker, so the log was not "
+            "checked for compliance.",
+            "Install mlperf-logging on the workers.",
+        )
     elif compliance.supports(ctx.ruleset):
         reasons = []
         if not benchmark_ok:
@@ -63,31 +84,55 @@ def check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
         if scan.long_marker_line_count:
             reasons.append("a log line is longer than the limit")
         if reasons:
-            found.info("mlperf.skipped", "mlperf-logging's compliance checker was not run on this file: "
-                                         + "; ".join(reasons) + ".",
-                       "Fix the errors above; the checker runs on the corrected upload.")
+            found.info(
+                "mlperf.skipped",
+                "mlperf-logging's compliance checker was not run on this file: "
+                + "; ".join(reasons)
+                + ".",
+                "Fix the errors above; the checker runs on the corrected upload.",
+            )
         else:
             try:
-                found.extend(compliance.check_file(path, rel_path, ctx.ruleset, ctx.benchmark,
-                                                   max_line_bytes=ctx.max_line_bytes, mllog_lines=mllog_lines,
-                                                   left_out=log.left_out))
+                found.extend(
+                    compliance.check_file(
+                        path,
+                        rel_path,
+                        ctx.ruleset,
+                        ctx.benchmark,
+                        max_line_bytes=ctx.max_line_bytes,
+                        mllog_lines=mllog_lines,
+                        left_out=log.left_out,
+                    )
+                )
             except Exception as exc:
                 if library.is_stop(exc):
                     raise
-                found.error(compliance.RULE, f"mlperf-logging's checker failed on this file ({type(exc).__name__}: "
-                                             f"{str(exc)[:200]}), so its compliance is not known.",
-                            "A fault in the portal or in mlperf-logging, not necessarily in the log: reviewers see "
-                            "this finding.")
+                found.error(
+                    compliance.RULE,
+                    f"mlperf-logging's checker failed on this file ({type(exc).__name__}: "
+                    f"{str(exc)[:200]}), so its compliance is not known.",
+                    "A fault in the portal or in mlperf-logging, not necessarily in the log: reviewers see "
+                    "this finding.",
+                )
     else:
-        found.info("mlperf.unsupported-ruleset",
-                   f"mlperf-logging {library.version()} has no compliance rules for training {ctx.ruleset}; "
-                   "only the portal's own checks ran.")
+        found.info(
+            "mlperf.unsupported-ruleset",
+            f"mlperf-logging {library.version()} has no compliance rules for training {ctx.ruleset}; "
+            "only the portal's own checks ran.",
+        )
 
     _settle_success(summary, found)
     convergence = None
-    if rcp.applies(ctx.ruleset, ctx.benchmark):  # read now, from the lines parsed above, for finalize's RCP check
-        convergence = {"unreadable": True} if scan.binary or scan.long_line_count else \
-            rcp.read_run(path, ctx.ruleset, mllog_lines=mllog_lines, max_line_bytes=ctx.max_line_bytes)
+    if rcp.applies(
+        ctx.ruleset, ctx.benchmark
+    ):  # read now, from the lines parsed above, for finalize's RCP check
+        convergence = (
+            {"unreadable": True}
+            if scan.binary or scan.long_line_count
+            else rcp.read_run(
+                path, ctx.ruleset, mllog_lines=mllog_lines, max_line_bytes=ctx.max_line_bytes
+            )
+        )
     return RunOutcome(summary, list(found), convergence)
 
 
@@ -101,42 +146,67 @@ def _report_prescan(scan: Prescan, ctx: RunContext, found: Findings) -> None:
     limit = ctx.max_line_bytes
     for long in scan.long_lines:
         if long.has_marker:
-            found.error("run.line-too-long",
-                        f"Line {long.line} is {long.length:,} bytes long (the limit is {limit:,}) and holds a log "
-                        "event; it was not read, so that event is lost.",
-                        "Log lines are short records: output of several processes run together, or a huge value "
-                        "(a tensor, a file) logged as a hyperparameter, makes lines this long.", line=long.line)
+            found.error(
+                "run.line-too-long",
+                f"Line {long.line} is {long.length:,} bytes long (the limit is {limit:,}) and holds a log "
+                "event; it was not read, so that event is lost.",
+                "Log lines are short records: output of several processes run together, or a huge value "
+                "(a tensor, a file) logged as a hyperparameter, makes lines this long.",
+                line=long.line,
+            )
     noise = [x for x in scan.long_lines if not x.has_marker][:MAX_NOISE_LINES]
     for long in noise:
-        found.warning("run.line-too-long",
-                      f"Line {long.line} is {long.length:,} bytes long (the limit is {limit:,}); it holds no log "
-                      "event and was skipped.",
-                      "Usually progress-bar output without newlines; harmless, but better left out of the result "
-                      "log.", line=long.line)
+        found.warning(
+            "run.line-too-long",
+            f"Line {long.line} is {long.length:,} bytes long (the limit is {limit:,}); it holds no log "
+            "event and was skipped.",
+            "Usually progress-bar output without newlines; harmless, but better left out of the result "
+            "log.",
+            line=long.line,
+        )
     more_markers = scan.long_marker_line_count - sum(x.has_marker for x in scan.long_lines)
     more_noise = scan.long_line_count - scan.long_marker_line_count - len(noise)
     if more_markers > 0:
-        found.error("run.line-too-long", f"{more_markers} more lines with log events are longer than {limit:,} "
-                                         "bytes (not listed).", "See the lines listed above.")
+        found.error(
+            "run.line-too-long",
+            f"{more_markers} more lines with log events are longer than {limit:,} "
+            "bytes (not listed).",
+            "See the lines listed above.",
+        )
     if more_noise > 0:
-        found.warning("run.line-too-long", f"{more_noise} more lines without log events are longer than "
-                                           f"{limit:,} bytes (not listed).", "See the lines listed above.")
+        found.warning(
+            "run.line-too-long",
+            f"{more_noise} more lines without log events are longer than "
+            f"{limit:,} bytes (not listed).",
+            "See the lines listed above.",
+        )
     if scan.binary:
         if scan.first_nul_line is not None:
-            message = (f"The file holds binary data: NUL bytes on {scan.nul_line_count} "
-                       f"line{'s' if scan.nul_line_count != 1 else ''}, the first at line {scan.first_nul_line}.")
+            message = (
+                f"The file holds binary data: NUL bytes on {scan.nul_line_count} "
+                f"line{'s' if scan.nul_line_count != 1 else ''}, the first at line {scan.first_nul_line}."
+            )
         else:
             message = "The file does not look like text: many control bytes near its start."
-        found.error("run.binary-content", message,
-                    "Upload the plain-text log the benchmark printed (not a compressed, binary or corrupted file).",
-                    line=scan.first_nul_line or 1)
+        found.error(
+            "run.binary-content",
+            message,
+            "Upload the plain-text log the benchmark printed (not a compressed, binary or corrupted file).",
+            line=scan.first_nul_line or 1,
+        )
     if scan.first_non_utf8_line is not None:
-        found.add("warning" if scan.non_utf8_on_marker_line else "info", "run.not-utf8",
-                  f"Line {scan.first_non_utf8_line} has bytes that are not UTF-8"
-                  + (" on a log event line; its text may be read wrongly." if scan.non_utf8_on_marker_line
-                     else " (outside the log events)."),
-                  "Write logs as UTF-8; progress bars cut mid-character are the usual cause.",
-                  line=scan.first_non_utf8_line)
+        found.add(
+            "warning" if scan.non_utf8_on_marker_line else "info",
+            "run.not-utf8",
+            f"Line {scan.first_non_utf8_line} has bytes that are not UTF-8"
+            + (
+                " on a log event line; its text may be read wrongly."
+                if scan.non_utf8_on_marker_line
+                else " (outside the log events)."
+            ),
+            "Write logs as UTF-8; progress bars cut mid-character are the usual cause.",
+            line=scan.first_non_utf8_line,
+        )
 
 
 def _report_parser_problems(log: ParsedLog, found: Findings) -> None:
@@ -146,44 +216,64 @@ def _report_parser_problems(log: ParsedLog, found: Findings) -> None:
             continue  # the hidden ones are of the kinds the prescan reports
         if not message.startswith(_PARSER_NOTES):
             reported = True
-            found.warning("run.bad-line", f"A log line could not be read: {message}.",
-                          "Look for output of several processes written into one line, or a truncated line.",
-                          line=line)
+            found.warning(
+                "run.bad-line",
+                f"A log line could not be read: {message}.",
+                "Look for output of several processes written into one line, or a truncated line.",
+                line=line,
+            )
 
 
 def _check_start_stop(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Findings) -> None:
     start_line, stop_line = s.first_line.get("run_start"), s.first_line.get("run_stop")
     if s.run_start is None:
-        found.error("run.no-run-start", "The log has no run_start event, so the run has no start time.",
-                    "Log run_start where the timed region begins, as the reference implementation does.")
+        found.error(
+            "run.no-run-start",
+            "The log has no run_start event, so the run has no start time.",
+            "Log run_start where the timed region begins, as the reference implementation does.",
+        )
     if s.run_stop is None:
         last = log.line_count or None
-        found.error("run.no-run-stop",
-                    f"The log ends{f' (line {last})' if last else ''} without a run_stop event: the run did not "
-                    "finish, or its log was cut short.",
-                    "Upload the complete log of a run that finished; a run that crashed counts as failed.",
-                    line=last)
+        found.error(
+            "run.no-run-stop",
+            f"The log ends{f' (line {last})' if last else ''} without a run_stop event: the run did not "
+            "finish, or its log was cut short.",
+            "Upload the complete log of a run that finished; a run that crashed counts as failed.",
+            line=last,
+        )
     if s.run_start is not None and s.run_stop is not None:
         if s.run_stop < s.run_start:
-            found.error("run.stop-before-start",
-                        f"run_stop (line {stop_line}) is logged before run_start (line {start_line}).",
-                        "The clock must start before it stops: check the timestamps of both events.",
-                        line=stop_line)
+            found.error(
+                "run.stop-before-start",
+                f"run_stop (line {stop_line}) is logged before run_start (line {start_line}).",
+                "The clock must start before it stops: check the timestamps of both events.",
+                line=stop_line,
+            )
         elif s.status is not None and s.status.strip().lower() != "success":
-            found.error("run.not-successful", f"run_stop reports the status {s.status!r}: the run failed.",
-                        "Under olympic scoring a result may drop one failed run; rerun if more failed.",
-                        line=stop_line)
+            found.error(
+                "run.not-successful",
+                f"run_stop reports the status {s.status!r}: the run failed.",
+                "Under olympic scoring a result may drop one failed run; rerun if more failed.",
+                line=stop_line,
+            )
     if ctx.require_init_stop_before_run_start and s.run_start is not None:
         init_stop = next((ev for ev in log.events if ev.key == "init_stop"), None)
         if init_stop is None:
-            found.error("run.no-init-stop", "The log has no init_stop event; this round's timed region starts "
-                                            "after initialisation ends.",
-                        "Log init_stop when initialisation ends, before run_start.", line=start_line)
+            found.error(
+                "run.no-init-stop",
+                "The log has no init_stop event; this round's timed region starts "
+                "after initialisation ends.",
+                "Log init_stop when initialisation ends, before run_start.",
+                line=start_line,
+            )
         elif (s.run_start, start_line or 0) < (init_stop.time_s, init_stop.line):
-            found.error("run.init-order",
-                        f"run_start (line {start_line}) comes before init_stop (line {init_stop.line}); this "
-                        "round's timed region starts after initialisation ends.",
-                        "Log init_stop first, then run_start.", line=start_line)
+            found.error(
+                "run.init-order",
+                f"run_start (line {start_line}) comes before init_stop (line {init_stop.line}); this "
+                "round's timed region starts after initialisation ends.",
+                "Log init_stop first, then run_start.",
+                line=start_line,
+            )
 
 
 def _check_quality(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Findings) -> None:
@@ -206,11 +296,13 @@ def _check_quality(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Findin
     slack = TARGET_SLACK * abs(target)
     reached = metric >= target - slack if ctx.higher_is_better else metric <= target + slack
     if not reached:
-        found.error("run.quality-target",
-                    f"The last eval_accuracy, {metric:.6g}, does not reach the quality target {target:.6g} "
-                    f"({'higher' if ctx.higher_is_better else 'lower'} is better).",
-                    "A run ends when it reaches the target; this one stopped short and counts as failed.",
-                    line=ev.line)
+        found.error(
+            "run.quality-target",
+            f"The last eval_accuracy, {metric:.6g}, does not reach the quality target {target:.6g} "
+            f"({'higher' if ctx.higher_is_better else 'lower'} is better).",
+            "A run ends when it reaches the target; this one stopped short and counts as failed.",
+            line=ev.line,
+        )
 
 
 def _logged_benchmark(log: ParsedLog) -> tuple[object, int | None]:
@@ -230,15 +322,20 @@ def _check_benchmark(log: ParsedLog, ctx: RunContext, found: Findings) -> bool:
         return True  # missing: the ruleset's own checks say so
     keys = ", ".join(sorted(ctx.benchmark_keys))
     if not isinstance(value, str) or value not in ctx.benchmark_keys:
-        found.error("run.benchmark-key",
-                    f"The log names its benchmark {str(value)[:100]!r}, which is not a benchmark key of this round.",
-                    f"Log the round's key for this result folder, {ctx.benchmark!r} (the round's keys: {keys}).",
-                    line=line)
+        found.error(
+            "run.benchmark-key",
+            f"The log names its benchmark {str(value)[:100]!r}, which is not a benchmark key of this round.",
+            f"Log the round's key for this result folder, {ctx.benchmark!r} (the round's keys: {keys}).",
+            line=line,
+        )
         return False
     if value != ctx.benchmark:
-        found.error("run.benchmark-mismatch",
-                    f"The log is for benchmark {value!r} but sits in the result folder of {ctx.benchmark!r}.",
-                    f"Move the log to the {value!r} folder, or log {ctx.benchmark!r} if that is what ran.", line=line)
+        found.error(
+            "run.benchmark-mismatch",
+            f"The log is for benchmark {value!r} but sits in the result folder of {ctx.benchmark!r}.",
+            f"Move the log to the {value!r} folder, or log {ctx.benchmark!r} if that is what ran.",
+            line=line,
+        )
     return True
 
 
@@ -260,15 +357,21 @@ TIMED_OUT, UNREADABLE, CHECK_CRASHED = "run.timeout", "run.unreadable", "run.che
 
 def timed_out(rel_path: str) -> Finding:
     return Finding(
-        "error", TIMED_OUT, "Checking this log took longer than the task's time limit.",
-        "Look for very long lines or a log far larger than a training run writes.", rel_path,
+        "error",
+        TIMED_OUT,
+        "Checking this log took longer than the task's time limit.",
+        "Look for very long lines or a log far larger than a training run writes.",
+        rel_path,
     )
 
 
 def unreadable(rel_path: str, error: OSError) -> Finding:
     return Finding(
-        "error", UNREADABLE, f"The log could not be read: {error.strerror}.",
-        "Re-upload the bundle.", rel_path,
+        "error",
+        UNREADABLE,
+        f"The log could not be read: {error.strerror}.",
+        "Re-upload the bundle.",
+        rel_path,
     )
 
 
@@ -276,7 +379,8 @@ def check_crashed(rel_path: str, error: Exception) -> Finding:
     """check_run raised what it should have made a finding of: a fault in the checks or in
     mlperf-logging."""
     return Finding(
-        "error", CHECK_CRASHED,
+        "error",
+        CHECK_CRASHED,
         f"Checking this log failed inside the portal ({type(error).__name__}: {str(error)[:200]}), "
         "so the run is not counted.",
         "A fault in the portal, not necessarily in the log: report it to the portal's "

@@ -1,4 +1,5 @@
 """check_system(): a system description's required fields, from mlperf-logging where it checks them, else systems.toml."""
+
 from __future__ import annotations
 
 import functools
@@ -19,8 +20,15 @@ _MISSING = "Missing field "
 # Fields mlperf-logging's checker joins as text (system_desc_checker's table_csv_prefix): a number, list or null
 # there raised TypeError inside it (found by fuzzing). Such a value is an error here, and the checker is given it
 # as text so that its other checks still run.
-LIBRARY_TEXT_FIELDS = ("submitter", "system_name", "host_processor_model_name", "host_processor_core_count",
-                       "accelerator_model_name", "accelerators_per_node", "framework")
+LIBRARY_TEXT_FIELDS = (
+    "submitter",
+    "system_name",
+    "host_processor_model_name",
+    "host_processor_core_count",
+    "accelerator_model_name",
+    "accelerators_per_node",
+    "framework",
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,8 +50,14 @@ def _library_check(description: dict, ruleset: str) -> tuple[bool, list[str]]:
     finally:
         os.unlink(name)
     reasons: list[str] = []
-    for record in capture.records:  # logging.error(' ... failed for %s : %s', system_name, invalid_reasons)
-        if isinstance(record.args, tuple) and len(record.args) == 2 and isinstance(record.args[1], list):
+    for (
+        record
+    ) in capture.records:  # logging.error(' ... failed for %s : %s', system_name, invalid_reasons)
+        if (
+            isinstance(record.args, tuple)
+            and len(record.args) == 2
+            and isinstance(record.args[1], list)
+        ):
             reasons.extend(str(r) for r in record.args[1])
     return bool(valid), reasons
 
@@ -57,12 +71,15 @@ def library_required_fields(ruleset: str) -> tuple[str, ...]:
         _, reasons = _library_check({}, ruleset)
     except Exception:  # an older or newer library that does not take this ruleset
         return ()
-    return tuple(r[len(_MISSING):] for r in reasons if r.startswith(_MISSING))
+    return tuple(r[len(_MISSING) :] for r in reasons if r.startswith(_MISSING))
 
 
 def uses_library(description_format: str, ruleset: str) -> bool:
-    return (description_format != "entry.json" and library.ruleset_tuple(ruleset) >= LIBRARY_FIRST_RULESET
-            and bool(library_required_fields(ruleset)))
+    return (
+        description_format != "entry.json"
+        and library.ruleset_tuple(ruleset) >= LIBRARY_FIRST_RULESET
+        and bool(library_required_fields(ruleset))
+    )
 
 
 CHECK_CRASHED = "system.check-crashed"
@@ -78,10 +95,13 @@ def check_system(system: SystemFacts, ruleset: str) -> list:
     except Exception as exc:
         if library.is_stop(exc):
             raise
-        found.error(CHECK_CRASHED, f"Checking the system description failed inside the portal "
-                                   f"({type(exc).__name__}: {str(exc)[:200]}); its checks are not complete.",
-                    "A fault in the portal, not necessarily in the file: report it to the portal's administrators "
-                    "with this file.")
+        found.error(
+            CHECK_CRASHED,
+            f"Checking the system description failed inside the portal "
+            f"({type(exc).__name__}: {str(exc)[:200]}); its checks are not complete.",
+            "A fault in the portal, not necessarily in the file: report it to the portal's administrators "
+            "with this file.",
+        )
     return list(found)
 
 
@@ -94,31 +114,54 @@ def _check_system(found: Findings, system: SystemFacts, ruleset: str) -> None:
         if isinstance(nodes, list):
             for i, node in enumerate(nodes, start=1):
                 if not isinstance(node, dict):
-                    found.error("system.required-field", f"Node group {i} in 'nodes' is not a table of fields.",
-                                "Describe each node group as a JSON object.")
+                    found.error(
+                        "system.required-field",
+                        f"Node group {i} in 'nodes' is not a table of fields.",
+                        "Describe each node group as a JSON object.",
+                    )
                     continue
-                _require(found, node, spec["node_required"], spec.get("node_expected", []),
-                         "the entry.json template", where=f"node group {i} of 'nodes'")
+                _require(
+                    found,
+                    node,
+                    spec["node_required"],
+                    spec.get("node_expected", []),
+                    "the entry.json template",
+                    where=f"node group {i} of 'nodes'",
+                )
         elif "nodes" in desc:
-            found.error("system.required-field", "'nodes' is not a list of node groups.",
-                        "Describe the nodes as a JSON list of objects.")
+            found.error(
+                "system.required-field",
+                "'nodes' is not a list of node groups.",
+                "Describe the nodes as a JSON list of objects.",
+            )
     elif uses_library(system.description_format, ruleset):
         source = f"mlperf-logging {library.version()} (training {ruleset})"
         _require(found, desc, library_required_fields(ruleset), [], source)
         as_text = {}
         for name in LIBRARY_TEXT_FIELDS:
             if name in desc and not isinstance(desc[name], str):
-                found.error("system.invalid-field", f"The system description's {name!r} is {_shown(desc[name])}, "
-                                                    f"not text; {source} reads it as text.",
-                            f"Write it as a JSON string, e.g. \"{name}\": \"8\".")
+                found.error(
+                    "system.invalid-field",
+                    f"The system description's {name!r} is {_shown(desc[name])}, "
+                    f"not text; {source} reads it as text.",
+                    f'Write it as a JSON string, e.g. "{name}": "8".',
+                )
                 as_text[name] = json.dumps(desc[name])
         _, reasons = _library_check({**desc, **as_text}, ruleset)
         for reason in reasons:
-            if not reason.startswith(_MISSING):  # e.g. "Field status contains a non valid value: ..."
+            if not reason.startswith(
+                _MISSING
+            ):  # e.g. "Field status contains a non valid value: ..."
                 found.error("system.invalid-field", f"{reason}.", f"Use a value {source} accepts.")
     else:
         spec = rules()["system_json"]
-        _require(found, desc, spec["required"], spec.get("expected", []), f"training {ruleset} system.json")
+        _require(
+            found,
+            desc,
+            spec["required"],
+            spec.get("expected", []),
+            f"training {ruleset} system.json",
+        )
     _check_values(found, desc, system.description_format)
 
 
@@ -128,14 +171,20 @@ def _check_values(found: Findings, desc: dict, description_format: str) -> None:
     for problem in descriptions.value_problems(desc, description_format):
         value = _shown(problem.value)
         if problem.rule == descriptions.NUMBER:
-            found.error(problem.rule, f"The system description's {problem.where!r} is {value}: {problem.why}, "
-                                      "so it is not taken as a count.",
-                        f"Write a whole number from 0 to {descriptions.MAX_COUNT:,}, e.g. \"8\".")
+            found.error(
+                problem.rule,
+                f"The system description's {problem.where!r} is {value}: {problem.why}, "
+                "so it is not taken as a count.",
+                f'Write a whole number from 0 to {descriptions.MAX_COUNT:,}, e.g. "8".',
+            )
         else:
             limit = descriptions.FIELD_CHARS[problem.where]
-            found.warning(problem.rule, f"The system's {problem.where.replace('_', ' ')} read from the description "
-                                        f"is {problem.why}; it is shown cut to {limit} characters.",
-                          "Keep names short; put details in the notes fields.")
+            found.warning(
+                problem.rule,
+                f"The system's {problem.where.replace('_', ' ')} read from the description "
+                f"is {problem.why}; it is shown cut to {limit} characters.",
+                "Keep names short; put details in the notes fields.",
+            )
 
 
 def _shown(value, limit: int = 80) -> str:
@@ -147,13 +196,23 @@ def _require(found: Findings, desc: dict, required, expected, source: str, where
     place = f" in {where}" if where else ""
     missing = [name for name in required if name not in desc]
     for name in missing[:MAX_LISTED]:
-        found.error("system.required-field", f"The system description has no {name!r} field{place}.",
-                    f"Add it: {source} requires it.")
+        found.error(
+            "system.required-field",
+            f"The system description has no {name!r} field{place}.",
+            f"Add it: {source} requires it.",
+        )
     if len(missing) > MAX_LISTED:
         rest = ", ".join(missing[MAX_LISTED:])
-        found.error("system.required-field", f"The system description lacks {len(missing) - MAX_LISTED} more "
-                                             f"required fields{place}: {rest}.", f"Add them: {source} requires them.")
+        found.error(
+            "system.required-field",
+            f"The system description lacks {len(missing) - MAX_LISTED} more "
+            f"required fields{place}: {rest}.",
+            f"Add them: {source} requires them.",
+        )
     for name in expected:
         if name not in desc:
-            found.warning("system.expected-field", f"The system description has no {name!r} field{place}.",
-                          f"Add it: {source} descriptions carry it.")
+            found.warning(
+                "system.expected-field",
+                f"The system description has no {name!r} field{place}.",
+                f"Add it: {source} descriptions carry it.",
+            )

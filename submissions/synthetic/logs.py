@@ -7,6 +7,7 @@ convergence point (samples_count, or epoch_num, of the last eval before a succes
 is drawn from the benchmark's `converge` range: at or above the mean of the reference
 convergence points for the logged global_batch_size, so that no normalisation is needed.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,85 +38,177 @@ _DEFAULT_HP = {
 #   hyperparameters           logged once each, in this order, before target_accuracy
 BENCHMARKS: dict[str, dict] = {
     "llama31_405b": {
-        "target": 5.6, "higher_is_better": False, "first_metric": 5.758,
-        "x": "samples", "first_eval": 276_480, "eval_every": 18_432, "converge": (313_344, 331_776),
+        "target": 5.6,
+        "higher_is_better": False,
+        "first_metric": 5.758,
+        "x": "samples",
+        "first_eval": 276_480,
+        "eval_every": 18_432,
+        "converge": (313_344, 331_776),
         "blocks": "block",
         "hyperparameters": {
-            "global_batch_size": 1152, "gradient_accumulation_steps": 72, "max_sequence_length": 8192,
-            "eval_samples": 5760, "train_samples": 1_574_207_408, "init_checkpoint_step": 0, "opt_name": "adamw",
-            "opt_base_learning_rate": 8e-05, "opt_adamw_beta_1": 0.9, "opt_adamw_beta_2": 0.95,
-            "opt_adamw_epsilon": 1e-05, "opt_adamw_weight_decay": 0.1, "opt_gradient_clip_norm": 1.0,
-            "opt_end_learning_rate": 8e-07, "opt_learning_rate_warmup_steps": 8000,
-            "opt_learning_rate_decay_steps": 1_192_000, "max_steps": 600,
+            "global_batch_size": 1152,
+            "gradient_accumulation_steps": 72,
+            "max_sequence_length": 8192,
+            "eval_samples": 5760,
+            "train_samples": 1_574_207_408,
+            "init_checkpoint_step": 0,
+            "opt_name": "adamw",
+            "opt_base_learning_rate": 8e-05,
+            "opt_adamw_beta_1": 0.9,
+            "opt_adamw_beta_2": 0.95,
+            "opt_adamw_epsilon": 1e-05,
+            "opt_adamw_weight_decay": 0.1,
+            "opt_gradient_clip_norm": 1.0,
+            "opt_end_learning_rate": 8e-07,
+            "opt_learning_rate_warmup_steps": 8000,
+            "opt_learning_rate_decay_steps": 1_192_000,
+            "max_steps": 600,
             "opt_learning_rate_decay_schedule": "cosine with linear warmup",
         },
     },
     "llama31_8b": {
-        "target": 3.3, "higher_is_better": False, "first_metric": 5.287,
-        "x": "samples", "first_eval": 12_288, "eval_every": 12_288, "converge": (161_110, 184_320),
+        "target": 3.3,
+        "higher_is_better": False,
+        "first_metric": 5.287,
+        "x": "samples",
+        "first_eval": 12_288,
+        "eval_every": 12_288,
+        "converge": (161_110, 184_320),
         "blocks": "block",
         "hyperparameters": {
-            "global_batch_size": 16, "gradient_accumulation_steps": 1, "max_sequence_length": 8192,
-            "eval_samples": 1024, "train_samples": 1_574_207_408, "init_checkpoint_step": 0, "opt_name": "adamw",
-            "opt_base_learning_rate": 0.0004, "opt_adamw_beta_1": 0.9, "opt_adamw_beta_2": 0.95,
-            "opt_adamw_epsilon": 1e-05, "opt_adamw_weight_decay": 0.1, "opt_gradient_clip_norm": 1.0,
-            "opt_end_learning_rate": 4e-05, "opt_learning_rate_warmup_steps": 16,
-            "opt_learning_rate_decay_steps": 1_199_984, "max_steps": 1_200_000,
+            "global_batch_size": 16,
+            "gradient_accumulation_steps": 1,
+            "max_sequence_length": 8192,
+            "eval_samples": 1024,
+            "train_samples": 1_574_207_408,
+            "init_checkpoint_step": 0,
+            "opt_name": "adamw",
+            "opt_base_learning_rate": 0.0004,
+            "opt_adamw_beta_1": 0.9,
+            "opt_adamw_beta_2": 0.95,
+            "opt_adamw_epsilon": 1e-05,
+            "opt_adamw_weight_decay": 0.1,
+            "opt_gradient_clip_norm": 1.0,
+            "opt_end_learning_rate": 4e-05,
+            "opt_learning_rate_warmup_steps": 16,
+            "opt_learning_rate_decay_steps": 1_199_984,
+            "max_steps": 1_200_000,
             "opt_learning_rate_decay_schedule": "cosine with linear warmup",
         },
     },
     "llama2_70b_lora": {
-        "target": 0.925, "higher_is_better": False, "first_metric": 0.9383,
-        "x": "samples", "first_eval": 1536, "eval_every": 384, "converge": (3179, 3840),
+        "target": 0.925,
+        "higher_is_better": False,
+        "first_metric": 0.9383,
+        "x": "samples",
+        "first_eval": 1536,
+        "eval_every": 384,
+        "converge": (3179, 3840),
         "blocks": "block",
         "hyperparameters": {
-            "global_batch_size": 8, "train_samples": 3901, "eval_samples": 173,
-            "opt_learning_rate_warmup_factor": 0.0, "opt_adamw_weight_decay": 0.0001, "opt_gradient_clip_norm": 0.3,
-            "gradient_accumulation_steps": 1, "opt_learning_rate_training_steps": 1024,
-            "opt_base_learning_rate": 0.0004, "lora_rank": 16, "lora_alpha": 32,
+            "global_batch_size": 8,
+            "train_samples": 3901,
+            "eval_samples": 173,
+            "opt_learning_rate_warmup_factor": 0.0,
+            "opt_adamw_weight_decay": 0.0001,
+            "opt_gradient_clip_norm": 0.3,
+            "gradient_accumulation_steps": 1,
+            "opt_learning_rate_training_steps": 1024,
+            "opt_base_learning_rate": 0.0004,
+            "lora_rank": 16,
+            "lora_alpha": 32,
         },
     },
     "flux1": {
-        "target": 0.586, "higher_is_better": False, "first_metric": 0.6977,
-        "x": "samples", "first_eval": 262_144, "eval_every": 262_144, "converge": (8_752_697, 9_961_472),
+        "target": 0.586,
+        "higher_is_better": False,
+        "first_metric": 0.6977,
+        "x": "samples",
+        "first_eval": 262_144,
+        "eval_every": 262_144,
+        "converge": (8_752_697, 9_961_472),
         "blocks": "block",
         "hyperparameters": {
-            "global_batch_size": 1024, "train_samples": 1_099_776, "eval_samples": 29_696,
-            "evaluation_frequency": 262_144, "gradient_accumulation_steps": 1, "opt_name": "adamw",
-            "opt_learning_rate_warmup_steps": 0, "opt_adamw_beta_1": 0.9, "opt_adamw_beta_2": 0.95,
-            "opt_adamw_epsilon": 1e-08, "opt_adamw_weight_decay": 0.1, "opt_base_learning_rate": 0.000185,
-            "opt_gradient_clip_norm": 1.0, "opt_learning_rate_training_steps": -1,
+            "global_batch_size": 1024,
+            "train_samples": 1_099_776,
+            "eval_samples": 29_696,
+            "evaluation_frequency": 262_144,
+            "gradient_accumulation_steps": 1,
+            "opt_name": "adamw",
+            "opt_learning_rate_warmup_steps": 0,
+            "opt_adamw_beta_1": 0.9,
+            "opt_adamw_beta_2": 0.95,
+            "opt_adamw_epsilon": 1e-08,
+            "opt_adamw_weight_decay": 0.1,
+            "opt_base_learning_rate": 0.000185,
+            "opt_gradient_clip_norm": 1.0,
+            "opt_learning_rate_training_steps": -1,
         },
     },
     "dlrm_dcnv2": {
-        "target": 0.80275, "higher_is_better": True, "first_metric": 0.7898,
-        "x": "epochs", "first_eval": 0.05, "eval_every": 0.05, "converge": (0.7615, 0.9),
+        "target": 0.80275,
+        "higher_is_better": True,
+        "first_metric": 0.7898,
+        "x": "epochs",
+        "first_eval": 0.05,
+        "eval_every": 0.05,
+        "converge": (0.7615, 0.9),
         "blocks": "run",
         "hyperparameters": {
-            "global_batch_size": 55_296, "opt_name": "adagrad", "opt_base_learning_rate": 0.004,
-            "opt_adagrad_learning_rate_decay": 0, "opt_weight_decay": 0, "opt_adagrad_initial_accumulator_value": 0.0,
-            "opt_adagrad_epsilon": 1e-08, "opt_learning_rate_warmup_steps": 0,
-            "opt_learning_rate_decay_start_step": 0, "opt_learning_rate_decay_steps": 0,
-            "gradient_accumulation_steps": 1, "train_samples": 4_195_197_692, "eval_samples": 89_137_319,
+            "global_batch_size": 55_296,
+            "opt_name": "adagrad",
+            "opt_base_learning_rate": 0.004,
+            "opt_adagrad_learning_rate_decay": 0,
+            "opt_weight_decay": 0,
+            "opt_adagrad_initial_accumulator_value": 0.0,
+            "opt_adagrad_epsilon": 1e-08,
+            "opt_learning_rate_warmup_steps": 0,
+            "opt_learning_rate_decay_start_step": 0,
+            "opt_learning_rate_decay_steps": 0,
+            "gradient_accumulation_steps": 1,
+            "train_samples": 4_195_197_692,
+            "eval_samples": 89_137_319,
         },
     },
     "rgat": {
-        "target": 0.72, "higher_is_better": True, "first_metric": 0.666,
-        "x": "epochs", "first_eval": 0.05, "eval_every": 0.05, "converge": (0.939, 1.0),
+        "target": 0.72,
+        "higher_is_better": True,
+        "first_metric": 0.666,
+        "x": "epochs",
+        "first_eval": 0.05,
+        "eval_every": 0.05,
+        "converge": (0.939, 1.0),
         "blocks": "run",
         "hyperparameters": {
-            "global_batch_size": 32_768, "gradient_accumulation_steps": 1, "opt_name": "adam",
-            "opt_base_learning_rate": 0.002, "train_samples": 94_605_581, "eval_samples": 788_379,
+            "global_batch_size": 32_768,
+            "gradient_accumulation_steps": 1,
+            "opt_name": "adam",
+            "opt_base_learning_rate": 0.002,
+            "train_samples": 94_605_581,
+            "eval_samples": 788_379,
         },
     },
     "retinanet": {
-        "target": 0.34, "higher_is_better": True, "first_metric": 0.2418,
-        "x": "epochs", "first_eval": 1, "eval_every": 1, "converge": (4, 4),
+        "target": 0.34,
+        "higher_is_better": True,
+        "first_metric": 0.2418,
+        "x": "epochs",
+        "first_eval": 1,
+        "eval_every": 1,
+        "converge": (4, 4),
         "blocks": "epoch",
         "hyperparameters": {
-            "global_batch_size": 256, "epoch_count": 8, "first_epoch_num": 0, "opt_name": "adam",
-            "opt_base_learning_rate": 8.5e-05, "opt_weight_decay": 0, "opt_learning_rate_warmup_epochs": 0,
-            "opt_learning_rate_warmup_factor": 0.001, "gradient_accumulation_steps": 1, "train_samples": 4572,
+            "global_batch_size": 256,
+            "epoch_count": 8,
+            "first_epoch_num": 0,
+            "opt_name": "adam",
+            "opt_base_learning_rate": 8.5e-05,
+            "opt_weight_decay": 0,
+            "opt_learning_rate_warmup_epochs": 0,
+            "opt_learning_rate_warmup_factor": 0.001,
+            "gradient_accumulation_steps": 1,
+            "train_samples": 4572,
             "eval_samples": 97,
         },
     },
@@ -135,22 +228,30 @@ def _curve(rng: random.Random, target: float, evals: int, success: bool) -> list
     for k in range(1, evals + 1):
         frac = (k / evals) ** 0.7
         value = first + (last - first) * frac
-        out.append(value if k == evals else min(value, target * 0.999))  # only the last eval may hit target
+        out.append(
+            value if k == evals else min(value, target * 0.999)
+        )  # only the last eval may hit target
     return out
 
 
-def _schedule(spec: dict | None, rng: random.Random, gbs: int, train_samples: int,
-              evals: int | None) -> list[float]:
+def _schedule(
+    spec: dict | None, rng: random.Random, gbs: int, train_samples: int, evals: int | None
+) -> list[float]:
     """The eval positions (in the spec's x), the last one where the run stops."""
     if spec is None:
-        per_eval = gbs * max(1, round(train_samples * rng.uniform(0.5, 4.0) / gbs))  # 0.5-4 epochs per eval
+        per_eval = gbs * max(
+            1, round(train_samples * rng.uniform(0.5, 4.0) / gbs)
+        )  # 0.5-4 epochs per eval
         return [per_eval * k for k in range(1, (evals or 5) + 1)]
     if spec["x"] == "samples":
+
         def snap(x):  # whole steps
             return max(gbs, round(x / gbs) * gbs)
     else:
+
         def snap(x):
             return round(x, 6)
+
     first, every = spec["first_eval"], spec["eval_every"]
     low, high = spec["converge"]
     count = int((high - first) / every + 1e-9) + 1
@@ -166,19 +267,31 @@ def _schedule(spec: dict | None, rng: random.Random, gbs: int, train_samples: in
     return points
 
 
-def _metrics(rng: random.Random, spec: dict | None, target: float, higher: bool, xs: list[float],
-             success: bool) -> list[float]:
+def _metrics(
+    rng: random.Random,
+    spec: dict | None,
+    target: float,
+    higher: bool,
+    xs: list[float],
+    success: bool,
+) -> list[float]:
     """eval_accuracy at each x: from the benchmark's first value towards the target; only the last of a
     successful run reaches it (>= target when higher is better, <= target when lower is)."""
     if spec is not None and spec["target"]:
         ratio = spec["first_metric"] / spec["target"]
-        first = target * (ratio if higher == spec["higher_is_better"] else 2 - ratio)  # mirrored if told otherwise
+        first = target * (
+            ratio if higher == spec["higher_is_better"] else 2 - ratio
+        )  # mirrored if told otherwise
         x0 = spec["first_eval"]
     else:
         first = target * (rng.uniform(0.3, 0.6) if higher else rng.uniform(1.3, 1.6))
         x0 = xs[0]
     delta = first - target  # < 0 when higher is better
-    last = target - delta * rng.uniform(0.002, 0.03) if success else target + delta * rng.uniform(0.03, 0.3)
+    last = (
+        target - delta * rng.uniform(0.002, 0.03)
+        if success
+        else target + delta * rng.uniform(0.03, 0.3)
+    )
     margin, span = abs(delta) * 0.002, xs[-1] - x0
     out = []
     for k, x in enumerate(xs):
@@ -191,9 +304,22 @@ def _metrics(rng: random.Random, spec: dict | None, target: float, higher: bool,
     return out
 
 
-def mllog_run(*, benchmark: str, org: str, division: str, status: str, platform: str, seed: int,
-              start_ms: int, minutes: float, target: float, success: bool = True, evals: int | None = None,
-              hyperparameters: dict | None = None, higher_is_better: bool | None = None) -> str:
+def mllog_run(
+    *,
+    benchmark: str,
+    org: str,
+    division: str,
+    status: str,
+    platform: str,
+    seed: int,
+    start_ms: int,
+    minutes: float,
+    target: float,
+    success: bool = True,
+    evals: int | None = None,
+    hyperparameters: dict | None = None,
+    higher_is_better: bool | None = None,
+) -> str:
     """Text of a v5.1-style result file whose run_start is at start_ms and run_stop `minutes` later.
 
     `status` is the logged submission_status ("onprem", "cloud", "preview", "research"). For a
@@ -202,31 +328,63 @@ def mllog_run(*, benchmark: str, org: str, division: str, status: str, platform:
     the schedule (None: all of them). higher_is_better=None takes the benchmark's direction.
     """
     spec = BENCHMARKS.get(benchmark)
-    rng = _rng("mllog", benchmark, org, division, status, platform, seed, start_ms, minutes, target,
-               success, evals, sorted((hyperparameters or {}).items()))
+    rng = _rng(
+        "mllog",
+        benchmark,
+        org,
+        division,
+        status,
+        platform,
+        seed,
+        start_ms,
+        minutes,
+        target,
+        success,
+        evals,
+        sorted((hyperparameters or {}).items()),
+    )
     hp = {**(spec["hyperparameters"] if spec else _DEFAULT_HP), **(hyperparameters or {})}
-    higher = (spec["higher_is_better"] if spec else True) if higher_is_better is None else higher_is_better
+    higher = (
+        (spec["higher_is_better"] if spec else True)
+        if higher_is_better is None
+        else higher_is_better
+    )
     unit = spec["x"] if spec else "samples"
     blocks = spec["blocks"] if spec else "block"
     lines: list[str] = []
 
-    def emit(t: int, key: str, value=None, kind: str = "POINT_IN_TIME", prefix: str = "", **metadata) -> None:
-        record = {"namespace": "", "time_ms": t, "event_type": kind, "key": key, "value": value,
-                  "metadata": {"file": "train.py", "lineno": 100 + len(lines), **metadata}}
+    def emit(
+        t: int, key: str, value=None, kind: str = "POINT_IN_TIME", prefix: str = "", **metadata
+    ) -> None:
+        record = {
+            "namespace": "",
+            "time_ms": t,
+            "event_type": kind,
+            "key": key,
+            "value": value,
+            "metadata": {"file": "train.py", "lineno": 100 + len(lines), **metadata},
+        }
         lines.append(prefix + ":::MLLOG " + json.dumps(record))
 
     init_start = start_ms - rng.randint(30_000, 180_000)
     duration = round(minutes * 60_000)
     emit(init_start - 5, "cache_clear", True)
     emit(init_start, "init_start", kind="INTERVAL_START")
-    for name, value in (("benchmark", benchmark), ("org", org), ("division", division),
-                        ("status", status), ("platform", platform)):
+    for name, value in (
+        ("benchmark", benchmark),
+        ("org", org),
+        ("division", division),
+        ("status", status),
+        ("platform", platform),
+    ):
         emit(init_start + 1, f"submission_{name}", value)
     emit(init_start + 2, "seed", seed)
     for key, value in hp.items():
         emit(init_start + 2, key, value)
     emit(init_start + 2, "target_accuracy", target)
-    lines.append(f"Initialization done in {(start_ms - init_start) / 1000:.1f} s")  # noise, as real logs have
+    lines.append(
+        f"Initialization done in {(start_ms - init_start) / 1000:.1f} s"
+    )  # noise, as real logs have
     emit(start_ms - 1, "init_stop", kind="INTERVAL_END")
     emit(start_ms, "run_start", kind="INTERVAL_START")
 
@@ -256,33 +414,67 @@ def mllog_run(*, benchmark: str, org: str, division: str, status: str, platform:
         samples = samples_at(x)
         step = samples // gbs
         if blocks == "block":
-            emit(t_prev, "block_start", kind="INTERVAL_START", samples_count=samples - samples_prev,
-                 step=samples_prev // gbs)
+            emit(
+                t_prev,
+                "block_start",
+                kind="INTERVAL_START",
+                samples_count=samples - samples_prev,
+                step=samples_prev // gbs,
+            )
         elif blocks == "epoch":
             emit(t_prev, "epoch_start", kind="INTERVAL_START", epoch_num=x_prev)
-        emit(max(t_prev, t - 3), "tracked_stats", {"train_loss": round(rng.uniform(0.5, 3.0), 4)},
-             step=step, samples_count=samples)
+        emit(
+            max(t_prev, t - 3),
+            "tracked_stats",
+            {"train_loss": round(rng.uniform(0.5, 3.0), 4)},
+            step=step,
+            samples_count=samples,
+        )
         if blocks == "block":
-            emit(max(t_prev, t - 2), "block_stop", kind="INTERVAL_END", samples_count=samples - samples_prev,
-                 step=step)
+            emit(
+                max(t_prev, t - 2),
+                "block_stop",
+                kind="INTERVAL_END",
+                samples_count=samples - samples_prev,
+                step=step,
+            )
         elif blocks == "epoch":
             emit(max(t_prev, t - 2), "epoch_stop", kind="INTERVAL_END", epoch_num=x_prev)
         # srun-style "0: " prefixes appear on real multi-node logs.
-        emit(max(t_prev, t - 1), "eval_start", kind="INTERVAL_START", prefix="0: " if k % 2 == 0 else "",
-             **where(x))
+        emit(
+            max(t_prev, t - 1),
+            "eval_start",
+            kind="INTERVAL_START",
+            prefix="0: " if k % 2 == 0 else "",
+            **where(x),
+        )
         emit(t, "eval_accuracy", metric, **where(x))
         emit(t, "eval_stop", kind="INTERVAL_END", **where(x))
         t_prev, x_prev, samples_prev = t, x, samples
     stop = start_ms + duration
     if blocks == "run":
         emit(stop, "epoch_stop", kind="INTERVAL_END", epoch_num=xs[-1])
-    emit(stop, "run_stop", kind="INTERVAL_END", status="success" if success else "aborted", **where(xs[-1]))
+    emit(
+        stop,
+        "run_stop",
+        kind="INTERVAL_END",
+        status="success" if success else "aborted",
+        **where(xs[-1]),
+    )
     lines.append("+ ret_code=0")
     return "\n".join(lines) + "\n"
 
 
-def mlperf05_run(*, benchmark: str, seed: int, start_s: float, minutes: float, target: float,
-                 success: bool = True, evals: int = 5) -> str:
+def mlperf05_run(
+    *,
+    benchmark: str,
+    seed: int,
+    start_s: float,
+    minutes: float,
+    target: float,
+    success: bool = True,
+    evals: int = 5,
+) -> str:
     """Text of a v0.5-style result file whose run_start is at start_s and run_stop `minutes` later."""
     rng = _rng("mlperf05", benchmark, seed, start_s, minutes, target, success, evals)
     lines: list[str] = []

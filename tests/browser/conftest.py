@@ -48,15 +48,26 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1000", "--force-device-scale-factor=1", "--lang=en-GB"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1400,1000",
+        "--force-device-scale-factor=1",
+        "--lang=en-GB",
+    ):
         options.add_argument(arg)
     downloads = Path(os.environ.get("BROWSER_DOWNLOADS", "/tmp/portal-browser-downloads"))
     shutil.rmtree(downloads, ignore_errors=True)
     downloads.mkdir(parents=True)
-    options.add_experimental_option("prefs", {
-        "download.default_directory": str(downloads), "download.prompt_for_download": False,
-    })
+    options.add_experimental_option(
+        "prefs",
+        {
+            "download.default_directory": str(downloads),
+            "download.prompt_for_download": False,
+        },
+    )
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
     driver.downloads = downloads
@@ -70,7 +81,9 @@ def shared_catalogue(django_db_setup, django_db_blocker, tmp_path_factory, brows
     """The three shared rounds, ingested and published once for the browser tests."""
     missing = [name for name in ROUNDS.values() if not (SHARED / name).is_file()]
     if missing:
-        pytest.skip(f"the shared MLPerf rounds are not in {SHARED}: {', '.join(missing)} (set MLPERF_SHARED_DIR)")
+        pytest.skip(
+            f"the shared MLPerf rounds are not in {SHARED}: {', '.join(missing)} (set MLPERF_SHARED_DIR)"
+        )
     from django.test.utils import override_settings
 
     from leaderboard import prices
@@ -85,8 +98,17 @@ def shared_catalogue(django_db_setup, django_db_blocker, tmp_path_factory, brows
         load_all()
         prices.load_all()
         for key, name in ROUNDS.items():
-            call_command("ingest", str(SHARED / name), "--round", key, "--publish", stdout=open(os.devnull, "w"))
-        print(f"\nbrowser tests: ingested the three shared rounds in {time.monotonic() - started:.0f} s")
+            call_command(
+                "ingest",
+                str(SHARED / name),
+                "--round",
+                key,
+                "--publish",
+                stdout=open(os.devnull, "w"),
+            )
+        print(
+            f"\nbrowser tests: ingested the three shared rounds in {time.monotonic() - started:.0f} s"
+        )
         try:
             yield
         finally:
@@ -112,7 +134,9 @@ def screenshot(driver, name: str, full_page: bool = True) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     if full_page:
         width = driver.execute_script("return window.innerWidth")
-        height = driver.execute_script("return Math.min(document.documentElement.scrollHeight, 6000)")
+        height = driver.execute_script(
+            "return Math.min(document.documentElement.scrollHeight, 6000)"
+        )
         original = driver.get_window_size()
         driver.set_window_size(max(width, 360), height + 140)
         time.sleep(0.3)

@@ -27,6 +27,7 @@ def open_page(driver, url):
 
 def charts_drawn(driver):
     """Wait until every chart on the page is drawn; return {chart id: number of points}."""
+
     def drawn(d):
         return d.execute_script("""
             var out = {}, all = true;
@@ -36,6 +37,7 @@ def charts_drawn(driver):
               out[el.id] = el.data.reduce(function (n, t) { return n + (t.x ? t.x.length : 0); }, 0);
             });
             return all ? out : null;""")
+
     return wait(driver, drawn, message="charts not drawn")
 
 
@@ -44,7 +46,10 @@ def settled(driver):
 
 
 def rows(driver):
-    return [tr.get_attribute("data-system") for tr in driver.find_elements(By.CSS_SELECTOR, "#results tr[data-system]")]
+    return [
+        tr.get_attribute("data-system")
+        for tr in driver.find_elements(By.CSS_SELECTOR, "#results tr[data-system]")
+    ]
 
 
 def cell_text(td):
@@ -66,7 +71,9 @@ def query(driver):
     return parse_qs(urlparse(driver.current_url).query)
 
 
-def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_same_view(live_server, browser):
+def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_same_view(
+    live_server, browser
+):
     d = browser
     open_page(d, f"{live_server.url}/r/training-v5.1/")
     everything = rows(d)
@@ -75,7 +82,9 @@ def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_s
     screenshot(d, "01-round-v5.1")
 
     Select(d.find_element(By.ID, "id_submitter")).select_by_value("NVIDIA")
-    wait(d, lambda d: query(d).get("submitter") == ["NVIDIA"], message="the address has no submitter")
+    wait(
+        d, lambda d: query(d).get("submitter") == ["NVIDIA"], message="the address has no submitter"
+    )
     settled(d)
     nvidia = rows(d)
     assert nvidia and len(nvidia) < len(everything) and all(r.startswith("NVIDIA/") for r in nvidia)
@@ -88,7 +97,9 @@ def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_s
     settled(d)
     wait(d, lambda d: len(rows(d)) < len(nvidia))
     filtered = rows(d)
-    assert filtered and all("GB200" in tr.text for tr in d.find_elements(By.CSS_SELECTOR, "#results tr[data-system]"))
+    assert filtered and all(
+        "GB200" in tr.text for tr in d.find_elements(By.CSS_SELECTOR, "#results tr[data-system]")
+    )
     assert "matching the filters" in d.find_element(By.CSS_SELECTOR, "[data-summary]").text
     charts_drawn(d)
     screenshot(d, "02-round-v5.1-filtered")
@@ -98,7 +109,10 @@ def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_s
     open_page(d, permalink)
     assert rows(d) == filtered and table(d) == shown
     assert d.find_element(By.ID, "id_q").get_attribute("value") == "GB200"
-    selected = [o.get_attribute("value") for o in Select(d.find_element(By.ID, "id_submitter")).all_selected_options]
+    selected = [
+        o.get_attribute("value")
+        for o in Select(d.find_element(By.ID, "id_submitter")).all_selected_options
+    ]
     assert selected == ["NVIDIA"]
 
 
@@ -107,7 +121,8 @@ def test_sorting_by_a_column_with_the_mouse_and_the_keyboard(live_server, browse
     open_page(d, f"{live_server.url}/r/training-v5.1/?division=closed&category=onprem")
     header = d.find_element(By.XPATH, "//th[@scope='col']/a[normalize-space()='llama2_70b_lora']")
     column = [a.text for a in d.find_elements(By.XPATH, "(//table)[1]//th[@scope='col']")].index(
-        header.find_element(By.XPATH, "..").text)
+        header.find_element(By.XPATH, "..").text
+    )
     header.click()
     wait(d, lambda d: query(d).get("sort") == ["b.llama2_70b_lora"])
     settled(d)
@@ -141,7 +156,9 @@ def test_toggling_between_speedups_and_minutes(live_server, browser):
     open_page(d, f"{live_server.url}/r/training-v0.5/")
     row = "//tr[@data-system='Google Inc./cloud_v2.8']"
     resnet_col = 1  # resnet is the round's first benchmark: the first numeric cell
-    cell = lambda: cell_text(d.find_element(By.XPATH, row).find_elements(By.CSS_SELECTOR, "td.num")[resnet_col - 1])  # noqa: E731
+    cell = lambda: cell_text(
+        d.find_element(By.XPATH, row).find_elements(By.CSS_SELECTOR, "td.num")[resnet_col - 1]
+    )  # noqa: E731
     assert cell() == "29.28×"
     charts_drawn(d)
     screenshot(d, "04-round-v0.5-speedups")
@@ -182,7 +199,9 @@ def test_the_downloaded_csv_has_the_rows_of_the_table(live_server, browser):
     for old in d.downloads.glob("*"):
         old.unlink()
     d.find_element(By.CSS_SELECTOR, "a[data-export=csv]").click()
-    path = wait(d, lambda d: next((p for p in d.downloads.glob("*.csv")), None), message="no CSV downloaded")
+    path = wait(
+        d, lambda d: next((p for p in d.downloads.glob("*.csv")), None), message="no CSV downloaded"
+    )
     time.sleep(0.3)
     with open(path, newline="") as f:
         records = list(csv.DictReader(f))
@@ -203,7 +222,9 @@ def test_a_phone_sized_screen_scrolls_the_table_not_the_page(live_server, browse
         assert d.execute_script("return window.innerWidth") == 390
         assert d.execute_script("return document.documentElement.scrollWidth") <= 391
         first_table = d.find_element(By.CSS_SELECTOR, "#results .scroll")
-        assert d.execute_script("return arguments[0].scrollWidth > arguments[0].clientWidth", first_table)
+        assert d.execute_script(
+            "return arguments[0].scrollWidth > arguments[0].clientWidth", first_table
+        )
         height = d.execute_script("return Math.min(document.documentElement.scrollHeight, 5000)")
         d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**phone, "height": height})
         time.sleep(0.3)

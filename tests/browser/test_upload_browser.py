@@ -15,15 +15,21 @@ from .test_leaderboard_browser import open_page, wait
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 
 
-def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(live_server, browser, tmp_path, django_db_blocker):
+def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
+    live_server, browser, tmp_path, django_db_blocker
+):
     from django.contrib.auth import get_user_model
 
     from submissions.models import Submission
 
     with django_db_blocker.unblock():
         get_user_model().objects.create_user("submitter", password="a-long-password-1")
-    root = write_bundle(tmp_path, "Acme", [SystemSpec("alpha", results={"retinanet": [10.0, 11.0, 12.0, 13.0, 14.0]})],
-                        {"retinanet": 0.34})
+    root = write_bundle(
+        tmp_path,
+        "Acme",
+        [SystemSpec("alpha", results={"retinanet": [10.0, 11.0, 12.0, 13.0, 14.0]})],
+        {"retinanet": 0.34},
+    )
     bundle = tmp_path / "acme.tgz"
     with tarfile.open(bundle, "w:gz") as tar:
         tar.add(root, arcname="Acme")
@@ -39,7 +45,12 @@ def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(live_server,
     Select(d.find_element(By.ID, "id_round")).select_by_value("training-v5.1")
     d.find_element(By.ID, "id_bundle").send_keys(str(bundle))
     d.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
-    wait(d, lambda d: "/submissions/" in d.current_url and d.current_url.rstrip("/").split("/")[-1].isdigit())
+    wait(
+        d,
+        lambda d: (
+            "/submissions/" in d.current_url and d.current_url.rstrip("/").split("/")[-1].isdigit()
+        ),
+    )
     wait(d, lambda d: "Valid" in d.find_element(By.CSS_SELECTOR, "[data-field=status_label]").text)
     text = d.find_element(By.TAG_NAME, "main").text
     assert "checked 5 of 5 runs" in text

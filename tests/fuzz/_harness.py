@@ -20,8 +20,10 @@ if str(REPO) not in sys.path:  # run as a script from anywhere
 # Where inputs that are files on disk are written (each target removes its own after each input): the
 # runner's folder, which it removes; else one in memory, where there is a tmpfs. libFuzzer ends the process
 # with exit(), so no Python clean-up would run.
-SCRATCH = Path(os.environ.get("FUZZ_SCRATCH") or tempfile.mkdtemp(
-    prefix="fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+SCRATCH = Path(
+    os.environ.get("FUZZ_SCRATCH")
+    or tempfile.mkdtemp(prefix="fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+)
 SCRATCH.mkdir(parents=True, exist_ok=True)
 
 

@@ -20,9 +20,28 @@ with instrumented():
     from submissions.systems import fields_of
 
 ARCHIVE = SCRATCH / "bundle.bin"
-NAMES = ["Acme", "results", "systems", "s", "rgat", "resnet", "result_0.txt", "result_1.txt", "result_99.txt",
-         "entry.json", "submission.json", "scaling.json", "s.json", "run1.txt", ".DS_Store", "v0.5.0", "code",
-         "benchmarks", "__MACOSX", "result_" + "9" * 23 + ".txt"]
+NAMES = [
+    "Acme",
+    "results",
+    "systems",
+    "s",
+    "rgat",
+    "resnet",
+    "result_0.txt",
+    "result_1.txt",
+    "result_99.txt",
+    "entry.json",
+    "submission.json",
+    "scaling.json",
+    "s.json",
+    "run1.txt",
+    ".DS_Store",
+    "v0.5.0",
+    "code",
+    "benchmarks",
+    "__MACOSX",
+    "result_" + "9" * 23 + ".txt",
+]
 CONTENTS = [
     b':::MLLOG {"time_ms": 1, "key": "submission_benchmark", "value": "rgat", "metadata": {}}\n',
     b":::MLPv0.5.0 resnet 1541.0 (train.py:1) run_start\n",
@@ -36,8 +55,12 @@ MAX_INDEX = 2**31 - 1
 
 def seeds() -> list[bytes]:
     # A FuzzedDataProvider reads these bytes as (file count, then per file: name choices, content choice).
-    return [bytes([4, 3, 0, 1, 3, 4, 6, 0, 3, 0, 2, 12, 2]), bytes([2, 5, 15, 0, 1, 3, 5, 8, 1]),
-            bytes([6] + [3, 0, 1, 3, 4, 6, 0] * 6), b"\x03\x04\x00\x01\x03\x04\x13\x00"]
+    return [
+        bytes([4, 3, 0, 1, 3, 4, 6, 0, 3, 0, 2, 12, 2]),
+        bytes([2, 5, 15, 0, 1, 3, 5, 8, 1]),
+        bytes([6] + [3, 0, 1, 3, 4, 6, 0] * 6),
+        b"\x03\x04\x00\x01\x03\x04\x13\x00",
+    ]
 
 
 def _bundle(fdp: atheris.FuzzedDataProvider) -> TarFiles:
@@ -52,7 +75,11 @@ def _bundle(fdp: atheris.FuzzedDataProvider) -> TarFiles:
         if not parts:
             continue
         pick = fdp.ConsumeIntInRange(0, len(CONTENTS))
-        content = CONTENTS[pick] if pick < len(CONTENTS) else fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 512))
+        content = (
+            CONTENTS[pick]
+            if pick < len(CONTENTS)
+            else fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 512))
+        )
         path = "/".join(parts)
         if path in folders or any("/".join(parts[:i]) in files for i in range(1, len(parts))):
             continue  # a file and a folder of one name: the unpacker refuses that bundle
@@ -76,7 +103,9 @@ def test_one_input(data: bytes) -> None:
         fields_of(system.description, system.description_format)
     for result in layout.results:
         assert all(path in bundle.files for path in result.run_files + result.extra_files), result
-        assert len(set(result.run_indices)) == len(result.run_indices) == len(result.run_files), result
+        assert len(set(result.run_indices)) == len(result.run_indices) == len(result.run_files), (
+            result
+        )
         assert all(0 <= index <= MAX_INDEX for index in result.run_indices), result
         result_files(bundle, result.path, list(zip(result.run_indices, result.run_files)))
         for path in result.extra_files:
@@ -84,7 +113,9 @@ def test_one_input(data: bytes) -> None:
                 read_scaling_factor(bundle.read_bytes(path), path, [], [])
     for finding in layout.problems:
         assert finding.file in bundle.files, finding
-        assert finding.rule != READ_CRASHED, finding.message  # the guard's finding hides a crash: report it
+        assert finding.rule != READ_CRASHED, (
+            finding.message
+        )  # the guard's finding hides a crash: report it
 
 
 if __name__ == "__main__":

@@ -16,14 +16,25 @@ import zipfile
 from _harness import SCRATCH, instrumented, main
 
 with instrumented():
-    from submissions.bundles import BundleError, FolderFiles, LayoutError, Limits, TarFiles, detect, open_bundle
+    from submissions.bundles import (
+        BundleError,
+        FolderFiles,
+        LayoutError,
+        Limits,
+        TarFiles,
+        detect,
+        open_bundle,
+    )
 
 LIMITS = Limits(max_total_bytes=1 << 20, max_files=64, max_file_bytes=256 << 10, max_ratio=200.0)
 ARCHIVE = SCRATCH / "upload.bin"
 DEST = SCRATCH / "unpacked"
 LOG = b':::MLLOG {"time_ms": 1, "key": "run_start", "value": null, "metadata": {}}\n'
-MEMBERS = [("Acme/systems/s.json", b'{"number_of_nodes": "1"}'), ("Acme/results/s/rgat/result_0.txt", LOG),
-           ("Acme/results/s/rgat/scaling.json", b'{"scaling_factor": 1.0}')]
+MEMBERS = [
+    ("Acme/systems/s.json", b'{"number_of_nodes": "1"}'),
+    ("Acme/results/s/rgat/result_0.txt", LOG),
+    ("Acme/results/s/rgat/scaling.json", b'{"scaling_factor": 1.0}'),
+]
 
 
 def _tar(mode: str) -> bytes:
@@ -59,7 +70,9 @@ def test_one_input(data: bytes) -> None:
         files = open_bundle(ARCHIVE, DEST, LIMITS)
     except BundleError as error:
         assert error.rule.startswith("bundle."), error.rule
-        assert not os.path.exists(DEST) or not os.listdir(DEST), "a refused bundle left files behind"
+        assert not os.path.exists(DEST) or not os.listdir(DEST), (
+            "a refused bundle left files behind"
+        )
         return
     if isinstance(files, TarFiles):
         assert len(files.files) <= LIMITS.max_files
@@ -70,7 +83,9 @@ def test_one_input(data: bytes) -> None:
         for folder, _, names in os.walk(DEST):
             for name in names:
                 path = os.path.join(folder, name)
-                assert os.path.realpath(path).startswith(real + os.sep) and not os.path.islink(path), path
+                assert os.path.realpath(path).startswith(real + os.sep) and not os.path.islink(
+                    path
+                ), path
     try:
         detect(files)
     except LayoutError:

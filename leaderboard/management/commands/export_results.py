@@ -13,7 +13,9 @@ class Command(BaseCommand):
         parser.add_argument("--round", required=True, help="round key, e.g. training-v5.1")
         parser.add_argument("--format", choices=["csv", "json"], default="csv")
         parser.add_argument(
-            "--include-unpublished", action="store_true", help="also results not yet published (staff use)"
+            "--include-unpublished",
+            action="store_true",
+            help="also results not yet published (staff use)",
         )
 
     def handle(self, *args, **options):

@@ -13,12 +13,16 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--replace-prices", action="store_true", help="overwrite price lines from the files")
+        parser.add_argument(
+            "--replace-prices", action="store_true", help="overwrite price lines from the files"
+        )
 
     def handle(self, *args, **options):
         for round_ in load_all():
             self.stdout.write(f"{round_.key}: {round_.benchmarks.count()} benchmarks")
         for key, added in prices.load_all(replace=options["replace_prices"]).items():
-            self.stdout.write(f"{key}: {added} price line(s) {'replaced or ' if options['replace_prices'] else ''}added")
+            self.stdout.write(
+                f"{key}: {added} price line(s) {'replaced or ' if options['replace_prices'] else ''}added"
+            )
         changed = organisations.refresh_submitters()
         self.stdout.write(f"organisations: {changed} submitter(s) re-filed")

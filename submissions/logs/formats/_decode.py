@@ -1,4 +1,5 @@
 """Value decoding shared by the line formats: JSON, then Python literals, then a lenient JSON-ish reader."""
+
 from __future__ import annotations
 
 import ast
@@ -8,8 +9,16 @@ import warnings
 
 _json_loads = json.loads
 _WORDS = {
-    "null": None, "None": None, "true": True, "True": True, "false": False, "False": False,
-    "NaN": math.nan, "nan": math.nan, "Infinity": math.inf, "-Infinity": -math.inf,
+    "null": None,
+    "None": None,
+    "true": True,
+    "True": True,
+    "false": False,
+    "False": False,
+    "NaN": math.nan,
+    "nan": math.nan,
+    "Infinity": math.inf,
+    "-Infinity": -math.inf,
 }
 _WORD_STOP = frozenset(",:[]{}()\"' \t\r\n")
 
@@ -26,8 +35,10 @@ def _jsonable(value):
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, dict):
-        return {k if isinstance(k, (str, int, float, bool)) or k is None else repr(k): _jsonable(v)
-                for k, v in value.items()}
+        return {
+            k if isinstance(k, (str, int, float, bool)) or k is None else repr(k): _jsonable(v)
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple, set, frozenset)):
         items = [_jsonable(v) for v in value]
         return items if not isinstance(value, (set, frozenset)) else sorted(items, key=repr)
@@ -129,7 +140,7 @@ class _Reader:
         s, j = self.s, self.i + 1
         while s[j] != quote:
             j += 2 if s[j] == "\\" else 1
-        raw, self.i = s[self.i:j + 1], j + 1
+        raw, self.i = s[self.i : j + 1], j + 1
         try:
             return _literal(raw)  # handles the escapes of either quote style
         except (ValueError, SyntaxError):
@@ -139,7 +150,7 @@ class _Reader:
         s, j = self.s, self.i
         while j < len(s) and s[j] not in _WORD_STOP:
             j += 1
-        token, self.i = s[self.i:j], j
+        token, self.i = s[self.i : j], j
         if not token:
             raise ValueError(f"unexpected {s[j]!r} at offset {j}")
         if token in _WORDS:

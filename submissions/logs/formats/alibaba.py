@@ -1,4 +1,5 @@
 """Alibaba's v0.6 `MLPerf: resnet [06/13/19 00:30:56], key[: value]` line format (1 s resolution, UTC)."""
+
 from __future__ import annotations
 
 import calendar

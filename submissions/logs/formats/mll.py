@@ -1,4 +1,5 @@
 """The v0.6 `:::MLL <unix-ts> <key>: {"value": ..., "metadata": {...}}` line format."""
+
 from __future__ import annotations
 
 from ._decode import is_key, loads_lenient

@@ -1,4 +1,5 @@
 """The `:::MLLOG {json}` line format (MLPerf Training v0.7 onwards, e.g. v5.1)."""
+
 from __future__ import annotations
 
 import json

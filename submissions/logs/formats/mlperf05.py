@@ -1,4 +1,5 @@
 """The v0.5 `:::MLPv0.5.0 <bench> <unix-ts> (<file>:<line>) <key>[: <value>]` line format."""
+
 from __future__ import annotations
 
 from ._decode import decode_value, is_key
@@ -15,7 +16,7 @@ def parse(rest: str):
         close = tail.find(") ")
         if close < 0:
             raise ValueError("malformed :::MLPv0.5.0 line (no key after the source location)")
-        tail = tail[close + 2:]
+        tail = tail[close + 2 :]
     key, sep, text = tail.partition(":")
     key = key.strip()
     if not is_key(key):

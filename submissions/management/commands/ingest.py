@@ -10,8 +10,8 @@ from leaderboard.models import Result, Round
 from submissions import early_split, startup
 from submissions.bundles.split import SplitProcess, split_folder
 from submissions.intake import file_chunks, ready_the_broker, store_file, submit
-from submissions.pipeline import held_results, withdraw
 from submissions.models import Submission, Validation
+from submissions.pipeline import held_results, withdraw
 
 
 class Command(BaseCommand):
@@ -19,14 +19,22 @@ class Command(BaseCommand):
         "Submit a bundle (.tar, .tar.gz, .tgz, .tar.xz, .zip) or a folder to a round. An archive "
         "or folder holding several submitters (a whole published round) becomes one submission each."
     )
-    requires_system_checks = startup.SKIP_SYSTEM_CHECKS  # they say nothing about a bundle (startup.py)
+    requires_system_checks = (
+        startup.SKIP_SYSTEM_CHECKS
+    )  # they say nothing about a bundle (startup.py)
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
         parser.add_argument("--round", required=True, help="round key, e.g. training-v5.1")
-        parser.add_argument("--wait", action="store_true", help="block until every submission is final")
-        parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait with --wait")
-        parser.add_argument("--publish", action="store_true", help="publish each submission when it is valid")
+        parser.add_argument(
+            "--wait", action="store_true", help="block until every submission is final"
+        )
+        parser.add_argument(
+            "--timeout", type=float, default=3600, help="seconds to wait with --wait"
+        )
+        parser.add_argument(
+            "--publish", action="store_true", help="publish each submission when it is valid"
+        )
 
     def handle(self, *args, path: Path, **options):
         # A split that manage.py started before Django (early_split) is stopped and its folder removed on every
@@ -37,16 +45,27 @@ class Command(BaseCommand):
             try:
                 round_ = Round.objects.get(key=options["round"])
             except Round.DoesNotExist:
-                keys = ", ".join(Round.objects.values_list("key", flat=True)) or "none: run load_rounds"
-                raise CommandError(f"No round {options['round']!r}. Known rounds: {keys}.") from None
+                keys = (
+                    ", ".join(Round.objects.values_list("key", flat=True))
+                    or "none: run load_rounds"
+                )
+                raise CommandError(
+                    f"No round {options['round']!r}. Known rounds: {keys}."
+                ) from None
             if not path.exists():
                 raise CommandError(f"{path} does not exist.")
             scratch = scratch or early_split.scratch_folder()
             submissions = {}  # label -> Submission
             if path.is_dir():
                 parts = split_folder(path, scratch)
-                for name, source in (parts.items() if parts else [(path.name, path)]):
-                    self._submit(round_, source, f"{path.name}:{name}" if parts else path.name, options, submissions)
+                for name, source in parts.items() if parts else [(path.name, path)]:
+                    self._submit(
+                        round_,
+                        source,
+                        f"{path.name}:{name}" if parts else path.name,
+                        options,
+                        submissions,
+                    )
             else:
                 # Each submitter's part is submitted as soon as the archive moves past it, so that workers
                 # check it while the rest of the archive is still being read.
@@ -68,14 +87,29 @@ class Command(BaseCommand):
         if options["wait"]:
             self._wait(submissions, options["timeout"])
 
-    def _submit(self, round_, source: Path, label: str, options, submissions: dict, again: bool = False,
-                stored=None):
+    def _submit(
+        self,
+        round_,
+        source: Path,
+        label: str,
+        options,
+        submissions: dict,
+        again: bool = False,
+        stored=None,
+    ):
         earlier = submissions.get(label)
-        submission, created = submit(round_, file_chunks(source), label, publish=options["publish"], stored=stored)
+        submission, created = submit(
+            round_, file_chunks(source), label, publish=options["publish"], stored=stored
+        )
         if again and earlier is not None and earlier.pk != submission.pk:
-            withdraw(earlier.pk, f"Superseded by #{submission.pk}: the archive lists more of {label}'s files "
-                                 "after another submitter's, so this part was incomplete.")
-            self.stdout.write(f"{label}: #{earlier.pk} superseded (its files were not together in the archive)")
+            withdraw(
+                earlier.pk,
+                f"Superseded by #{submission.pk}: the archive lists more of {label}'s files "
+                "after another submitter's, so this part was incomplete.",
+            )
+            self.stdout.write(
+                f"{label}: #{earlier.pk} superseded (its files were not together in the archive)"
+            )
         submissions[label] = submission
         verb = "submitted" if created else "already submitted as"
         self.stdout.write(f"{label}: {verb} #{submission.pk}")
@@ -84,18 +118,26 @@ class Command(BaseCommand):
         ids = [s.pk for s in submissions]
         deadline = time.monotonic() + timeout
         pending = Submission.objects.filter(pk__in=ids).exclude(status__in=Submission.FINAL)
-        while pending.exists():  # a cheap query, so asked often: the command returns soon after the last step
+        while (
+            pending.exists()
+        ):  # a cheap query, so asked often: the command returns soon after the last step
             if time.monotonic() > deadline:
                 raise CommandError(
                     f"Timed out after {timeout:.0f} s; still running: "
-                    + ", ".join(f"#{pk} {status}" for pk, status in pending.values_list("pk", "status"))
+                    + ", ".join(
+                        f"#{pk} {status}" for pk, status in pending.values_list("pk", "status")
+                    )
                     + ". Is a worker running (celery -A portal worker -Q ingest,checks)?"
                 )
             time.sleep(0.05)
         rows = list(Submission.objects.filter(pk__in=ids).order_by("pk"))
         latest = {}  # submission id -> its last finished validation, which holds the counts of its findings
-        for validation in Validation.objects.filter(submission_id__in=ids, status=Validation.Status.DONE):
-            latest.setdefault(validation.submission_id, validation)  # ordered by submission, newest first
+        for validation in Validation.objects.filter(
+            submission_id__in=ids, status=Validation.Status.DONE
+        ):
+            latest.setdefault(
+                validation.submission_id, validation
+            )  # ordered by submission, newest first
         failed = []
         for s in rows:
             done = latest.get(s.pk, Validation(errors=0, warnings=0, infos=0))
@@ -103,11 +145,17 @@ class Command(BaseCommand):
                 f"#{s.pk} {s.original_name}: {s.status}; findings: {done.errors} errors, "
                 f"{done.warnings} warnings, {done.infos} info. {s.message}"
             )
-            held = held_results(s) if s.status not in (Submission.Status.FAILED, Submission.Status.WITHDRAWN) else []
+            held = (
+                held_results(s)
+                if s.status not in (Submission.Status.FAILED, Submission.Status.WITHDRAWN)
+                else []
+            )
             total = Result.objects.filter(system__submission=s).count()
             if total:
-                self.stdout.write(f"  {total - len(held)} of {total} results publishable"
-                                  + (f"; {len(held)} held:" if held else "."))
+                self.stdout.write(
+                    f"  {total - len(held)} of {total} results publishable"
+                    + (f"; {len(held)} held:" if held else ".")
+                )
             for one in held:
                 f = one.finding
                 where = f.file + (f":{f.line}" if f.line else "")

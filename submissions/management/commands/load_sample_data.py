@@ -8,8 +8,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from leaderboard.models import Round
-from submissions.synthetic.bundles import demo_systems, write_bundle
 from submissions.models import Submission
+from submissions.synthetic.bundles import demo_systems, write_bundle
 
 SHARED_ROUNDS = {
     "training-v0.5": "training_v0.5_results.tar.xz",
@@ -24,10 +24,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         shared = Path(settings.MLPERF_SHARED_DIR)
-        found = {key: shared / name for key, name in SHARED_ROUNDS.items() if (shared / name).is_file()}
+        found = {
+            key: shared / name for key, name in SHARED_ROUNDS.items() if (shared / name).is_file()
+        }
         for key, tarball in found.items():
             self.stdout.write(f"Ingesting {tarball} into {key} ...")
-            call_command("ingest", str(tarball), round=key, publish=True, wait=False, stdout=self.stdout)
+            call_command(
+                "ingest", str(tarball), round=key, publish=True, wait=False, stdout=self.stdout
+            )
         if found:
             return
         self.stdout.write(f"No shared rounds in {shared}; generating a demo round instead.")
@@ -40,4 +44,6 @@ class Command(BaseCommand):
         with tempfile.TemporaryDirectory() as tmp:
             for i, org in enumerate(["Demo Org A", "Demo Org B", "Demo Org C"]):
                 folder = write_bundle(Path(tmp), org, demo_systems(8, runs, seed=i), targets)
-                call_command("ingest", str(folder), round=DEMO_ROUND, publish=True, stdout=self.stdout)
+                call_command(
+                    "ingest", str(folder), round=DEMO_ROUND, publish=True, stdout=self.stdout
+                )

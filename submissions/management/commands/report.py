@@ -15,7 +15,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, submission_id, **options):
         try:
-            submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
+            submission = Submission.objects.select_related("round", "submitter").get(
+                pk=submission_id
+            )
         except Submission.DoesNotExist:
             raise CommandError(f"No submission {submission_id}.") from None
         if options["format"] == "json":

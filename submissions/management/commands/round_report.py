@@ -27,8 +27,10 @@ class Command(BaseCommand):
             for held in held_results(submission):
                 held_by[held.finding.rule] += 1
         not_scored = Counter(
-            message.split(" Why: ")[-1].rstrip(".") for message in
-            results.filter(score_s__isnull=True).values_list("score_message", flat=True)
+            message.split(" Why: ")[-1].rstrip(".")
+            for message in results.filter(score_s__isnull=True).values_list(
+                "score_message", flat=True
+            )
         )
         self.stdout.write(
             f"{round}: {results.count()} results, {results.filter(score_s__isnull=False).count()} scored, "
