@@ -156,9 +156,12 @@ def test_toggling_between_speedups_and_minutes(live_server, browser):
     open_page(d, f"{live_server.url}/r/training-v0.5/")
     row = "//tr[@data-system='Google Inc./cloud_v2.8']"
     resnet_col = 1  # resnet is the round's first benchmark: the first numeric cell
-    cell = lambda: cell_text(
-        d.find_element(By.XPATH, row).find_elements(By.CSS_SELECTOR, "td.num")[resnet_col - 1]
-    )  # noqa: E731
+
+    def cell():
+        return cell_text(
+            d.find_element(By.XPATH, row).find_elements(By.CSS_SELECTOR, "td.num")[resnet_col - 1]
+        )
+
     assert cell() == "29.28×"
     charts_drawn(d)
     screenshot(d, "04-round-v0.5-speedups")
