@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: run test test-fast bench setup test-browser bench-leaderboard browser-deps fuzz
+.PHONY: run test test-fast bench setup test-browser bench-leaderboard browser-deps fuzz lint format
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,15 @@ run: setup
 # Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
 test: setup
 	$(PY) bin/run_tests.py
+
+# ruff (ruff.toml): `make lint` checks as CI does; `make format` rewrites.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix --select I .
 
 # Coverage-guided fuzzing (atheris) of the log parser, description reader, layout reader and unpacker,
 # SECONDS per target; a crash exits non-zero and leaves its input under var/fuzz-crashes/.
