@@ -239,13 +239,12 @@ def _check_times(tl: Timeline, s: RunSummary, found: Findings) -> None:
             "Every record's time must be a real clock reading (time_ms in milliseconds since the epoch).",
             line=ev.line,
         )
-    if tl.not_finite_count > len(tl.not_finite):
-        found.error(
-            NOT_FINITE,
-            f"{tl.not_finite_count - len(tl.not_finite)} more records have a time that is not "
-            "a finite number (not listed).",
-            "See the lines listed above.",
-        )
+    _more_not_listed(
+        found,
+        NOT_FINITE,
+        tl.not_finite_count - len(tl.not_finite),
+        "have a time that is not a finite number",
+    )
     for ev, before, after in tl.outliers:
         found.error(
             OUTLIER,
@@ -257,13 +256,9 @@ def _check_times(tl: Timeline, s: RunSummary, found: Findings) -> None:
             "shows as a jump like this.",
             line=ev.line,
         )
-    if tl.outlier_count > len(tl.outliers):
-        found.error(
-            OUTLIER,
-            f"{tl.outlier_count - len(tl.outliers)} more records are off the file's clock "
-            "(not listed).",
-            "See the lines listed above.",
-        )
+    _more_not_listed(
+        found, OUTLIER, tl.outlier_count - len(tl.outliers), "are off the file's clock"
+    )
     if tl.outside is not None:
         ev, more = tl.outside, tl.outside_count - 1
         after = ev.time_s > s.run_stop
@@ -383,3 +378,11 @@ def _check_pace(
             line=s.first_line.get("run_stop"),
         )
         return
+
+
+def _more_not_listed(found: Findings, rule: str, more: int, what: str) -> None:
+    """One finding for the records of a rule past those listed one by one."""
+    if more > 0:
+        found.error(
+            rule, f"{more} more records {what} (not listed).", "See the lines listed above."
+        )
