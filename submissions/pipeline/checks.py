@@ -78,7 +78,8 @@ def _outcome_fields(outcome) -> tuple[dict, list]:
         "status": str(summary.status or "")[:50],
         "seed": "" if summary.seed is None else str(summary.seed)[:100],
         "hyperparameters": hyperparameters,
-        "eval_curve": storable(summary.eval_curve)[0],
+        # Finite by construction: summarize keeps the points whose step and metric are finite numbers.
+        "eval_curve": [list(point) for point in summary.eval_curve],
         "eval_x": summary.eval_x,
         "submission_keys": storable(summary.submission)[0],
         "convergence": storable(outcome.convergence)[0],
