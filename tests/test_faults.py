@@ -93,6 +93,7 @@ def private_redis(tmp_path):
 
 
 @pytest.mark.services
+@pytest.mark.commits  # the worker process reads the upload
 def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_minute_of_its_return(
     rounds, users, client, settings, tmp_path, private_redis, monkeypatch
 ):

@@ -323,6 +323,7 @@ def test_browsers_get_the_cached_page_gzipped(client, catalogue):
     assert gzip.decompress(response.content) == plain
 
 
+@pytest.mark.commits  # the cache is invalidated in an on_commit hook of the publication
 def test_publishing_a_submission_refreshes_the_cached_table(client, v51):
     from submissions.pipeline import publish
 
