@@ -300,8 +300,8 @@ class SplitProcess:
 
 
 def configured_limits() -> Limits:
-    """The settings' BUNDLE_MAX_*, as the pipeline opens a bundle under them (pipeline.common.bundle_limits).
-    Read here, not there: manage.py starts a split before Django's apps are loaded (early_split)."""
+    """The settings' BUNDLE_MAX_*, under which the pipeline opens a bundle and the round splitter splits one.
+    Here, where the splitter reads them before Django's apps are loaded (early_split)."""
     from django.conf import settings
 
     return Limits(

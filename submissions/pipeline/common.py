@@ -7,7 +7,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from ..bundles import FolderFiles, Limits, TarFiles, open_bundle
+from ..bundles import FolderFiles, TarFiles, open_bundle
+from ..bundles.split import configured_limits
 from ..models import Submission
 
 Status = Submission.Status
@@ -28,7 +29,7 @@ def open_submission(submission) -> FolderFiles | TarFiles:
     """Check the submission's bundle under the limits and make its files readable by the later steps:
     indexed in place when it is a plain tar, else unpacked into its work folder. Raises BundleError."""
     clear_work(submission.pk)  # a retried step starts clean
-    files = open_bundle(submission.bundle.path, work_dir(submission.pk), bundle_limits())
+    files = open_bundle(submission.bundle.path, work_dir(submission.pk), configured_limits())
     if isinstance(files, TarFiles):
         files.save(_index_path(submission.pk))
     return files
@@ -46,15 +47,6 @@ def clear_work(submission_id: int) -> None:
     """Remove what open_submission made (the bundle itself is kept)."""
     shutil.rmtree(work_dir(submission_id), ignore_errors=True)
     _index_path(submission_id).unlink(missing_ok=True)
-
-
-def bundle_limits() -> Limits:
-    return Limits(
-        max_total_bytes=settings.BUNDLE_MAX_TOTAL_BYTES,
-        max_files=settings.BUNDLE_MAX_FILES,
-        max_file_bytes=settings.BUNDLE_MAX_FILE_BYTES,
-        max_ratio=settings.BUNDLE_MAX_RATIO,
-    )
 
 
 def update_rows(model, rows: list[tuple[int, dict]]) -> None:
