@@ -15,7 +15,7 @@ from submissions.bundles.layout import read_scaling_factor
 from submissions.models import Finding, Submission
 from submissions.pipeline import checks
 from submissions.rules import RunContext, check_run
-from submissions.rules.run import CHECK_CRASHED
+from submissions.rules.run import CHECK_CRASHED, STORED_AS_TEXT
 from submissions.safejson import storable
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.systems import MAX_COUNT, fields_of, read_count
@@ -300,7 +300,7 @@ def test_non_finite_and_deep_hyperparameters_are_stored_as_text_with_a_warning(r
     while isinstance(value, list):
         depth, value = depth + 1, value[0]
     assert depth < 32 and value == "(left out: nested too deep)"
-    [finding] = findings(submission, checks.STORED_AS_TEXT)
+    [finding] = findings(submission, STORED_AS_TEXT)
     assert finding.run == run and finding.severity == "warning"
     assert (
         "global_batch_size is Infinity" in finding.message and "nested too deep" in finding.message

@@ -23,10 +23,6 @@ from ..safejson import describe, storable
 from .common import Status, submission_files, update, update_rows
 
 log = logging.getLogger(__name__)
-STORED_AS_TEXT = (
-    "run.stored-as-text"  # hyperparameters JSON cannot hold as they are (NaN, Infinity, too deep)
-)
-
 RUN_FIELDS = (
     "pk",
     "path",
@@ -84,19 +80,7 @@ def _outcome_fields(outcome) -> tuple[dict, list]:
         "submission_keys": storable(summary.submission)[0],
         "convergence": storable(outcome.convergence)[0],
     }
-    found = []
-    if changed:
-        found.append(
-            rules.Finding(
-                "warning",
-                STORED_AS_TEXT,
-                f"Hyperparameters the portal stores as text, as JSON cannot hold them: "
-                f"{describe(changed)}.",
-                "Log hyperparameters as finite numbers (not NaN or Infinity) or short lists; runs are compared by "
-                "what is stored.",
-            )
-        )
-    return fields, found
+    return fields, [run_rules.stored_as_text(describe(changed))] if changed else []
 
 
 def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, list]:

@@ -393,3 +393,17 @@ def check_crashed(rel_path: str, error: Exception) -> Finding:
         "administrators with this file.",
         rel_path,
     )
+
+
+# Hyperparameters JSON cannot hold as they are (NaN, Infinity, nested too deep): stored as text.
+STORED_AS_TEXT = "run.stored-as-text"
+
+
+def stored_as_text(changes_in_words: str) -> Finding:
+    return Finding(
+        "warning",
+        STORED_AS_TEXT,
+        f"Hyperparameters the portal stores as text, as JSON cannot hold them: {changes_in_words}.",
+        "Log hyperparameters as finite numbers (not NaN or Infinity) or short lists; runs are compared by "
+        "what is stored.",
+    )
