@@ -14,7 +14,6 @@ from django.db import InterfaceError, OperationalError, close_old_connections, c
 from kombu.exceptions import OperationalError as BrokerError
 
 from . import leases, pipeline, startup
-from .pipeline.common import update
 
 log = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, InterfaceError)
@@ -129,12 +128,7 @@ def queue_ingest(submission_id: int) -> bool:
             submission_id,
             error,
         )
-        update(
-            submission_id,
-            queue_pending=True,
-            message="Queued: the task queue is not answering just now. The bundle is stored; checking "
-            "starts by itself within a minute of the queue's return. There is no need to upload again.",
-        )
+        pipeline.wait_for_broker(submission_id)
         return False
 
 

@@ -11,7 +11,7 @@ from .finalize import finalize, score_result
 from .ingest import ingest, revalidate
 from .publication import held_results, publish, withdraw
 from .retention import purge_failed_bundles
-from .sweeper import sweep
+from .sweeper import sweep, wait_for_broker
 
 __all__ = [
     "check_runs",
@@ -24,5 +24,6 @@ __all__ = [
     "revalidate",
     "score_result",
     "sweep",
+    "wait_for_broker",
     "withdraw",
 ]

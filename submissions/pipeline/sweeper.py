@@ -91,6 +91,16 @@ def _requeue_dead_leases(expired_before, max_attempts: int, queue) -> list[tuple
     return actions
 
 
+def wait_for_broker(submission_id: int) -> None:
+    """The upload's first task could not be queued (the broker did not answer): the next sweep queues it."""
+    update(
+        submission_id,
+        queue_pending=True,
+        message="Queued: the task queue is not answering just now. The bundle is stored; checking "
+        "starts by itself within a minute of the queue's return. There is no need to upload again.",
+    )
+
+
 def _queue_pending(queue) -> list[tuple[int, str]]:
     actions = []
     for pk in Submission.objects.filter(queue_pending=True, status=Status.RECEIVED).values_list(
