@@ -11,7 +11,7 @@ same code the rules use (rules.clock.read_timeline), and writes two figures per 
 - pace: the fastest pace, the most work (samples or epochs) logged within a timed region per second of
   run_stop - run_start, over every successful run whose clock passes the clock rules: for the whole
   system, and per sample of the run's global_batch_size (a step rate) where the log gives it;
-- accelerator_minutes: per accelerator family (rules/accelerator_families.toml), the fewest accelerator-
+- accelerator_minutes: per accelerator family (leaderboard/accelerators.toml), the fewest accelerator-
   minutes of a result: its olympic mean (the round's scoring, before RCP normalisation, which only raises
   a score) in minutes x the system's accelerators.
 

@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from leaderboard.accelerators import family_of
 from leaderboard.units import minutes
 
 from .findings import Findings
 
 HERE = Path(__file__).resolve().parent
 THROUGHPUT_FILE = HERE / "throughput.toml"
-FAMILIES_FILE = HERE / "accelerator_families.toml"
 # A log claiming work at this multiple of the fastest published step rate is not a real run. Generous, as it
 # makes an error: a new generation of accelerators steps two or three times faster. A run of any real log
 # squeezed into one second claims at least 18x (v5.1's llama2_70b_lora; most benchmarks 30x to 1,000x).
@@ -56,26 +55,6 @@ class Pace:
 def _table() -> dict:
     with open(THROUGHPUT_FILE, "rb") as f:
         return tomllib.load(f)
-
-
-@functools.cache
-def _families() -> list[tuple[str, list[re.Pattern]]]:
-    with open(FAMILIES_FILE, "rb") as f:
-        data = tomllib.load(f)
-    return [
-        (family["name"], [re.compile(p, re.IGNORECASE) for p in family["patterns"]])
-        for family in data.get("family", [])
-    ]
-
-
-@functools.lru_cache(maxsize=256)
-def family_of(accelerator_model: str) -> str | None:
-    """The accelerator family of a system's accelerator_model_name: the first family of
-    accelerator_families.toml one of whose patterns it matches; None for none."""
-    for name, patterns in _families():
-        if any(p.search(accelerator_model or "") for p in patterns):
-            return name
-    return None
 
 
 def fastest_pace(benchmark: str, unit: str) -> Pace | None:
