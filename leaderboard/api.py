@@ -2,17 +2,14 @@
 
 Viewsets are configuration: a queryset of public rows with what it needs joined in (so a
 page of any size costs a fixed number of queries), a serializer, a FilterSet, pagination.
-The OpenAPI schema is at /api/schema/ (drf-spectacular).
+Routed under /api/v1/ by portal.api; the OpenAPI schema is at /api/schema/ (drf-spectacular).
 """
 
 from django.db.models import Prefetch
-from django.urls import include, path
 from drf_spectacular.utils import extend_schema
-from drf_spectacular.views import SpectacularAPIView
 from rest_framework import pagination, permissions, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
-from rest_framework.routers import DefaultRouter
 
 from . import public
 from .filters import PriceFilter, ResultFilter, SystemFilter
@@ -93,13 +90,10 @@ class PriceViewSet(ReadOnly):
     queryset = CloudPrice.objects.select_related("round")
 
 
-router = DefaultRouter()
-router.register("rounds", RoundViewSet, basename="round")
-router.register("systems", SystemViewSet, basename="system")
-router.register("results", ResultViewSet, basename="result")
-router.register("prices", PriceViewSet, basename="price")
-
-urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("", include((router.urls, "api"))),
+# Routed under /api/v1/ by portal.api (ROUTE_MODULES).
+ROUTES = [
+    ("rounds", RoundViewSet, "round"),
+    ("systems", SystemViewSet, "system"),
+    ("results", ResultViewSet, "result"),
+    ("prices", PriceViewSet, "price"),
 ]

@@ -138,9 +138,7 @@ class ResultSerializer(serializers.ModelSerializer):
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())
 
     def get_runs_url(self, obj) -> str:
-        return self.context["request"].build_absolute_uri(
-            reverse("leaderboard:api:result-runs", args=[obj.id])
-        )
+        return self.context["request"].build_absolute_uri(reverse("v1:result-runs", args=[obj.id]))
 
 
 class RunSerializer(serializers.ModelSerializer):

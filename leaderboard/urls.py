@@ -1,8 +1,8 @@
 import re
 
-from django.urls import include, path, register_converter
+from django.urls import path, register_converter
 
-from . import api, views
+from . import views
 
 
 class NameConverter:
@@ -26,7 +26,6 @@ app_name = "leaderboard"
 urlpatterns = [
     path("", views.home, name="home"),
     path("progress/", views.progress_page, name="progress"),
-    path("api/", include(api.urlpatterns)),
     path("id/<str:public_id>", views.public_id_page, name="public-id"),
     path("r/<str:round_key>/", views.round_page, name="round"),
     path("r/<str:round_key>/compare/", views.compare_page, name="compare"),

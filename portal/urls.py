@@ -4,6 +4,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("api/", include("portal.api")),
     path("submissions/", include("submissions.urls")),
     path("", include("leaderboard.urls")),
 ]

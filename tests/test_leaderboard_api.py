@@ -31,7 +31,7 @@ def test_the_results_list_holds_published_results_only(client, v51):
         make.system(v51, "Hidden", "zeta", published=False), "retinanet", 1, published=False
     )
     make.result(make.system(v51, "Blocked", "beta"), "retinanet", 1, error_count=3)
-    body = client.get("/api/results/").json()
+    body = client.get("/api/v1/results/").json()
     assert body["count"] == 4
     assert {r["submitter"] for r in body["results"]} == {"Org0", "Org1"}
     first = body["results"][0]
@@ -58,36 +58,36 @@ def test_the_results_list_holds_published_results_only(client, v51):
 )
 def test_results_filter_like_the_table(client, v51, query, count):
     fill(v51, 4)
-    assert client.get(f"/api/results/?{query}").json()["count"] == count
+    assert client.get(f"/api/v1/results/?{query}").json()["count"] == count
 
 
 def test_results_order_by_score(client, v51):
     fill(v51, 3)
     scores = [
         r["score_minutes"]
-        for r in client.get("/api/results/?benchmark=rgat&ordering=-score").json()["results"]
+        for r in client.get("/api/v1/results/?benchmark=rgat&ordering=-score").json()["results"]
     ]
     assert scores == [12.0, 11.0, 10.0]
 
 
 def test_a_results_runs(client, v51):
     result = make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5)
-    runs = client.get(f"/api/results/{result.pk}/runs/").json()
+    runs = client.get(f"/api/v1/results/{result.pk}/runs/").json()
     assert [r["index"] for r in runs] == [0, 1, 2, 3, 4] and runs[0]["dropped"] is True
     hidden = make.result(
         make.system(v51, "Hidden", "z", published=False), "retinanet", 1, published=False, runs=5
     )
-    assert client.get(f"/api/results/{hidden.pk}/runs/").status_code == 404
+    assert client.get(f"/api/v1/results/{hidden.pk}/runs/").status_code == 404
 
 
 def test_systems_rounds_and_prices(client, v51):
     fill(v51, 2)
     make.system(v51, "Hidden", "zeta", published=False)
-    systems = client.get("/api/systems/?round=training-v5.1").json()
+    systems = client.get("/api/v1/systems/?round=training-v5.1").json()
     assert [s["key"] for s in systems["results"]] == ["s0", "s1"]
-    rounds = client.get("/api/rounds/").json()["results"]
+    rounds = client.get("/api/v1/rounds/").json()["results"]
     assert {r["key"] for r in rounds} == {"training-v0.5", "training-v0.6", "training-v5.1"}
-    v05 = client.get("/api/rounds/training-v0.5/").json()
+    v05 = client.get("/api/v1/rounds/training-v0.5/").json()
     assert v05["benchmarks"][0] == {
         "key": "resnet",
         "name": "Image classification (ResNet-50 v1.5, ImageNet)",
@@ -96,15 +96,15 @@ def test_systems_rounds_and_prices(client, v51):
         "required_runs": 5,
         "reference_time_s": 529877.0,
     }
-    assert client.get("/api/prices/?round=training-v0.5").status_code == 200
+    assert client.get("/api/v1/prices/?round=training-v0.5").status_code == 200
 
 
 def test_the_openapi_schema_describes_the_endpoints(client, rounds):
     response = client.get("/api/schema/?format=json")
     assert response.status_code == 200
     schema = response.json()
-    assert "/api/results/" in schema["paths"] and "/api/results/{id}/runs/" in schema["paths"]
-    params = {p["name"] for p in schema["paths"]["/api/results/"]["get"]["parameters"]}
+    assert "/api/v1/results/" in schema["paths"] and "/api/v1/results/{id}/runs/" in schema["paths"]
+    params = {p["name"] for p in schema["paths"]["/api/v1/results/"]["get"]["parameters"]}
     assert {
         "round",
         "benchmark",
@@ -124,7 +124,29 @@ def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(clien
         return len(ctx)
 
     fill(v51, 2, "a")
-    small = {url: queries(url) for url in ("/api/results/", "/api/systems/", "/api/rounds/")}
+    small = {
+        url: queries(url) for url in ("/api/v1/results/", "/api/v1/systems/", "/api/v1/rounds/")
+    }
     fill(v51, 30, "b")
     assert {url: queries(url) for url in small} == small
-    assert small["/api/results/"] <= 2
+    assert small["/api/v1/results/"] <= 2
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("/api/", "/api/v1/"),
+        ("/api/results/?round=training-v5.1&page=2", "/api/v1/results/?round=training-v5.1&page=2"),
+        ("/api/rounds/training-v0.5/", "/api/v1/rounds/training-v0.5/"),
+        ("/api/prices/", "/api/v1/prices/"),
+    ],
+)
+def test_the_paths_of_before_v1_redirect_to_v1(client, rounds, old, new):
+    response = client.get(old)
+    assert response.status_code == 301 and response["Location"] == new
+
+
+def test_an_old_results_query_still_answers_through_the_redirect(client, v51):
+    fill(v51, 2)
+    body = client.get("/api/results/?benchmark=rgat", follow=True).json()
+    assert body["count"] == 2

@@ -228,20 +228,20 @@ def test_the_round_table_filters_one_organisation_under_all_its_names(client, hi
 
 
 def test_the_api_filters_by_organisation_and_gives_both_names(client, history):
-    body = client.get("/api/results/?submitter=NVIDIA").json()
+    body = client.get("/api/v1/results/?submitter=NVIDIA").json()
     assert {(r["round"], r["submitter"], r["organisation"]) for r in body["results"]} == {
         ("training-v0.5", "Nvidia", "NVIDIA"),
         ("training-v5.1", "NVIDIA", "NVIDIA"),
     }
-    assert client.get("/api/results/?organisation=nvidia").json()["count"] == 2
-    assert client.get("/api/results/?submitter=Google+Inc.").json()["count"] == 2
-    assert client.get("/api/results/?submitter=Google&round=training-v5.1").json()["count"] == 0
-    systems = client.get("/api/systems/?organisation=Google").json()["results"]
+    assert client.get("/api/v1/results/?organisation=nvidia").json()["count"] == 2
+    assert client.get("/api/v1/results/?submitter=Google+Inc.").json()["count"] == 2
+    assert client.get("/api/v1/results/?submitter=Google&round=training-v5.1").json()["count"] == 0
+    systems = client.get("/api/v1/systems/?organisation=Google").json()["results"]
     assert {(s["submitter"], s["organisation"]) for s in systems} == {
         ("Google Inc.", "Google"),
         ("Google", "Google"),
     }
-    ordered = client.get("/api/results/?round=training-v0.5&ordering=organisation").json()[
+    ordered = client.get("/api/v1/results/?round=training-v0.5&ordering=organisation").json()[
         "results"
     ]
     assert [r["organisation"] for r in ordered] == ["Google", "Google", "NVIDIA"]

@@ -143,7 +143,7 @@ def test_publishing_replaces_only_the_same_submitters_earlier_submission(rounds,
 
 def test_exports_and_the_api_carry_the_public_id(client, rounds, tmp_path):
     ingest(acme(tmp_path), "--publish")
-    api = client.get("/api/results/?round=training-v5.1").json()
+    api = client.get("/api/v1/results/?round=training-v5.1").json()
     rows = api["results"] if isinstance(api, dict) else api
     assert sorted(r["public_id"] for r in rows) == ["5.1-0001", "5.1-0002", "5.1-0003"]
     from leaderboard.exports import results_frame
