@@ -1,32 +1,95 @@
-"""Accelerator families: which chip a name that a submitter wrote belongs to.
+"""Accelerator families: which chip a name that a submitter wrote belongs to, and which agents measure it.
 
-`accelerators.toml` lists the families, each with the patterns of the names it covers. The
-lookup is pure (no Django), for the plausibility checks, the table's filters and the agents.
+`accelerators.toml` lists the families, each with the patterns of the names it covers, the queue of the
+reference-check agents that can measure it ("none" with the reason where none can) and the exact names seen
+in the published rounds; `[[none]]` lists names in no family on purpose, with the reason. The lookup is pure
+(no Django), for the plausibility checks, the table's filters and the agents.
 """
 
 import functools
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 DATA_FILE = Path(__file__).resolve().parent / "accelerators.toml"
+NO_QUEUE = "none"
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    patterns: tuple[re.Pattern, ...]
+    queue: str  # the agents' queue key (agents consume gpu.<queue>); NO_QUEUE where no agent can measure it
+    reason: str  # why no agent can, where queue is NO_QUEUE
+    names: tuple[str, ...]  # the exact names seen in the published rounds
 
 
 @functools.cache
+def _data() -> dict:
+    with open(DATA_FILE, "rb") as f:
+        return tomllib.load(f)
+
+
+@functools.cache
+def family_table() -> tuple[Family, ...]:
+    """Every family, in the file's order."""
+    return tuple(
+        Family(
+            name=family["name"],
+            patterns=tuple(re.compile(p, re.IGNORECASE) for p in family["patterns"]),
+            queue=family.get("queue", NO_QUEUE),
+            reason=family.get("reason", ""),
+            names=tuple(family.get("names", ())),
+        )
+        for family in _data().get("family", [])
+    )
+
+
 def families() -> list[tuple[str, list[re.Pattern]]]:
     """(family name, compiled patterns), in the file's order: the first match wins."""
-    with open(DATA_FILE, "rb") as f:
-        data = tomllib.load(f)
-    return [
-        (family["name"], [re.compile(p, re.IGNORECASE) for p in family["patterns"]])
-        for family in data.get("family", [])
-    ]
+    return [(f.name, list(f.patterns)) for f in family_table()]
 
 
 @functools.lru_cache(maxsize=256)
 def family_of(accelerator_model: str) -> str | None:
     """The family of an accelerator name: the first family one of whose patterns it matches; None for none."""
-    for name, patterns in families():
-        if any(p.search(accelerator_model or "") for p in patterns):
-            return name
+    found = _family(accelerator_model)
+    return found.name if found else None
+
+
+def _family(accelerator_model: str) -> Family | None:
+    for family in family_table():
+        if any(p.search(accelerator_model or "") for p in family.patterns):
+            return family
     return None
+
+
+def unmapped_reason(accelerator_model: str) -> str | None:
+    """Why a name is in no family on purpose ([[none]]), or None where the file does not say."""
+    for entry in _data().get("none", []):
+        if (accelerator_model or "") in entry["names"]:
+            return entry["reason"]
+    return None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a reference check of an accelerator goes: the family and the agents' queue key, or why nowhere."""
+
+    family: str | None
+    queue: str | None  # None: no agent can measure it (reason says why)
+    reason: str = ""
+
+
+@functools.lru_cache(maxsize=256)
+def placement(accelerator_model: str) -> Placement:
+    family = _family(accelerator_model)
+    if family is None:
+        reason = unmapped_reason(accelerator_model) or (
+            f"the accelerator {accelerator_model!r} is in no family of leaderboard/accelerators.toml"
+        )
+        return Placement(None, None, reason)
+    if family.queue == NO_QUEUE:
+        return Placement(family.name, None, family.reason or f"no agent measures {family.name}")
+    return Placement(family.name, family.queue)
