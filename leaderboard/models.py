@@ -6,6 +6,7 @@ to the public only once `published` is set.
 
 import math
 import secrets
+import uuid
 
 from django.db import models
 from django.urls import reverse
@@ -164,6 +165,9 @@ class System(models.Model):
     description = UploadedJSONField(default=dict, blank=True)
     description_path = models.CharField(max_length=500, blank=True)
     published = models.BooleanField(default=False, db_index=True)
+    uid = models.UUIDField(
+        default=uuid.uuid4, unique=True, editable=False, help_text="Its id outside the portal."
+    )
 
     class Meta:
         ordering = ["submitter__name", "key"]
@@ -219,6 +223,9 @@ class Result(models.Model):
         null=True,
         blank=True,
         help_text="Energy to train in joules, where the submission measured power (blank otherwise).",
+    )
+    uid = models.UUIDField(
+        default=uuid.uuid4, unique=True, editable=False, help_text="Its id outside the portal."
     )
 
     class Meta:
@@ -333,6 +340,9 @@ class CloudPrice(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PLACEHOLDER)
     notes = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    uid = models.UUIDField(
+        default=uuid.uuid4, unique=True, editable=False, help_text="Its id outside the portal."
+    )
 
     class Meta:
         ordering = ["round", "-reference", "submitter", "system_key"]
