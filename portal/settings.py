@@ -116,6 +116,29 @@ STATICFILES_FINDERS = [
 ]
 STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
+# Bundles are kept through Django's storage API: files under MEDIA_ROOT, or an S3-compatible bucket (django-storages)
+# when S3_BUCKET is set. MEDIA_ROOT still holds, on local disk, the parts of chunked uploads and the work folders
+# of bundles being checked (a worker copies a bucket's bundle there to read it).
+S3_BUCKET = env.str("S3_BUCKET", default="")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if S3_BUCKET:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": S3_BUCKET,
+            "location": env.str("S3_PREFIX", default=""),
+            "endpoint_url": env.str("S3_ENDPOINT_URL", default="") or None,
+            "region_name": env.str("S3_REGION", default="") or None,
+            "access_key": env.str("S3_ACCESS_KEY_ID", default="") or None,
+            "secret_key": env.str("S3_SECRET_ACCESS_KEY", default="") or None,
+            "default_acl": None,  # private: bundles are read by the portal only
+            "querystring_auth": True,
+            "file_overwrite": True,  # a bundle's name is its sha256: the same name is the same bytes
+        },
+    }
 # Submitters log in here (the admin's login takes staff only).
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/submissions/"
@@ -124,6 +147,18 @@ LOGOUT_REDIRECT_URL = "/"
 # Uploads stream to disk past this size instead of being held in memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# Receipts of uploads go by email: printed on the console unless EMAIL_URL names an SMTP server
+# (smtp://user:password@host:587, or smtp+tls://...).
+_email = env.email_url("EMAIL_URL", default="consolemail://")
+EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+EMAIL_HOST = _email["EMAIL_HOST"] or "localhost"
+EMAIL_PORT = _email["EMAIL_PORT"] or 25
+EMAIL_HOST_USER = _email["EMAIL_HOST_USER"] or ""
+EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_PASSWORD"] or ""
+EMAIL_USE_TLS = _email.get("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = _email.get("EMAIL_USE_SSL", False)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="portal@localhost")
 
 # Where the three real MLPerf rounds live (tarballs); loaded by `make run` when present.
 MLPERF_SHARED_DIR = Path(

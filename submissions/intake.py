@@ -1,4 +1,5 @@
-"""Taking a bundle in: stream it to storage while hashing, commit a Submission, queue ingest.
+"""Taking a bundle in: stream it to a local file while hashing, put it in storage (storage.py), commit a
+Submission, queue ingest. Chunked uploads (uploads.py) arrive the same way, in parts.
 
 The row is committed before anything is queued, so a broker outage or a crash loses no
 upload: the bundle is on disk and the submission says `received`.
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from leaderboard.models import Round
 
+from . import storage
 from .bundles.limits import size_text
 from .models import Submission
 from .tasks import ingest, queue_ingest
@@ -81,12 +83,8 @@ def _incoming() -> Path:
 
 
 def _place(tmp: Path, sha: str, original_name: str) -> str:
-    """Move tmp to its content-addressed place under MEDIA_ROOT; return the relative path."""
-    relative = Path("bundles") / sha[:2] / _stored_name(sha, original_name)
-    final = Path(settings.MEDIA_ROOT) / relative
-    final.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(tmp, final)
-    return relative.as_posix()
+    """Move tmp into storage under its content-addressed name; return that name."""
+    return storage.put(tmp, f"bundles/{sha[:2]}/{_stored_name(sha, original_name)}")
 
 
 def store_bundle(chunks, original_name: str, max_bytes: int | None = None) -> tuple[str, str, int]:
@@ -125,7 +123,7 @@ def _drop_unused(relative: str, existing: Submission) -> None:
     """The file just stored, when the submission given back keeps its bundle under another name (the same
     bytes uploaded under another name) and no other submission has it: it would be kept for nothing."""
     if relative != existing.bundle.name and not Submission.objects.filter(bundle=relative).exists():
-        (Path(settings.MEDIA_ROOT) / relative).unlink(missing_ok=True)
+        storage.delete(relative)
 
 
 def _start_again(submission: Submission, relative: str) -> Submission:
@@ -143,7 +141,7 @@ def _start_again(submission: Submission, relative: str) -> Submission:
         updated_at=timezone.now(),
     )
     if earlier and earlier != relative and not Submission.objects.filter(bundle=earlier).exists():
-        (Path(settings.MEDIA_ROOT) / earlier).unlink(missing_ok=True)
+        storage.delete(earlier)
     transaction.on_commit(lambda: queue_ingest(submission.pk))
     submission.refresh_from_db()
     return submission

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from .. import storage
 from ..bundles import FolderFiles, TarFiles, open_bundle
 from ..bundles.split import configured_limits
 from ..models import Submission
@@ -25,11 +26,17 @@ def _index_path(submission_id: int) -> Path:
     return Path(settings.MEDIA_ROOT) / "work" / f"{submission_id}.index.json"
 
 
+def _copy_path(submission_id: int) -> Path:
+    """Where a bundle kept in a bucket is copied to be read (a bundle in a local folder is read where it is)."""
+    return Path(settings.MEDIA_ROOT) / "work" / f"{submission_id}.bundle"
+
+
 def open_submission(submission) -> FolderFiles | TarFiles:
     """Check the submission's bundle under the limits and make its files readable by the later steps:
     indexed in place when it is a plain tar, else unpacked into its work folder. Raises BundleError."""
     clear_work(submission.pk)  # a retried step starts clean
-    files = open_bundle(submission.bundle.path, work_dir(submission.pk), configured_limits())
+    bundle = storage.readable_copy(submission.bundle.name, _copy_path(submission.pk))
+    files = open_bundle(bundle, work_dir(submission.pk), configured_limits())
     if isinstance(files, TarFiles):
         files.save(_index_path(submission.pk))
     return files
@@ -47,6 +54,7 @@ def clear_work(submission_id: int) -> None:
     """Remove what open_submission made (the bundle itself is kept)."""
     shutil.rmtree(work_dir(submission_id), ignore_errors=True)
     _index_path(submission_id).unlink(missing_ok=True)
+    _copy_path(submission_id).unlink(missing_ok=True)
 
 
 def update_rows(model, rows: list[tuple[int, dict]]) -> None:

@@ -2,13 +2,12 @@
 look into, then deleted. The submission itself stays, with why it failed and a note of when its bundle went."""
 
 from datetime import UTC, timedelta
-from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from .. import storage
 from ..models import Submission
 from .common import clear_work
 
@@ -44,7 +43,7 @@ def purge_failed_bundles(keep: timedelta, now=None) -> list[int]:
                 continue  # purged meanwhile by another run
             # Another uploader's submission of the same bytes under the same name shares the file.
             if not Submission.objects.filter(bundle=name).exclude(pk=pk).exists():
-                (Path(settings.MEDIA_ROOT) / name).unlink(missing_ok=True)
+                storage.delete(name)
             clear_work(pk)
         purged.append(pk)
     return purged

@@ -1,0 +1,63 @@
+"""Bundles in Django's storage (settings.STORAGES["default"]): putting one there, reading one, deleting one.
+
+A bundle arrives in a local file first (a streamed body, or the parts of a chunked upload), hashed on the way,
+so that its name can be its sha256. It is then put in storage: renamed into place where the storage is a folder
+on the same file system (a 2 GB bundle is not copied again), else streamed into it (an S3-compatible bucket).
+A worker reads a bundle from a local path: the storage's own, or a copy made in the work folder.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+from django.core.files import File
+from django.core.files.storage import default_storage
+
+COPY_BLOCK = 1024 * 1024
+
+
+def local_path(name: str) -> Path | None:
+    """The bundle's path on this machine, or None where the storage has none (a bucket)."""
+    try:
+        return Path(default_storage.path(name))
+    except NotImplementedError:
+        return None
+
+
+def put(local: Path, name: str) -> str:
+    """Move the local file into storage under `name` (replacing a file of that name: names are content
+    addressed, so it holds the same bytes); returns the stored name. The local file is gone afterwards."""
+    target = local_path(name)
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(local, target)
+            return name
+        except OSError:  # another file system: streamed below
+            pass
+    if default_storage.exists(name):
+        default_storage.delete(name)
+    with open(local, "rb") as f:
+        stored = default_storage.save(name, File(f, name=Path(name).name))
+    Path(local).unlink(missing_ok=True)
+    return stored
+
+
+def delete(name: str) -> None:
+    if name:
+        default_storage.delete(name)
+
+
+def readable_copy(name: str, scratch: Path) -> Path:
+    """A local path to read the bundle from: its own where the storage is local, else `scratch`, a copy
+    streamed from storage (made once; the caller removes it with its work folder)."""
+    path = local_path(name)
+    if path is not None:
+        return path
+    if not scratch.is_file():
+        scratch.parent.mkdir(parents=True, exist_ok=True)
+        part = scratch.with_name(scratch.name + ".part")
+        with default_storage.open(name, "rb") as source, open(part, "wb") as out:
+            shutil.copyfileobj(source, out, COPY_BLOCK)
+        os.replace(part, scratch)
+    return scratch
