@@ -11,6 +11,7 @@ import hashlib
 
 from django.conf import settings
 from django.core.cache import caches
+from django.utils import timezone
 
 from .models import Round, new_cache_token
 
@@ -24,7 +25,9 @@ def cache():
 
 def invalidate_round(round_key: str) -> None:
     """Drop every cached table and export of the round (call it after publishing or withdrawing)."""
-    Round.objects.filter(key=round_key).update(cache_token=new_cache_token())
+    Round.objects.filter(key=round_key).update(
+        cache_token=new_cache_token(), changed_at=timezone.now()
+    )
 
 
 def key(round_: Round, kind: str, *parts: str) -> str:

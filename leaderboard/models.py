@@ -10,6 +10,7 @@ import uuid
 
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from .organisations import organisation_of
 from .units import minutes
@@ -62,6 +63,12 @@ class Round(models.Model):
         editable=False,
         help_text="Part of every cache key of the round's pages and exports; replaced on publication "
         "(leaderboard.cache.invalidate_round).",
+    )
+    changed_at = models.DateTimeField(
+        default=timezone.now,
+        editable=False,
+        help_text="When the round's published data last changed, set with cache_token: the API's "
+        "Last-Modified.",
     )
 
     class Meta:
