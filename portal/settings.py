@@ -63,6 +63,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files before sessions and the rest: a stylesheet needs none of them (portal/staticstorage.py).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -114,7 +116,13 @@ STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
     "leaderboard.staticfinders.PlotlyFinder",  # vendor/plotly.min.js from the installed plotly package
 ]
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
+# Files not collected are served from the finders under their plain names (tests, make run).
+WHITENOISE_USE_FINDERS = env.bool("WHITENOISE_USE_FINDERS", default=True)
+try:  # whitenoise warns at every start when the folder is missing
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+except OSError:
+    pass
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 # Bundles are kept through Django's storage API: files under MEDIA_ROOT, or an S3-compatible bucket (django-storages)
 # when S3_BUCKET is set. MEDIA_ROOT still holds, on local disk, the parts of chunked uploads and the work folders
@@ -122,7 +130,8 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 S3_BUCKET = env.str("S3_BUCKET", default="")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    # collectstatic writes hashed, compressed copies; whitenoise serves them, cached for a year.
+    "staticfiles": {"BACKEND": "portal.staticstorage.StaticStorage"},
 }
 if S3_BUCKET:
     STORAGES["default"] = {
