@@ -15,8 +15,14 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	touch $@
 
 # The log parser's C scanner, built in place (the parser falls back to Python without a compiler).
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed node_modules/.installed
 	@$(PY) bin/build_scan.py
+
+# Browser-side files the pages serve themselves (package.json: plotly.js's basic bundle); without npm
+# the pages fall back to the full bundle from the plotly Python package (check leaderboard.W002).
+node_modules/.installed: package.json package-lock.json
+	@if command -v npm >/dev/null; then npm ci --no-audit --no-fund --loglevel=error && touch $@; \
+	  else echo "npm is not installed: the pages serve the full plotly bundle (apt-get install -y npm)"; fi
 
 # Embedded: SQLite and a file-system Celery transport under ./var (VAR_DIR), DEBUG on for the demo. The site,
 # a worker and beat run under bin/serve.py, which stops them all however it is stopped (make passes SIGTERM on).

@@ -29,10 +29,12 @@ def charts_drawn(driver):
     """Wait until every chart on the page is drawn; return {chart id: number of points}."""
 
     def drawn(d):
+        # charts.js draws a chart when it comes near the screen: bring each one there.
         return d.execute_script("""
             var out = {}, all = true;
             document.querySelectorAll('script[data-chart]').forEach(function (s) {
               var el = document.getElementById(s.dataset.chart);
+              if (el && !el.dataset.drawn) el.scrollIntoView({block: "center"});
               if (!el || !el.dataset.drawn || !el.data) { all = false; return; }
               out[el.id] = el.data.reduce(function (n, t) { return n + (t.x ? t.x.length : 0); }, 0);
             });
