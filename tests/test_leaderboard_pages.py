@@ -62,7 +62,8 @@ def test_the_result_page_shows_findings_from_a_registered_provider(client, v51):
         html = client.get("/r/training-v5.1/Acme/alpha/retinanet/").content.decode()
     finally:
         panels._findings.remove(findings)
-    assert "seed.distinct" in html and "result_1.txt:3" in html
+    assert "seed.distinct" in html and "<code>result_1.txt</code>, line 3" in html
+    assert "Two runs share a seed." in html
 
 
 def test_the_system_page_lists_all_its_results_and_its_description(client, v51):

@@ -6,7 +6,7 @@ from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_safe
 
-from .. import charts, panels, public
+from .. import charts, findings_words, panels, public
 from ..exports import FORMATS, runs_frame
 from ..models import CloudPrice, Result, System
 from ..prices import cloud_scale
@@ -81,6 +81,11 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
     bench = result.benchmark
     x_label = next((r.eval_x for r in runs if r.eval_x), "") or "epoch"
     system = result.system
+    raw = panels.findings([result.id])[result.id]
+    findings = findings_words.for_readers(raw)
+    for f in findings:  # where, within the result's folder
+        file = f.get("file") or ""
+        f["where"] = "" if file == result.path else file.removeprefix(result.path + "/")
     return render(
         request,
         "leaderboard/result.html",
@@ -91,7 +96,8 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             "findings_note": public.findings_note(
                 result.error_count, result.warning_count, result.advisory
             ),
-            "findings": panels.findings([result.id])[result.id],
+            "findings": findings,
+            "findings_summary": findings_words.summary(raw, result.advisory),
             "reference_checks": panels.reference_checks([result.id])[result.id],
             "panels": panels.registered(),
             "hyperparameters": _hyperparameters(runs),

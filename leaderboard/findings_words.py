@@ -1,0 +1,146 @@
+"""Findings in a reader's words: a one-line summary of a result's findings and each finding's message
+without the checker's rule expressions.
+
+The submitter's report (the submission page, `manage.py report`, its JSON) keeps the checker's exact
+wording, rule expressions included: that is what a submitter fixes a log with. A reader of a public
+page needs to know what was found and whether it matters, not `v['value'] >= 0.72 and ...`. Pure
+functions over the plain dicts that leaderboard.panels hands out.
+"""
+
+import re
+from collections import Counter
+
+# What each kind of finding means, in a phrase that completes "the checks found ...". Rule ids not listed
+# fall back on their family (the part before the dot), then on a general phrase.
+PHRASES = {
+    "mlperf.compliance": "log lines that do not follow MLPerf's logging rules",
+    "mlperf.config-missing": "logs whose rules the checker does not have",
+    "mlperf.output": "remarks of MLPerf's log checker",
+    "run.not-successful": "runs that did not finish successfully",
+    "run.no-run-stop": "run logs that end before the run stopped",
+    "run.clock-unordered": "run logs whose clock goes backwards",
+    "run.not-utf8": "log lines that are not plain text",
+    "result.rcp": "convergence compared with MLPerf's reference points",
+    "result.rcp-scaling": "a scaling factor in the bundle that differs from the portal's",
+    "result.seeds-distinct": "runs whose random seeds cannot be told apart",
+    "result.hyperparameters-equal": "runs with different hyperparameters",
+    "result.run-count": "a number of runs other than the rules require",
+    "result.no-score": "no score that can be computed",
+    "bundle.no-run-log": "a missing run log",
+    "system.category-mismatch": "logs and system description that disagree on the category",
+    "system.expected-field": "a system description with a field missing",
+    "v05.unknown-tag": "log tags that the v0.5 rules do not know",
+    "v05.order": "log events out of the expected order",
+}
+FAMILIES = {
+    "run": "issues in a run log",
+    "result": "issues with the result's runs",
+    "bundle": "issues with the bundle's files",
+    "system": "issues with the system description",
+    "mlperf": "issues found by MLPerf's log checker",
+    "v05": "issues with the v0.5 log format",
+}
+_SEVERITY_WORDS = {"error": ("error", "errors"), "warning": ("warning", "warnings")}
+
+_CODE = re.compile(r"`[^`]*`")  # the checker's rule expressions, as the portal quotes them
+_FAILED_CHECKS = re.compile(r"^Failed checks for (?P<key>[\w.]+)\s*:.*$", re.S)
+_REQUIRED = re.compile(
+    r"^Required (?P<req>EXACTLY_ONE|AT_LEAST_ONE|AT_LEAST_ONE_OR|\w+) occurrence of "
+    r"(?P<keys>'[^']*'(?: or '[^']*')*)(?: but found (?P<n>\d+))?"
+)
+# What is left of an expression the checker printed without quotes: v['value'], s['x'], ll.value ...
+_EXPRESSION = re.compile(r"\b[vs]\[['\"]|\bll\.\w+|\bv\.get\(|\bcurrent_\w+\b|==|>=|<=|!=")
+_REQUIREMENTS = {
+    "EXACTLY_ONE": "exactly once",
+    "AT_LEAST_ONE": "at least once",
+    "AT_LEAST_ONE_OR": "at least once",
+}
+
+
+def phrase(rule: str) -> str:
+    return PHRASES.get(rule) or FAMILIES.get(rule.partition(".")[0], "other issues")
+
+
+def summary(findings: list[dict], advisory: bool = False) -> str:
+    """One line in plain words, e.g. 'The checks found 3 warnings: runs that did not finish successfully
+    (2) and log lines that do not follow MLPerf's logging rules (1). None of them holds the result back.'"""
+    counted = [f for f in findings if f.get("severity") in _SEVERITY_WORDS]
+    if not counted:
+        notes = len(findings)
+        if notes:
+            return f"The checks passed, with {notes} note{'s' if notes != 1 else ''}."
+        return "The checks found nothing to report."
+    severities = Counter(f["severity"] for f in counted)
+    counts = " and ".join(
+        f"{severities[s]} {_SEVERITY_WORDS[s][severities[s] != 1]}"
+        for s in ("error", "warning")
+        if severities[s]
+    )
+    kinds = Counter(phrase(f.get("rule", "")) for f in counted)
+    listed = [f"{kind} ({n})" for kind, n in kinds.most_common(3)]
+    if len(kinds) > 3:
+        listed.append(f"{len(kinds) - 3} other kind{'s' if len(kinds) > 4 else ''}")
+    what = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+    if severities["error"] and advisory:
+        verdict = (
+            "They were recorded on a past round's published result, which stands as published."
+        )
+    elif severities["error"]:
+        verdict = "The errors hold the result back."
+    else:
+        verdict = "None of them holds the result back."
+    return f"The checks found {counts}: {what}. {verdict}"
+
+
+def reader_message(message: str) -> str:
+    """A finding's message without rule expressions: the checker's requirement in words where it is one
+    the portal knows, else the message with each quoted expression replaced by 'a rule'."""
+    text = message.strip()
+    m = _REQUIRED.match(text)
+    if m:
+        keys = " or ".join(m["keys"].split(" or "))
+        wanted = _REQUIREMENTS.get(m["req"], "as the rules say")
+        found = m["n"]
+        if found is None:
+            return f"The rules want {keys} logged {wanted}; the log does not have it."
+        times = "once" if found == "1" else f"{found} times"
+        return f"The rules want {keys} logged {wanted}; the log has it {times}."
+    m = _FAILED_CHECKS.match(text)
+    if m:
+        return (
+            f"No '{m['key']}' line of the log meets the rule for it "
+            "(for an eval metric: no evaluation reaches the range the rules set)."
+        )
+    text = _quoted(text)
+    if _EXPRESSION.search(text):  # an expression left unquoted: say only what the line is about
+        head = re.split(r"[:(]", text, maxsplit=1)[0].strip()
+        return f"{head}: a rule of MLPerf's log checker is not met."
+    return text
+
+
+def _quoted(text: str) -> str:
+    text = re.sub(
+        r":\s*`[^`]*`", "", text
+    )  # "... on this line: `expr` (why)" -> "... on this line (why)"
+    text = re.sub(r"\bthe rule\s*`[^`]*`", "a rule of MLPerf's log checker", text)
+    return _CODE.sub("a rule", text)
+
+
+def reader_hint(hint: str) -> str:
+    """A finding's hint as a reader sees it: expressions and the checker's version notes taken out."""
+    text = _quoted(hint or "")
+    text = re.sub(r"\s*\(mlperf-logging [^)]*\)", "", text)
+    return "" if _EXPRESSION.search(text) else text.strip()
+
+
+def for_readers(findings: list[dict]) -> list[dict]:
+    """The findings as public pages show them: plain message and hint, what kind of finding it is."""
+    return [
+        {
+            **f,
+            "message": reader_message(f.get("message", "")),
+            "hint": reader_hint(f.get("hint", "")),
+            "kind": phrase(f.get("rule", "")),
+        }
+        for f in findings
+    ]
