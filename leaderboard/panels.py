@@ -10,17 +10,37 @@ AppConfig.ready):
 A provider takes a list of result ids and returns, per id, a list of plain dicts: findings
 with severity, rule, file, line, message, hint, advisory. One call per page, so a provider
 can answer with one query.
+
+The log viewer reads a run's log from the stored bundle the same way: `submissions` registers
+a provider that takes (submission id, bundle name, bundle-relative path) and returns a callable
+opening the file for binary reading, or None when the bundle no longer holds it.
 """
 
 from collections.abc import Callable
 
 Provider = Callable[[list[int]], dict[int, list[dict]]]
+LogProvider = Callable[[int, str, str], Callable | None]
 _findings: list[Provider] = []
+_logs: list[LogProvider] = []
 
 
 def register_findings(provider: Provider) -> None:
     if provider not in _findings:
         _findings.append(provider)
+
+
+def register_logs(provider: LogProvider) -> None:
+    if provider not in _logs:
+        _logs.append(provider)
+
+
+def log_opener(submission_id: int, bundle_name: str, path: str) -> Callable | None:
+    """A callable opening the run log at `path` of the submission's stored bundle, or None."""
+    for provider in _logs:
+        found = provider(submission_id, bundle_name, path)
+        if found is not None:
+            return found
+    return None
 
 
 def _collect(providers: list[Provider], result_ids: list[int]) -> dict[int, list[dict]]:
@@ -41,4 +61,4 @@ def reference_checks(result_ids: list[int]) -> dict[int, list[dict]]:
 
 
 def registered() -> dict[str, bool]:
-    return {"findings": bool(_findings), "reference_checks": False}
+    return {"findings": bool(_findings), "reference_checks": False, "logs": bool(_logs)}

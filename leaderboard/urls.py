@@ -35,4 +35,9 @@ urlpatterns = [
         views.result_page,
         name="result",
     ),
+    path(
+        "r/<str:round_key>/<name:submitter>/<name:system_key>/<slug:benchmark_key>/log/<int:index>/",
+        views.run_log,
+        name="run-log",
+    ),
 ]

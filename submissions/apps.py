@@ -13,6 +13,8 @@ class SubmissionsConfig(AppConfig):
         # The public result page lists findings without leaderboard importing this app.
         from leaderboard import panels
 
+        from .bundles.stored import opener
         from .reports import findings_by_result
 
         panels.register_findings(findings_by_result)
+        panels.register_logs(opener)

@@ -1,9 +1,10 @@
-"""Public pages: rounds and a round's table (rounds), a system and a result (details), a comparison
+"""Public pages: rounds and a round's table (rounds), a system and a result (details), a run's log (logs), a comparison
 of systems (compare), and progress across rounds (progress). Only public results appear
 (leaderboard.public)."""
 
 from .compare import compare_page
 from .details import public_id_page, result_page, system_page
+from .logs import run_log
 from .progress import progress_page
 from .rounds import home, round_page
 
@@ -14,5 +15,6 @@ __all__ = [
     "public_id_page",
     "result_page",
     "round_page",
+    "run_log",
     "system_page",
 ]

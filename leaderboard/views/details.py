@@ -4,6 +4,7 @@ import json
 
 from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from .. import charts, findings_words, panels, public
@@ -81,11 +82,21 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
     bench = result.benchmark
     x_label = next((r.eval_x for r in runs if r.eval_x), "") or "epoch"
     system = result.system
+    log_of = {}
+    for run in runs:
+        run.log_url = reverse(
+            "leaderboard:run-log",
+            args=[round_key, system.submitter.name, system.key, bench.key, run.index],
+        )
+        log_of[run.path] = run.log_url
     raw = panels.findings([result.id])[result.id]
     findings = findings_words.for_readers(raw)
-    for f in findings:  # where, within the result's folder
+    for f in findings:  # a finding on a run's log links to its line there
         file = f.get("file") or ""
         f["where"] = "" if file == result.path else file.removeprefix(result.path + "/")
+        url = log_of.get(file)
+        if url:
+            f["log_url"] = url + (f"?line={f['line']}#L{f['line']}" if f.get("line") else "")
     return render(
         request,
         "leaderboard/result.html",
