@@ -15,6 +15,7 @@ from rest_framework import routers
 
 ROUTE_MODULES = [
     "leaderboard.api",
+    "accounts.api",
 ]
 
 

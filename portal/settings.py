@@ -57,6 +57,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "portal",
+    "accounts",
+    "audit",
     "leaderboard",
     "submissions",
 ]
@@ -270,6 +272,11 @@ LOGGING = {
 
 # The read API (leaderboard/api.py): JSON and the browsable API, filters, an OpenAPI schema.
 REST_FRAMEWORK = {
+    # API tokens that users make and revoke in the site (accounts/), then the browser's session.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
 }

@@ -50,7 +50,7 @@ def pytest_collection_modifyitems(items):
     TestCase does (emptying the database after each test instead cost 0.13 s a test), unless it must see
     its writes committed (COMMITTING_FIXTURES, or the `commits` marker)."""
     for item in items:
-        if {"rounds", "users"} & set(item.fixturenames) and not item.get_closest_marker(
+        if {"rounds", "users", "orgs"} & set(item.fixturenames) and not item.get_closest_marker(
             "django_db"
         ):
             commits = bool(COMMITTING_FIXTURES & set(item.fixturenames)) or item.get_closest_marker(
@@ -76,6 +76,30 @@ def users():
         "outsider": User.objects.create_user("outsider", password="pw"),
         "reviewer": User.objects.create_user("reviewer", password="pw", is_staff=True),
     }
+
+
+@pytest.fixture
+def orgs():
+    """Two organisations and a user of each role, shared by the tests of roles and visibility:
+    "a" (Acme, the synthetic bundles' submitter) and "b" (Globex) are Organisations; member_a and admin_a
+    belong to Acme (member, organisation admin), member_b to Globex; reviewer is no one's member and not
+    staff (make them reviewer of a round with `round.reviewers.add(orgs["reviewer"])`); staff is staff;
+    outsider has an account and nothing else. Every password is "pw"."""
+    from django.contrib.auth import get_user_model
+
+    from accounts.models import Membership, Organisation
+
+    User = get_user_model()
+    a = Organisation.objects.create(name="Acme")
+    b = Organisation.objects.create(name="Globex")
+    people = {
+        name: User.objects.create_user(name, password="pw", is_staff=name == "staff")
+        for name in ("member_a", "admin_a", "member_b", "reviewer", "staff", "outsider")
+    }
+    Membership.objects.create(user=people["member_a"], organisation=a)
+    Membership.objects.create(user=people["admin_a"], organisation=a, role=Membership.Role.ADMIN)
+    Membership.objects.create(user=people["member_b"], organisation=b)
+    return {"a": a, "b": b, **people}
 
 
 def shared_tarball(name: str) -> Path:

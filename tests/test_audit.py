@@ -1,0 +1,62 @@
+"""The audit log is append-only and written through audit.log.record."""
+
+import pytest
+
+from audit.log import record
+from audit.models import AppendOnly, AuditEvent
+
+pytestmark = pytest.mark.django_db
+
+
+def test_record_says_who_did_what_to_which_object(orgs):
+    event = record(
+        "token.created",
+        actor=orgs["member_a"],
+        obj=("accounts.apitoken", "t-1"),
+        round="training-v5.1",
+        organisation=orgs["a"],
+        name="CI",
+    )
+    event = AuditEvent.objects.get(pk=event.pk)
+    assert (event.actor, event.actor_name, event.action) == (
+        orgs["member_a"],
+        "member_a",
+        "token.created",
+    )
+    assert (event.object_type, event.object_uid, event.round_key, event.organisation) == (
+        "accounts.apitoken",
+        "t-1",
+        "training-v5.1",
+        "Acme",
+    )
+    assert event.details == {"name": "CI"}
+
+
+def test_an_object_is_named_by_its_uid_and_gives_its_organisation(orgs):
+    event = record("organisation.seen", obj=orgs["b"])
+    assert event.object_uid == str(orgs["b"].uid) and event.actor is None
+    assert event.object_type == "accounts.organisation"
+
+
+def test_an_event_cannot_be_changed_or_deleted(orgs):
+    event = record("round.published", round="training-v5.1")
+    event.action = "something else"
+    with pytest.raises(AppendOnly):
+        event.save()
+    with pytest.raises(AppendOnly):
+        event.delete()
+    with pytest.raises(AppendOnly):
+        AuditEvent.objects.filter(pk=event.pk).update(action="x")
+    with pytest.raises(AppendOnly):
+        AuditEvent.objects.all().delete()
+    assert AuditEvent.objects.get(pk=event.pk).action == "round.published"
+
+
+def test_staff_read_the_log_in_the_admin_but_cannot_change_it(client, orgs):
+    record("round.published", round="training-v5.1", actor=orgs["staff"])
+    orgs["staff"].is_superuser = True
+    orgs["staff"].save()
+    client.force_login(orgs["staff"])
+    page = client.get("/admin/audit/auditevent/?q=published")
+    assert page.status_code == 200 and "round.published" in page.content.decode()
+    assert client.get("/admin/audit/auditevent/add/").status_code == 403

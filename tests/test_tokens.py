@@ -1,0 +1,77 @@
+"""API tokens: made by their user, shown once, stored as a hash, accepted as `Authorization: Token <key>`
+until revoked."""
+
+import hashlib
+
+import pytest
+
+from accounts.models import ApiToken
+from accounts.tokens import issue, revoke
+from audit.models import AuditEvent
+
+pytestmark = pytest.mark.django_db
+
+TOKENS = "/api/v1/tokens/"
+
+
+def auth(key):
+    return {"HTTP_AUTHORIZATION": f"Token {key}"}
+
+
+def test_only_the_keys_hash_is_stored(orgs):
+    token, key = issue(orgs["member_a"], "CI")
+    stored = ApiToken.objects.get(pk=token.pk)
+    assert stored.key_sha256 == hashlib.sha256(key.encode()).hexdigest()
+    assert key not in str(ApiToken.objects.filter(pk=token.pk).values().get())
+    assert stored.prefix == key[:8]
+
+
+def test_a_token_authenticates_its_user_until_revoked(client, orgs):
+    token, key = issue(orgs["member_a"], "CI")
+    response = client.get(TOKENS, **auth(key))
+    assert response.status_code == 200
+    assert [t["name"] for t in response.json()] == ["CI"]
+    token.refresh_from_db()
+    assert token.last_used_at is not None
+    revoke(token, orgs["member_a"])
+    assert client.get(TOKENS, **auth(key)).status_code == 401
+
+
+def test_a_wrong_or_malformed_token_is_refused(client, orgs):
+    issue(orgs["member_a"], "CI")
+    assert client.get(TOKENS, **auth("not-a-key")).status_code == 401
+    assert client.get(TOKENS, HTTP_AUTHORIZATION="Token a b").status_code == 401
+    assert client.get(TOKENS).status_code in (401, 403)
+
+
+def test_a_token_of_an_inactive_user_is_refused(client, orgs):
+    _, key = issue(orgs["member_a"], "CI")
+    orgs["member_a"].is_active = False
+    orgs["member_a"].save()
+    assert client.get(TOKENS, **auth(key)).status_code == 401
+
+
+def test_tokens_are_made_and_revoked_through_the_api_and_audited(client, orgs):
+    _, key = issue(orgs["member_b"], "laptop")
+    made = client.post(TOKENS, {"name": "CI"}, **auth(key))
+    assert made.status_code == 201
+    new_key = made.json()["key"]
+    uid = made.json()["uid"]
+    listed = client.get(TOKENS, **auth(new_key)).json()
+    assert {t["name"] for t in listed} == {"laptop", "CI"} and all(t["key"] is None for t in listed)
+    assert client.delete(f"{TOKENS}{uid}/", **auth(key)).status_code == 204
+    assert client.get(TOKENS, **auth(new_key)).status_code == 401
+    assert list(
+        AuditEvent.objects.filter(actor=orgs["member_b"])
+        .order_by("at")
+        .values_list("action", flat=True)
+    ) == ["token.created", "token.created", "token.revoked"]
+
+
+def test_nobody_sees_or_revokes_anothers_token(client, orgs):
+    theirs, _ = issue(orgs["member_a"], "CI")
+    _, key = issue(orgs["member_b"], "CI")
+    assert client.get(f"{TOKENS}{theirs.uid}/", **auth(key)).status_code == 404
+    assert client.delete(f"{TOKENS}{theirs.uid}/", **auth(key)).status_code == 404
+    theirs.refresh_from_db()
+    assert not theirs.revoked
