@@ -1,5 +1,7 @@
 """A Submission: one uploaded bundle and its life through the pipeline."""
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -21,9 +23,19 @@ class Submission(models.Model):
 
     FINAL = {Status.VALID, Status.INVALID, Status.FAILED, Status.PUBLISHED, Status.WITHDRAWN}
 
+    # What pages, the API and messages call it: a pk would tell how many submissions there are.
+    uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="submissions")
     submitter = models.ForeignKey(
         Submitter, on_delete=models.PROTECT, null=True, blank=True, related_name="submissions"
+    )
+    organisation = models.ForeignKey(
+        "accounts.Organisation",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="submissions",
+        help_text="The organisation it was uploaded for; none for imports from the command line.",
     )
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
@@ -75,10 +87,10 @@ class Submission(models.Model):
         ]
 
     def __str__(self):
-        return f"#{self.pk} {self.original_name}"
+        return f"{self.uid} {self.original_name}"
 
     def get_absolute_url(self):
-        return reverse("submissions:detail", args=[self.pk])
+        return reverse("submissions:detail", args=[self.uid])
 
     @property
     def is_final(self):

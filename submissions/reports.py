@@ -22,7 +22,7 @@ def report_dict(submission: Submission) -> dict:
     validation = latest_done(submission)
     findings = findings_of(validation) if validation else []
     return {
-        "submission": submission.pk,
+        "submission": str(submission.uid),
         "round": submission.round.key,
         "submitter": submission.submitter.name if submission.submitter else None,
         "status": submission.status,

@@ -80,10 +80,10 @@ def submission_list(request):
     return render(request, "submissions/list.html", {"submissions": _visible(request.user)[:200]})
 
 
-def _get_visible(request, pk):
+def _get_visible(request, uid):
     """The submission if this user may see it; else 404, as for one that does not exist: a 403 would tell
     anyone that the submission is there."""
-    submission = get_object_or_404(Submission.objects.select_related("round", "submitter"), pk=pk)
+    submission = get_object_or_404(Submission.objects.select_related("round", "submitter"), uid=uid)
     if not (
         request.user.is_staff
         or (request.user.is_authenticated and submission.uploaded_by_id == request.user.pk)
@@ -95,8 +95,8 @@ def _get_visible(request, pk):
 
 
 @login_required
-def detail(request, pk):
-    submission = _get_visible(request, pk)
+def detail(request, uid):
+    submission = _get_visible(request, uid)
     results = (
         Result.objects.filter(system__submission=submission)
         .select_related("system__submitter", "system__round", "benchmark")
@@ -122,24 +122,24 @@ def detail(request, pk):
 
 
 @login_required
-def findings_json(request, pk):
-    submission = _get_visible(request, pk)
+def findings_json(request, uid):
+    submission = _get_visible(request, uid)
     response = JsonResponse(report_dict(submission), json_dumps_params={"indent": 1})
-    response["Content-Disposition"] = attachment(f"submission-{pk}-findings.json")
+    response["Content-Disposition"] = attachment(f"submission-{uid}-findings.json")
     return response
 
 
 @require_POST
 @staff_member_required
-def revalidate(request, pk):
-    submission = get_object_or_404(Submission, pk=pk)
+def revalidate(request, uid):
+    submission = get_object_or_404(Submission, uid=uid)
     if not submission.is_final or submission.status in (
         Submission.Status.FAILED,
         Submission.Status.WITHDRAWN,
     ):
         messages.error(
             request,
-            f"Submission {pk} is {submission.get_status_display().lower()}; "
+            f"Submission {uid} is {submission.get_status_display().lower()}; "
             "only a valid, invalid or published submission can be re-validated.",
         )
     else:
@@ -150,8 +150,8 @@ def revalidate(request, pk):
 
 
 @login_required
-def progress(request, pk):
-    submission = _get_visible(request, pk)
+def progress(request, uid):
+    submission = _get_visible(request, uid)
     return JsonResponse(
         {
             "status": submission.status,

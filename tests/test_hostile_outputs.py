@@ -136,11 +136,11 @@ def test_the_findings_download_is_named_safely(client, rounds, users, tmp_path):
         },
     )
     submission = Submission.objects.get()
-    response = client.get(f"/submissions/{submission.pk}/findings.json")
+    response = client.get(f"/submissions/{submission.uid}/findings.json")
     assert response.status_code == 200
     assert (
         response["Content-Disposition"]
-        == f'attachment; filename="submission-{submission.pk}-findings.json"'
+        == f'attachment; filename="submission-{submission.uid}-findings.json"'
     )
 
 

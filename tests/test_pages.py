@@ -54,11 +54,11 @@ def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, users
         },
     )
     submission = Submission.objects.get()
-    assert response.status_code == 302 and response["Location"] == f"/submissions/{submission.pk}/"
+    assert response.status_code == 302 and response["Location"] == f"/submissions/{submission.uid}/"
     assert submission.uploaded_by == users["owner"] and submission.size == len(data)
     page = client.get(response["Location"]).content.decode()
     assert "Valid" in page and "checked 5 of 5 runs" in page
-    progress = client.get(f"/submissions/{submission.pk}/progress.json").json()
+    progress = client.get(f"/submissions/{submission.uid}/progress.json").json()
     assert progress == {
         "status": "valid",
         "status_label": "Valid",
@@ -89,13 +89,13 @@ def test_others_cannot_see_a_submission_but_reviewers_can(client, rounds, users,
         "/submissions/upload/",
         {"round": "training-v5.1", "bundle": SimpleUploadedFile("a.tgz", bundle_bytes(tmp_path))},
     )
-    pk = Submission.objects.get().pk
+    uid = Submission.objects.get().uid
     client.force_login(users["outsider"])
-    assert client.get(f"/submissions/{pk}/").status_code == 404  # as if it were not there
-    assert client.get(f"/submissions/{pk}/progress.json").status_code == 404
+    assert client.get(f"/submissions/{uid}/").status_code == 404  # as if it were not there
+    assert client.get(f"/submissions/{uid}/progress.json").status_code == 404
     assert "a.tgz" not in client.get("/submissions/").content.decode()
     client.force_login(users["reviewer"])
-    assert client.get(f"/submissions/{pk}/").status_code == 200
+    assert client.get(f"/submissions/{uid}/").status_code == 200
 
 
 def publish(tmp_path, org="Acme", system="alpha"):

@@ -77,7 +77,7 @@ def test_the_submission_page_counts_the_publishable_results_and_lists_the_held_o
 ):
     submission, _ = ingest(acme(tmp_path))
     client.force_login(users["reviewer"])
-    page = client.get(f"/submissions/{submission.pk}/").content.decode()
+    page = client.get(f"/submissions/{submission.uid}/").content.decode()
     assert "3 of 4 results can be published; 1 held by a blocking finding." in page
     held = page[page.index('id="held"') : page.index("</table>", page.index('id="held"'))]
     assert "beta/retinanet" in held and "alpha/" not in held
@@ -115,7 +115,7 @@ def test_public_ids_are_given_at_publication_and_never_reused(client, rounds, tm
     )
     first.refresh_from_db()
     assert first.status == Submission.Status.WITHDRAWN
-    assert first.message == f"Replaced by #{second.pk}, a later submission of Acme for this round."
+    assert first.message == f"Replaced by {second.uid}, a later submission of Acme for this round."
     # The withdrawn results keep their ids; the new ones continue the sequence.
     assert sorted(
         Result.objects.filter(system__submission=first)

@@ -1,5 +1,6 @@
 """Uploads at their edges, through the browser form: odd names, too large, kept and purged, two uploaders."""
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def test_a_250_character_unicode_name_uploads_and_is_stored_under_a_short_ascii_
     client.force_login(users["owner"])
     response = upload(client, name, bundle_bytes(tmp_path))
     submission = Submission.objects.get()
-    assert response.status_code == 302 and response["Location"] == f"/submissions/{submission.pk}/"
+    assert response.status_code == 302 and response["Location"] == f"/submissions/{submission.uid}/"
     assert submission.original_name == name and submission.status == "valid"
     stored = Path(submission.bundle.path)
     assert stored.is_file() and stored.name.isascii() and len(stored.name) <= 120
@@ -158,21 +159,22 @@ def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_se
         and theirs.sha256 == mine.sha256
         and theirs.status == mine.status == "valid"
     )
-    assert second["Location"] == f"/submissions/{theirs.pk}/" != first["Location"]
-    for pk in (mine.pk, 10**9):  # someone else's, and one that does not exist: the same answer
+    assert second["Location"] == f"/submissions/{theirs.uid}/" != first["Location"]
+    # someone else's, and one that does not exist: the same answer
+    for uid in (mine.uid, uuid.uuid4()):
         for page in (
-            f"/submissions/{pk}/",
-            f"/submissions/{pk}/progress.json",
-            f"/submissions/{pk}/findings.json",
+            f"/submissions/{uid}/",
+            f"/submissions/{uid}/progress.json",
+            f"/submissions/{uid}/findings.json",
         ):
             response = client.get(page)
             assert response.status_code == 404, page
     client.force_login(users["owner"])
-    assert client.get(f"/submissions/{theirs.pk}/").status_code == 404
+    assert client.get(f"/submissions/{theirs.uid}/").status_code == 404
     assert client.get(first["Location"]).status_code == 200
     client.force_login(users["reviewer"])  # staff see both
     assert (
-        client.get(f"/submissions/{theirs.pk}/").status_code
+        client.get(f"/submissions/{theirs.uid}/").status_code
         == client.get(first["Location"]).status_code
         == 200
     )
@@ -296,7 +298,7 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
         shared.pk
     ].is_file()  # the other uploader's submission, failed just now, still has it
     client.force_login(users["owner"])
-    page = client.get(f"/submissions/{old.pk}/").content.decode()
+    page = client.get(f"/submissions/{old.uid}/").content.decode()
     assert (
         "Its bundle was deleted on" in page and "not a .tar, .tar.gz" in page
     )  # why it failed stays

@@ -75,10 +75,10 @@ def test_a_run_without_run_stop_is_an_error_finding_on_that_file(broken):
 
 def test_the_submission_page_groups_findings_and_offers_the_json(client, broken, users):
     client.force_login(users["owner"])
-    page = client.get(f"/submissions/{broken.pk}/").content.decode()
+    page = client.get(f"/submissions/{broken.uid}/").content.decode()
     assert "System alpha" in page and "alpha › retinanet" in page
     assert "run.no-run-stop" in page and "result_2.txt" in page
-    data = client.get(f"/submissions/{broken.pk}/findings.json").json()
+    data = client.get(f"/submissions/{broken.uid}/findings.json").json()
     assert data["status"] == "invalid" and data["counts"]["error"] >= 1
     assert {"severity", "rule", "file", "line", "message", "hint"} <= set(data["findings"][0])
 
@@ -87,7 +87,7 @@ def test_the_report_command_prints_every_finding(broken, capsys):
     call_command("report", str(broken.pk))
     text = capsys.readouterr().out
     assert (
-        f"Submission {broken.pk}" in text and "run.no-run-stop" in text and "result_2.txt:" in text
+        f"Submission {broken.uid}" in text and "run.no-run-stop" in text and "result_2.txt:" in text
     )
     call_command("report", str(broken.pk), "--format", "json")
     data = json.loads(capsys.readouterr().out)
@@ -110,11 +110,11 @@ def test_revalidation_replaces_findings_and_keeps_the_history(broken):
 
 def test_only_reviewers_can_ask_for_revalidation(client, broken, users):
     client.force_login(users["owner"])
-    response = client.post(f"/submissions/{broken.pk}/revalidate/")
+    response = client.post(f"/submissions/{broken.uid}/revalidate/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     assert Validation.objects.count() == 1
     client.force_login(users["reviewer"])
-    client.post(f"/submissions/{broken.pk}/revalidate/", {"reason": "rules fix"})
+    client.post(f"/submissions/{broken.uid}/revalidate/", {"reason": "rules fix"})
     assert list(Validation.objects.order_by("number").values_list("reason", flat=True)) == [
         "ingest",
         "rules fix",

@@ -119,7 +119,7 @@ def publish(submission_id: int) -> int:
     for pk in earlier.values_list("pk", flat=True):
         withdraw(
             pk,
-            f"Replaced by #{submission_id}, a later submission of {submission.submitter} for this round.",
+            f"Replaced by {submission.uid}, a later submission of {submission.submitter} for this round.",
         )
     _give_public_ids(results, public_id_prefix(submission.round.ruleset))
     mine = Q(system__submission=submission)

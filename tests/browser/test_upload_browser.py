@@ -1,6 +1,7 @@
 """A submitter uploads a bundle in the browser form, then reads its outcome on the submission page."""
 
 import tarfile
+import uuid
 from urllib.parse import urlparse
 
 import pytest
@@ -11,6 +12,15 @@ from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from .conftest import screenshot
 from .test_leaderboard_browser import open_page, wait
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 
@@ -48,7 +58,7 @@ def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
     wait(
         d,
         lambda d: (
-            "/submissions/" in d.current_url and d.current_url.rstrip("/").split("/")[-1].isdigit()
+            "/submissions/" in d.current_url and _is_uuid(d.current_url.rstrip("/").split("/")[-1])
         ),
     )
     wait(d, lambda d: "Valid" in d.find_element(By.CSS_SELECTOR, "[data-field=status_label]").text)

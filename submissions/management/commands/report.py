@@ -1,4 +1,5 @@
 import json
+import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -10,14 +11,22 @@ class Command(BaseCommand):
     help = "Print a submission's report: every finding with severity, rule id, file, line, message and hint."
 
     def add_arguments(self, parser):
-        parser.add_argument("submission_id", type=int)
+        parser.add_argument(
+            "submission_id", help="the submission's id (its uid) or, for staff, its number"
+        )
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
     def handle(self, *args, submission_id, **options):
         try:
-            submission = Submission.objects.select_related("round", "submitter").get(
-                pk=submission_id
+            key = (
+                {"pk": int(submission_id)}
+                if submission_id.isdigit()
+                else {"uid": uuid.UUID(submission_id)}
             )
+        except ValueError:
+            raise CommandError(f"No submission {submission_id}.") from None
+        try:
+            submission = Submission.objects.select_related("round", "submitter").get(**key)
         except Submission.DoesNotExist:
             raise CommandError(f"No submission {submission_id}.") from None
         if options["format"] == "json":
