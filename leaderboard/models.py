@@ -7,11 +7,14 @@ to the public only once `published` is set.
 import math
 import secrets
 import uuid
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from . import calendar as round_calendar
 from .organisations import organisation_of
 from .units import minutes
 
@@ -70,12 +73,54 @@ class Round(models.Model):
         help_text="When the round's published data last changed, set with cache_token: the API's "
         "Last-Modified.",
     )
+    # The calendar of a live round (leaderboard/calendar.py), from the round file's [calendar] table or the
+    # admin; imported history rounds have none.
+    opens_at = models.DateTimeField(null=True, blank=True, help_text="Uploads open.")
+    deadline_at = models.DateTimeField(null=True, blank=True, help_text="The submission deadline.")
+    grace_minutes = models.PositiveIntegerField(
+        default=0, help_text="Uploads are still taken this long after the deadline."
+    )
+    review_ends_at = models.DateTimeField(
+        null=True, blank=True, help_text="Objections close (peer review ends)."
+    )
+    publish_at = models.DateTimeField(
+        null=True, blank=True, help_text="Every approved result goes public at this minute."
+    )
+    calendar_edited = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text="Calendar fields set by staff in the admin: the round file no longer overrides them.",
+    )
+    published_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When the round was published."
+    )
+    reviewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="reviewed_rounds",
+        help_text="Users who review this round: they see all of its submissions and decide objections.",
+    )
 
     class Meta:
         ordering = ["-publication_date", "key"]
 
     def __str__(self):
         return self.name
+
+    @property
+    def calendar(self) -> round_calendar.Calendar:
+        return round_calendar.Calendar(
+            round_name=self.name,
+            opens_at=self.opens_at,
+            deadline_at=self.deadline_at,
+            grace=timedelta(minutes=self.grace_minutes),
+            review_ends_at=self.review_ends_at,
+            publish_at=self.publish_at,
+        )
+
+    def phase(self, now) -> str:
+        return round_calendar.phase(self.calendar, now)
 
     def get_absolute_url(self):
         return reverse("leaderboard:round", args=[self.key])

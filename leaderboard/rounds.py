@@ -1,10 +1,12 @@
 """Round files: one TOML file per round in leaderboard/rounds/, loaded into the catalogue."""
 
 import tomllib
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from django.db import transaction
 
+from . import calendar
 from .models import Benchmark, Round
 
 ROUNDS_DIR = Path(__file__).resolve().parent / "rounds"
@@ -43,13 +45,53 @@ def read_round_file(path: Path) -> dict:
         for k in ("key", "name", "required_runs"):
             if k not in bench:
                 raise ValueError(f"{path.name}: benchmark #{i + 1} has no {k}")
+    read_calendar(data, path.name)
     return data
+
+
+def read_calendar(data: dict, source: str) -> dict:
+    """The round file's [calendar] table as model fields: datetimes with their offsets (TOML's
+    `2025-05-02T17:00:00Z`; a date or a time without an offset is refused: the minute must be certain),
+    grace_minutes a whole number."""
+    table = data.get("calendar", {})
+    if not isinstance(table, dict):
+        raise ValueError(f"{source}: [calendar] must be a table")
+    unknown = sorted(set(table) - set(calendar.FIELDS))
+    if unknown:
+        raise ValueError(
+            f"{source}: [calendar] has unknown keys {', '.join(unknown)} "
+            f"(known: {', '.join(calendar.FIELDS)})"
+        )
+    fields = {}
+    for name, value in table.items():
+        if name == "grace_minutes":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{source}: calendar.grace_minutes must be a whole number >= 0")
+        elif not isinstance(value, datetime) or value.tzinfo is None:
+            kind = "a date alone" if isinstance(value, date) else repr(value)
+            raise ValueError(
+                f"{source}: calendar.{name} is {kind}; give a date and time with its offset, "
+                "e.g. 2025-05-02T17:00:00Z"
+            )
+        else:
+            value = value.astimezone(UTC)
+        fields[name] = value
+    return fields
 
 
 @transaction.atomic
 def load_round(data: dict) -> Round:
-    """Create or update a round and its benchmarks from a parsed round file (idempotent)."""
+    """Create or update a round and its benchmarks from a parsed round file (idempotent). Calendar
+    fields that staff edited in the admin keep the admin's value."""
     defaults = {k: data[k] for k in ROUND_FIELDS if k in data}
+    edited = set(
+        Round.objects.filter(key=data["key"]).values_list("calendar_edited", flat=True).first()
+        or ()
+    )
+    dates = read_calendar(data, data["key"])
+    for name in calendar.FIELDS:
+        if name not in edited:  # a date taken out of the file goes from the round too
+            defaults[name] = dates.get(name, 0 if name == "grace_minutes" else None)
     round_, _ = Round.objects.update_or_create(key=data["key"], defaults=defaults)
     for position, bench in enumerate(data["benchmarks"]):
         defaults = {k: bench[k] for k in BENCHMARK_FIELDS if k in bench}
