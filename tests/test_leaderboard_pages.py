@@ -7,7 +7,7 @@ import pytest
 from django.contrib.staticfiles import finders
 
 from leaderboard import charts, panels
-from leaderboard.staticfinders import PLOTLY_STATIC_PATH
+from leaderboard.staticfinders import PLOTLY_BASIC_STATIC_PATH, PLOTLY_STATIC_PATH
 
 from . import leaderboard_factories as make
 
@@ -36,7 +36,7 @@ def test_the_result_page_has_runs_curves_with_the_target_hyperparameters_and_fin
         "global_batch_size" in html and "differs across runs" in html
     )  # the learning rate differs
     assert "1 warning" in html
-    assert "vendor/plotly.min.js" in html
+    assert "vendor/plotly-basic.min.js" in html
 
 
 def test_the_result_page_shows_findings_from_a_registered_provider(client, v51):
@@ -122,12 +122,14 @@ def test_progress_shows_the_best_time_per_benchmark_across_rounds(client, rounds
     ][0]["y"] == [1.0]
 
 
-def test_plotly_is_served_from_the_installed_package_not_a_cdn(client, v51):
+def test_plotly_is_served_from_the_installed_packages_not_a_cdn(client, v51):
     path = finders.find(PLOTLY_STATIC_PATH)
     assert path and path.endswith("plotly.min.js")
+    basic = finders.find(PLOTLY_BASIC_STATIC_PATH)
+    assert basic and basic.endswith("plotly-basic.min.js")  # npm's basic bundle (make setup)
     make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10)
     html = client.get("/r/training-v5.1/").content.decode()
-    assert "/static/vendor/plotly.min.js" in html
+    assert 'data-plotly="/static/vendor/plotly-basic.min.js"' in html
     assert "cdn" not in html.lower()
 
 
