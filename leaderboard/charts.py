@@ -4,23 +4,28 @@ Pure functions of the rows a page shows, so every chart follows the page's filte
 scaling (time to train against accelerator count, log–log, one benchmark, one trace per
 accelerator type), cost (speedup against cloud scale), progress (best time per benchmark
 across rounds) and convergence (each run's eval curve with the quality target).
-Colour is never the only carrier of meaning: traces also differ by marker symbol or dash,
-and every chart has a table on the same page with the same numbers.
+Colour is never the only carrier of meaning: every series has its own colour from the
+Okabe-Ito palette (told apart with the common kinds of colour blindness) and its own marker
+symbol or dash, and every chart has a table of the same numbers (`table`). Log axes carry
+their tick labels in full (20, not 2: plotly's default writes only the leading digit
+between powers of ten), from `log_ticks`.
 """
+
+import math
 
 from .tables import Bench, Row
 
+# Okabe & Ito (2008), "Color Universal Design": blue, orange, bluish green, vermilion, reddish purple,
+# sky blue, yellow, black. Yellow is last: it is the faintest on white (markers get a dark edge for it).
 PALETTE = [
-    "#0a58ca",
-    "#d63384",
-    "#198754",
-    "#fd7e14",
-    "#6f42c1",
-    "#20c997",
-    "#a40e26",
-    "#6c757d",
-    "#997404",
-    "#0dcaf0",
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
 ]
 SYMBOLS = [
     "circle",
@@ -60,7 +65,86 @@ def _layout(title: str, x_title: str, y_title: str, *, x_log=False, y_log=False)
 
 
 def _style(i: int) -> dict:
-    return {"color": PALETTE[i % len(PALETTE)], "symbol": SYMBOLS[i % len(SYMBOLS)], "size": 9}
+    """Series i's marker: colour and symbol cycle at different lengths (8 and 10), so no two of the first
+    40 series share both."""
+    return {
+        "color": PALETTE[i % len(PALETTE)],
+        "symbol": SYMBOLS[i % len(SYMBOLS)],
+        "size": 9,
+        "line": {"color": "#1b1f24", "width": 1},
+    }
+
+
+def _label(value: float) -> str:
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:g}"
+
+
+def log_ticks(values) -> dict:
+    """tickvals and ticktext in full for a log axis over these values: 1, 2, 5 of each power of ten
+    across up to three decades, the powers of ten alone beyond that."""
+    finite = [v for v in values if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)]
+    if not finite:
+        return {}
+    low, high = math.floor(math.log10(min(finite))), math.ceil(math.log10(max(finite)))
+    steps = (1, 2, 5) if high - low <= 3 else (1,)
+    ticks = [
+        m * 10.0**e
+        for e in range(low, high + 1)
+        for m in steps
+        if min(finite) / 2.5 <= m * 10.0**e <= max(finite) * 2.5
+    ]
+    return {
+        "tickmode": "array",
+        "tickvals": [float(f"{t:.6g}") for t in ticks],
+        "ticktext": [_label(float(f"{t:.6g}")) for t in ticks],
+    }
+
+
+def _full_log_labels(figure: dict) -> dict:
+    """Give each log axis of the figure its ticks in full, from the values plotted on it."""
+    for axis, key in (("xaxis", "x"), ("yaxis", "y")):
+        if figure["layout"].get(axis, {}).get("type") == "log":
+            values = [v for trace in figure["data"] for v in trace.get(key, [])]
+            figure["layout"][axis].update(log_ticks(values))
+    return figure
+
+
+def table(figure: dict | None) -> dict | None:
+    """The chart's numbers as a table for screen readers and for anyone who prefers one: a row per point,
+    the series, x, y and what the point is (its hover text)."""
+    if not figure or not figure.get("data"):
+        return None
+    layout = figure.get("layout", {})
+
+    def title(axis: str, fallback: str) -> str:
+        text = layout.get(axis, {}).get("title", {}).get("text", fallback)
+        return text.replace(" (log)", "")
+
+    rows = []
+    has_text = any(trace.get("text") for trace in figure["data"])
+    for trace in figure["data"]:
+        xs, ys = trace.get("x", []), trace.get("y", [])
+        texts = trace.get("text") or [""] * len(xs)
+        urls = trace.get("customdata") or [""] * len(xs)
+        for x, y, text, url in zip(xs, ys, texts, urls):
+            rows.append(
+                {
+                    "series": trace.get("name", ""),
+                    "x": _label(x) if isinstance(x, (int, float)) else x,
+                    "y": f"{y:,.2f}" if isinstance(y, (int, float)) else y,
+                    "text": text,
+                    "url": url if isinstance(url, str) and url.startswith("/") else "",
+                }
+            )
+    return {
+        "title": layout.get("title", {}).get("text", ""),
+        "x": title("xaxis", "x"),
+        "y": title("yaxis", "y"),
+        "has_text": has_text,
+        "rows": rows,
+    }
 
 
 def scaling(rows: list[Row], bench: Bench | None) -> dict | None:
@@ -101,16 +185,18 @@ def scaling(rows: list[Row], bench: Bench | None) -> dict | None:
                 "marker": _style(i),
             }
         )
-    return {
-        "data": data,
-        "layout": _layout(
-            f"Scaling: {bench.name}",
-            "Accelerators (log)",
-            "Minutes to train (log)",
-            x_log=True,
-            y_log=True,
-        ),
-    }
+    return _full_log_labels(
+        {
+            "data": data,
+            "layout": _layout(
+                f"Scaling: {bench.name}",
+                "Accelerators (log)",
+                "Minutes to train (log)",
+                x_log=True,
+                y_log=True,
+            ),
+        }
+    )
 
 
 def cost(rows: list[Row], benchmarks: list[Bench]) -> dict | None:
@@ -150,12 +236,13 @@ def cost(rows: list[Row], benchmarks: list[Bench]) -> dict | None:
 
 
 def progress(
-    series: dict[str, list[tuple[str, str, float, str]]],
+    series: dict[str, list[tuple]],
     names: dict[str, str],
     round_names: list[str],
 ) -> dict | None:
-    """Best minutes per benchmark across rounds: {bench key: [(round key, round name, minutes, who)]},
-    rounds along the x axis in the order of `round_names` (oldest first)."""
+    """Best minutes per benchmark across rounds: {bench key: [(round key, round name, minutes, who, url)]},
+    rounds along the x axis in the order of `round_names` (oldest first); a point links to its holder's
+    result (url, where given)."""
     data = []
     for i, (key, points) in enumerate(sorted(series.items())):
         if not points:
@@ -168,6 +255,7 @@ def progress(
                 "x": [p[1] for p in points],
                 "y": [round(p[2], 4) for p in points],
                 "text": [p[3] for p in points],
+                "customdata": [p[4] if len(p) > 4 else "" for p in points],
                 "hovertemplate": "%{x}: %{y:.2f} min<br>%{text}<extra>" + key + "</extra>",
                 "marker": _style(i),
                 "line": {"color": PALETTE[i % len(PALETTE)], "dash": DASHES[i % len(DASHES)]},
@@ -179,7 +267,7 @@ def progress(
         "Best time to train per benchmark, by round", "Round", "Minutes to train (log)", y_log=True
     )
     layout["xaxis"].update(type="category", categoryorder="array", categoryarray=round_names)
-    return {"data": data, "layout": layout}
+    return _full_log_labels({"data": data, "layout": layout})
 
 
 def convergence(runs, target: float | None, higher_is_better: bool, x_label: str) -> dict | None:
@@ -201,7 +289,7 @@ def convergence(runs, target: float | None, higher_is_better: bool, x_label: str
                     "color": PALETTE[i % len(PALETTE)],
                     "dash": "dot" if run.dropped else DASHES[i % len(DASHES)],
                 },
-                "marker": {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 6},
+                "marker": {**_style(i), "size": 6},
             }
         )
     if not data:
@@ -234,7 +322,9 @@ def convergence(runs, target: float | None, higher_is_better: bool, x_label: str
 
 
 def compare(systems, benchmarks: list[Bench]) -> dict | None:
-    """Minutes to train per benchmark, one bar group per system (systems: list of Row)."""
+    """Minutes to train per benchmark, a dot per system (systems: list of Row), on a log axis: bars would
+    have their lengths read as ratios, which a log axis does not keep. Dots of one benchmark stand side
+    by side (scattermode group)."""
     data = []
     for i, row in enumerate(systems):
         keys = [
@@ -242,14 +332,14 @@ def compare(systems, benchmarks: list[Bench]) -> dict | None:
         ]
         data.append(
             {
-                "type": "bar",
+                "type": "scatter",
+                "mode": "markers",
                 "name": f"{row.submitter}: {row.name}",
                 "x": [b.key for b in keys],
                 "y": [round(row.cells[b.key].minutes, 4) for b in keys],
-                "marker": {
-                    "color": PALETTE[i % len(PALETTE)],
-                    "pattern": {"shape": ["", "/", ".", "x"][i % 4]},
-                },
+                "customdata": [row.cells[b.key].url for b in keys],
+                "hovertemplate": "%{x}: %{y:.2f} min<extra>%{fullData.name}</extra>",
+                "marker": {**_style(i), "size": 12},
             }
         )
     if not any(d["x"] for d in data):
@@ -258,5 +348,5 @@ def compare(systems, benchmarks: list[Bench]) -> dict | None:
     layout["xaxis"].update(
         type="category", categoryorder="array", categoryarray=[b.key for b in benchmarks]
     )
-    layout["barmode"] = "group"
-    return {"data": data, "layout": layout}
+    layout["scattermode"] = "group"
+    return _full_log_labels({"data": data, "layout": layout})

@@ -1,6 +1,8 @@
+import json
+
 from django import template
 
-from .. import units
+from .. import charts, units
 
 register = template.Library()
 
@@ -25,3 +27,14 @@ def is_url(text):
 def source(text):
     """A price's source: a link when it is a URL, else the citation as text."""
     return {"text": text, "url": is_url(text)}
+
+
+@register.inclusion_tag("leaderboard/_chart_table.html")
+def chart_table(figure_json, description=""):
+    """A chart's numbers as a folded table after it: its alternative for screen readers and for anyone
+    who prefers numbers. figure_json is the plotly figure the page embeds."""
+    try:
+        figure = json.loads(figure_json) if figure_json else None
+    except ValueError:
+        figure = None
+    return {"table": charts.table(figure), "description": description}

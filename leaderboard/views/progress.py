@@ -6,6 +6,7 @@ NVIDIA's line runs from its v0.5 results, submitted as "Nvidia", to its latest.
 
 from django.db.models import Min
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from .. import cache, charts, public
@@ -62,14 +63,17 @@ def progress_page(request):
                     "score_s",
                     "system__submitter__organisation",
                     "system__name",
+                    "system__submitter__name",
+                    "system__key",
                 )
                 .order_by(
                     "system__round__key", "benchmark__key", "system__submitter__name", "system__key"
                 )
             )
-            for round_key, bench_key, score, holder_org, name in holders:
+            for round_key, bench_key, score, holder_org, name, submitter, key in holders:
                 if bests.get((round_key, bench_key)) == score:
-                    who.setdefault((round_key, bench_key), f"{holder_org}: {name}")
+                    url = reverse("leaderboard:result", args=[round_key, submitter, key, bench_key])
+                    who.setdefault((round_key, bench_key), (f"{holder_org}: {name}", url))
         names = dict(  # the latest round's name of each benchmark key
             Benchmark.objects.order_by("round__publication_date", "round__key").values_list(
                 "key", "name"
@@ -80,12 +84,11 @@ def progress_page(request):
         for r in rounds:
             for bench_key in sorted({k for (rk, k) in bests if rk == r.key}):
                 minutes = in_minutes(bests[(r.key, bench_key)])
-                series.setdefault(bench_key, []).append(
-                    (r.key, r.name, minutes, who.get((r.key, bench_key), ""))
-                )
+                holder, url = who.get((r.key, bench_key), ("", ""))
+                series.setdefault(bench_key, []).append((r.key, r.name, minutes, holder, url))
         for bench_key, points in sorted(series.items()):
             first = points[0][2]
-            for round_key, round_name, minutes, holder in points:
+            for round_key, round_name, minutes, holder, url in points:
                 table.append(
                     {
                         "bench": bench_key,
@@ -94,6 +97,7 @@ def progress_page(request):
                         "round_key": round_key,
                         "minutes": minutes,
                         "holder": holder,
+                        "url": url,
                         "gain": first / minutes if minutes else None,
                     }
                 )
