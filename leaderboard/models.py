@@ -258,6 +258,10 @@ class Result(models.Model):
     runs_counted = models.PositiveIntegerField(default=0)
     score_message = models.CharField(max_length=500, blank=True, help_text="Why there is no score.")
     published = models.BooleanField(default=False, db_index=True)
+    withdrawn = models.BooleanField(
+        default=False,
+        help_text="Withdrawn before publication, by its submitter or by a reviewer's decision: never published.",
+    )
     public_id = models.CharField(
         max_length=20,
         null=True,

@@ -103,10 +103,16 @@ def publish(submission_id: int) -> int:
     earlier published submission of the round (withdrawn, saying by which). With none, nothing changes.
     """
     submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
-    held = {h.result_id for h in held_results(submission)}
+    # A withdrawn result (submissions/review.py) stays off the tables as a held one does.
+    withdrawn = set(
+        Result.objects.filter(system__submission=submission, withdrawn=True).values_list(
+            "pk", flat=True
+        )
+    )
+    held = {h.result_id for h in held_results(submission)} - withdrawn
     results = list(
         Result.objects.filter(system__submission=submission)
-        .exclude(pk__in=held)
+        .exclude(pk__in=held | withdrawn)
         .order_by("system__key", "benchmark__position")
     )
     if not results:
@@ -123,12 +129,17 @@ def publish(submission_id: int) -> int:
         )
     _give_public_ids(results, public_id_prefix(submission.round.ruleset))
     mine = Q(system__submission=submission)
-    Result.objects.filter(mine, pk__in=held).update(published=False)
-    Result.objects.filter(mine).exclude(pk__in=held).update(published=True)
+    Result.objects.filter(mine, pk__in=held | withdrawn).update(published=False)
+    Result.objects.filter(mine).exclude(pk__in=held | withdrawn).update(published=True)
     System.objects.filter(submission=submission).update(published=False)
     System.objects.filter(submission=submission, results__published=True).update(published=True)
-    total = len(results) + len(held)
-    note = f" Public: {len(results)} of {total} results" + (f"; {len(held)} held." if held else ".")
+    total = len(results) + len(held) + len(withdrawn)
+    note = (
+        f" Public: {len(results)} of {total} results"
+        + (f"; {len(held)} held" if held else "")
+        + (f"; {len(withdrawn)} withdrawn" if withdrawn else "")
+        + "."
+    )
     message = submission.message.split(" Public: ")[0] + note
     update(submission_id, status=Status.PUBLISHED, message=message)
     round_key = submission.round.key
