@@ -29,6 +29,13 @@ def media(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """Users' passwords hashed with MD5 in tests: Django's PBKDF2 costs about a second a user on a busy
+    machine, and the role fixtures make six."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def eager():
     """Run Celery tasks in-process (the real broker and worker are used in tests marked `services`)."""
