@@ -18,3 +18,11 @@ class SubmissionsConfig(AppConfig):
 
         panels.register_findings(findings_by_result)
         panels.register_logs(opener)
+
+        # An upload asked for by a reviewer answers the objections waiting for it.
+        from django.db.models.signals import post_save
+
+        from .models import Submission
+        from .review import answer_with_fix
+
+        post_save.connect(answer_with_fix, sender=Submission, dispatch_uid="review.answer_with_fix")

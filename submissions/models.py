@@ -211,3 +211,6 @@ class TaskLease(models.Model):
 
     def __str__(self):
         return f"{self.task_name}{tuple(self.args)} on {self.worker}"
+
+
+from .review_models import Objection, ObjectionReply  # noqa: E402, F401 - peer review (submissions/review.py)

@@ -1,0 +1,469 @@
+"""Peer review of a round and withdrawal: who may object, answer, decide and withdraw, and what a
+decision does. Pages (submissions/review_views.py) and the API (submissions/review_api.py) are thin
+around these functions; each change of state is written to the audit log.
+
+During a round's review (leaderboard/calendar.py) the members of every organisation that submitted
+to the round may file an objection against another organisation's result or system. The objection's
+parties (both organisations), the round's reviewers and staff read its thread; the organisation
+objected to answers, the objector and reviewers reply. A reviewer who belongs to neither party
+decides:
+
+    accepted        the result stands as submitted
+    fix required    the organisation may upload a fix during review (fix_requested); the upload
+                    answers the objection (record_fix), and a reviewer then decides again
+    waived          the rule is waived for this result
+    moved to open   the system's division becomes open
+    withdrawn       the result (or every result of the system) is withdrawn
+
+A submitter withdraws one of their organisation's results, or a whole submission, before its round
+is published; after, never.
+"""
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from audit.log import record
+from leaderboard import calendar
+from leaderboard.cache import invalidate_round
+from leaderboard.models import Division, Result, Round, System
+
+from .models import Submission
+from .pipeline.publication import withdraw as withdraw_submission_rows
+from .review_models import Objection, ObjectionReply
+
+Decision = Objection.Decision
+Side = ObjectionReply.Side
+# Objections still waiting for a decision (a fix required waits for the fix, then for a decision again).
+UNDECIDED = (
+    Objection.Status.OPEN,
+    Objection.Status.ANSWERED,
+    Objection.Status.FIX_REQUIRED,
+    Objection.Status.FIXED,
+)
+
+
+class ReviewError(Exception):
+    """An action refused: str(error) tells the user why, in words a page or the API shows as they are."""
+
+
+class NotFound(ReviewError):
+    """What the user may not see, answered as if it did not exist (404, never 403)."""
+
+
+class NotAllowed(ReviewError):
+    """The user sees the object but may not do this to it (403)."""
+
+
+# -- who is who ------------------------------------------------------------------------------------
+
+
+def organisation_ids(user) -> set[int]:
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    return set(user.memberships.values_list("organisation_id", flat=True))
+
+
+def is_reviewer(user, round_: Round) -> bool:
+    """Staff, or a reviewer of the round."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return user.is_staff or round_.reviewers.filter(pk=user.pk).exists()
+
+
+def submitting_organisation_ids(round_: Round) -> set[int]:
+    """Organisations with a submission in the round that still counts (not withdrawn or failed)."""
+    return set(
+        Submission.objects.filter(round=round_, organisation__isnull=False)
+        .exclude(status__in=(Submission.Status.WITHDRAWN, Submission.Status.FAILED))
+        .values_list("organisation_id", flat=True)
+    )
+
+
+def can_see(user, objection: Objection) -> bool:
+    return bool(
+        is_reviewer(user, objection.round)
+        or {objection.from_organisation_id, objection.against_organisation_id}
+        & organisation_ids(user)
+    )
+
+
+def visible_objections(user, round_: Round | None = None):
+    """The objections a user may read: staff all; a reviewer those of their rounds; a member those
+    filed by or against their organisations."""
+    objections = Objection.objects.select_related(
+        "round",
+        "submission",
+        "system",
+        "result__benchmark",
+        "from_organisation",
+        "against_organisation",
+    )
+    if round_ is not None:
+        objections = objections.filter(round=round_)
+    if not getattr(user, "is_authenticated", False):
+        return objections.none()
+    if user.is_staff:
+        return objections
+    orgs = organisation_ids(user)
+    return objections.filter(
+        Q(from_organisation_id__in=orgs)
+        | Q(against_organisation_id__in=orgs)
+        | Q(round__reviewers=user)
+    ).distinct()
+
+
+def get_visible(user, uid) -> Objection:
+    objection = visible_objections(user).filter(uid=uid).first()
+    if objection is None:
+        raise NotFound("No objection matches the given query.")
+    return objection
+
+
+def can_object(user, round_: Round, now=None) -> bool:
+    """Whether the user may file objections in the round now (a page shows the form or not)."""
+    now = now or timezone.now()
+    return calendar.review_open(round_.calendar, now) and bool(
+        organisation_ids(user) & submitting_organisation_ids(round_)
+    )
+
+
+def can_decide(user, objection: Objection) -> bool:
+    parties = {objection.from_organisation_id, objection.against_organisation_id}
+    return (
+        objection.status in UNDECIDED
+        and is_reviewer(user, objection.round)
+        and not parties & organisation_ids(user)
+        and objection.round.phase(timezone.now()) != calendar.PUBLISHED
+    )
+
+
+# -- objections ------------------------------------------------------------------------------------
+
+
+def _reply(objection, author, side, text) -> ObjectionReply:
+    return ObjectionReply.objects.create(objection=objection, author=author, side=side, text=text)
+
+
+def _required(**fields) -> dict:
+    missing = [name for name, value in fields.items() if not (value or "").strip()]
+    if missing:
+        raise ReviewError(f"Say {' and '.join(missing)}: an objection needs them.")
+    return {name: value.strip() for name, value in fields.items()}
+
+
+@transaction.atomic
+def file_objection(
+    user,
+    submission: Submission,
+    *,
+    system_key: str,
+    benchmark_key: str = "",
+    rule: str,
+    comment: str,
+    file: str = "",
+    lines: str = "",
+    organisation_id: int | None = None,
+    now=None,
+) -> Objection:
+    """A member of a submitting organisation objects to another organisation's result (system and
+    benchmark) or system (no benchmark), during the round's review."""
+    now = now or timezone.now()
+    round_ = submission.round
+    mine = organisation_ids(user) & submitting_organisation_ids(round_)
+    # Only the round's submitters read each other's submissions, and only during review: to anyone
+    # else the submission is not there.
+    if not mine or round_.phase(now) != calendar.REVIEW:
+        raise NotFound("No submission matches the given query.")
+    if not calendar.review_open(round_.calendar, now):
+        raise ReviewError(
+            f"The review of {round_.name} ended on {calendar.when(round_.review_ends_at)}; "
+            "objections are no longer taken."
+        )
+    if submission.organisation_id is None or submission.status in (
+        Submission.Status.WITHDRAWN,
+        Submission.Status.FAILED,
+    ):
+        raise ReviewError("This submission is withdrawn or failed: there is nothing to object to.")
+    if organisation_id is not None:
+        if organisation_id not in mine:
+            raise NotAllowed("You may object only for an organisation you belong to.")
+        mine = {organisation_id}
+    mine = mine - {submission.organisation_id}
+    if not mine:
+        raise NotAllowed("An organisation does not object to its own submission.")
+    if len(mine) > 1:
+        raise ReviewError("You belong to several submitting organisations: say for which one.")
+    system = System.objects.filter(submission=submission, key=system_key).first()
+    if system is None:
+        raise ReviewError(f"The submission has no system {system_key!r}.")
+    result = None
+    if benchmark_key:
+        result = Result.objects.filter(system=system, benchmark__key=benchmark_key).first()
+        if result is None:
+            raise ReviewError(f"System {system_key!r} has no result for {benchmark_key!r}.")
+    text = _required(rule=rule, comment=comment)
+    objection = Objection.objects.create(
+        round=round_,
+        submission=submission,
+        system=system,
+        result=result,
+        from_organisation_id=mine.pop(),
+        against_organisation_id=submission.organisation_id,
+        filed_by=user,
+        rule=text["rule"][:200],
+        file=file.strip()[:500],
+        lines=lines.strip()[:50],
+        comment=text["comment"],
+    )
+    record(
+        "objection.filed",
+        actor=user,
+        obj=objection,
+        round=round_,
+        organisation=objection.against_organisation,
+        by=objection.from_organisation.name,
+        target=objection.target_label,
+        submission=str(submission.uid),
+        rule=objection.rule,
+    )
+    return objection
+
+
+@transaction.atomic
+def reply(user, objection: Objection, text: str) -> ObjectionReply:
+    """The organisation objected to answers; the objector and reviewers reply. Until decided."""
+    if not can_see(user, objection):
+        raise NotFound("No objection matches the given query.")
+    if objection.status not in UNDECIDED:
+        raise ReviewError("This objection is decided: its thread is closed.")
+    if objection.round.phase(timezone.now()) == calendar.PUBLISHED:
+        raise ReviewError("The round is published: its objections are closed.")
+    text = (text or "").strip()
+    if not text:
+        raise ReviewError("Write a reply first.")
+    orgs = organisation_ids(user)
+    if objection.against_organisation_id in orgs:
+        side = Side.OBJECTED
+    elif objection.from_organisation_id in orgs:
+        side = Side.OBJECTOR
+    else:
+        side = Side.REVIEWER
+    message = _reply(objection, user, side, text)
+    if side == Side.OBJECTED and objection.status == Objection.Status.OPEN:
+        objection.status = Objection.Status.ANSWERED
+        objection.save(update_fields=["status", "updated_at"])
+    record(
+        "objection.replied",
+        actor=user,
+        obj=objection,
+        round=objection.round,
+        organisation=objection.against_organisation,
+        side=side,
+    )
+    return message
+
+
+@transaction.atomic
+def decide(user, objection: Objection, decision: str, note: str = "") -> Objection:
+    """A reviewer decides, and the decision takes effect (see the module's docstring)."""
+    if not can_see(user, objection):
+        raise NotFound("No objection matches the given query.")
+    if not is_reviewer(user, objection.round):
+        raise NotAllowed("Only a reviewer of the round decides an objection.")
+    if {objection.from_organisation_id, objection.against_organisation_id} & organisation_ids(user):
+        raise NotAllowed(
+            "A reviewer does not decide an objection that involves their own organisation."
+        )
+    if decision not in Decision.values:
+        raise ReviewError(f"Decide one of: {', '.join(Decision.values)}.")
+    objection = Objection.objects.select_for_update().get(pk=objection.pk)
+    round_ = objection.round
+    if objection.status not in UNDECIDED:
+        raise ReviewError(f"This objection is already decided: {objection.get_decision_display()}.")
+    if round_.phase(timezone.now()) == calendar.PUBLISHED:
+        raise ReviewError("The round is published: its results are no longer changed by review.")
+    changed = _apply(objection, decision)
+    objection.decision = decision
+    objection.decision_note = (note or "").strip()
+    objection.decided_by = user
+    objection.decided_at = timezone.now()
+    objection.status = (
+        Objection.Status.FIX_REQUIRED
+        if decision == Decision.FIX_REQUIRED
+        else Objection.Status.DECIDED
+    )
+    objection.save()
+    label = Decision(decision).label
+    _reply(
+        objection,
+        user,
+        Side.REVIEWER,
+        f"Decision: {label}." + (f" {objection.decision_note}" if objection.decision_note else ""),
+    )
+    record(
+        "objection.decided",
+        actor=user,
+        obj=objection,
+        round=round_,
+        organisation=objection.against_organisation,
+        decision=decision,
+        note=objection.decision_note,
+        changed=changed,
+    )
+    if changed:
+        transaction.on_commit(lambda: invalidate_round(round_.key))
+    return objection
+
+
+def _apply(objection: Objection, decision: str) -> list[str]:
+    """The decision's effect on the results; returns what changed, for the audit log."""
+    results = (
+        Result.objects.filter(pk=objection.result_id)
+        if objection.result_id
+        else Result.objects.filter(system_id=objection.system_id)
+    )
+    if decision == Decision.MOVED_TO_OPEN:
+        System.objects.filter(pk=objection.system_id).update(division=Division.OPEN)
+        return [f"system {objection.system.key}: division open"]
+    if decision == Decision.WITHDRAWN:
+        labels = [
+            f"{key}/{bench}" for key, bench in results.values_list("system__key", "benchmark__key")
+        ]
+        results.update(withdrawn=True, published=False)
+        return [f"{label}: withdrawn" for label in labels]
+    return []
+
+
+def fix_requested(organisation, round_: Round) -> bool:
+    """Whether a reviewer asked the organisation for a fix in the round that it has not yet uploaded:
+    intake then takes its upload during review."""
+    if organisation is None:
+        return False
+    return Objection.objects.filter(
+        round=round_, against_organisation=organisation, status=Objection.Status.FIX_REQUIRED
+    ).exists()
+
+
+@transaction.atomic
+def record_fix(submission: Submission) -> list[Objection]:
+    """A new upload of an organisation asked for a fix answers its objections waiting for one: each
+    says so in its thread and waits for a reviewer's decision again."""
+    if submission.organisation_id is None:
+        return []
+    waiting = list(
+        Objection.objects.select_for_update().filter(
+            round_id=submission.round_id,
+            against_organisation_id=submission.organisation_id,
+            status=Objection.Status.FIX_REQUIRED,
+        )
+    )
+    for objection in waiting:
+        objection.status = Objection.Status.FIXED
+        objection.fix = submission
+        objection.save(update_fields=["status", "fix", "updated_at"])
+        _reply(
+            objection,
+            submission.uploaded_by,
+            Side.PORTAL,
+            f"Fix uploaded: submission {submission.uid} ({submission.original_name}).",
+        )
+        record(
+            "objection.fixed",
+            actor=submission.uploaded_by,
+            obj=objection,
+            round=submission.round,
+            organisation=objection.against_organisation,
+            fix=str(submission.uid),
+        )
+    return waiting
+
+
+def answer_with_fix(sender, instance: Submission, created: bool, **kwargs) -> None:
+    """post_save of a Submission (connected in SubmissionsConfig.ready): a new upload of an
+    organisation waiting for a fix answers its objections, whichever way it came in (page, API)."""
+    if created and instance.organisation_id is not None:
+        record_fix(instance)
+
+
+# -- withdrawal ------------------------------------------------------------------------------------
+
+
+def _may_withdraw(user, submission: Submission, now) -> None:
+    if not (
+        user.is_staff
+        or (submission.organisation_id and submission.organisation_id in organisation_ids(user))
+    ):
+        raise NotFound("No submission matches the given query.")
+    round_ = submission.round
+    if round_.phase(now) == calendar.PUBLISHED or round_.published_at is not None:
+        raise ReviewError(f"{round_.name} is published: its results can no longer be withdrawn.")
+
+
+def may_withdraw(user, submission: Submission, now=None) -> bool:
+    """Whether the user may still withdraw the submission or its results (a page shows the buttons)."""
+    try:
+        _may_withdraw(user, submission, now or timezone.now())
+    except ReviewError:
+        return False
+    return submission.status not in (Submission.Status.WITHDRAWN, Submission.Status.PUBLISHED)
+
+
+@transaction.atomic
+def withdraw_result(
+    user, submission: Submission, system_key: str, benchmark_key: str, reason: str = "", now=None
+) -> Result:
+    """Withdraw one result of the user's organisation before publication: it is never published."""
+    now = now or timezone.now()
+    _may_withdraw(user, submission, now)
+    result = (
+        Result.objects.select_for_update()
+        .filter(system__submission=submission, system__key=system_key, benchmark__key=benchmark_key)
+        .first()
+    )
+    if result is None:
+        raise ReviewError(f"The submission has no result {system_key}/{benchmark_key}.")
+    if result.published:
+        raise ReviewError("This result is public: it can no longer be withdrawn.")
+    if result.withdrawn:
+        raise ReviewError("This result is already withdrawn.")
+    result.withdrawn = True
+    result.save(update_fields=["withdrawn"])
+    record(
+        "result.withdrawn",
+        actor=user,
+        obj=("result", f"{submission.uid}/{system_key}/{benchmark_key}"),
+        round=submission.round,
+        organisation=submission.organisation,
+        reason=reason.strip(),
+    )
+    return result
+
+
+@transaction.atomic
+def withdraw_submission(user, submission: Submission, reason: str = "", now=None) -> Submission:
+    """Withdraw a whole submission of the user's organisation before publication."""
+    now = now or timezone.now()
+    _may_withdraw(user, submission, now)
+    submission = Submission.objects.select_for_update().get(pk=submission.pk)
+    if submission.status == Submission.Status.WITHDRAWN:
+        raise ReviewError("This submission is already withdrawn.")
+    if (
+        submission.status == Submission.Status.PUBLISHED
+        or Result.objects.filter(system__submission=submission, published=True).exists()
+    ):
+        raise ReviewError("This submission is public: it can no longer be withdrawn.")
+    reason = reason.strip()
+    withdraw_submission_rows(
+        submission.pk, f"Withdrawn by {user.get_username()}" + (f": {reason}" if reason else ".")
+    )
+    record(
+        "submission.withdrawn",
+        actor=user,
+        obj=submission,
+        round=submission.round,
+        organisation=submission.organisation,
+        reason=reason,
+    )
+    submission.refresh_from_db()
+    return submission
