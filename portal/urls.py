@@ -6,5 +6,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("portal.api")),
     path("submissions/", include("submissions.urls")),
+    path("review/", include("submissions.review_urls")),
     path("", include("leaderboard.urls")),
 ]

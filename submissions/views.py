@@ -17,6 +17,7 @@ from .intake import UploadTooLarge, submit
 from .models import Submission, Validation
 from .pipeline import held_results
 from .reports import findings_of, report_dict
+from .review_views import submission_section
 from .tasks import revalidate as revalidate_task
 
 FINDINGS_SHOWN = 2000  # the page stays readable; the JSON download has every finding
@@ -117,6 +118,7 @@ def detail(request, uid):
             "findings": findings[:FINDINGS_SHOWN],
             "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
             "validations": submission.validations.all(),
+            "review": submission_section(request.user, submission),
         },
     )
 
