@@ -16,6 +16,7 @@ from rest_framework import routers
 ROUTE_MODULES = [
     "leaderboard.api",
     "accounts.api",
+    "submissions.review_api",
 ]
 
 
