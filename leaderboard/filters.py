@@ -1,7 +1,10 @@
 """django-filter FilterSets of the read API: the round table's filters, as query parameters.
 
-`submitter` and `organisation` select one organisation under every name it submitted as
-(leaderboard.organisations): `submitter=NVIDIA` finds the rows submitted as "Nvidia".
+The names are the round page's (`division`, `category`, `submitter`, `accelerator`, `processor`,
+`framework`, `benchmark`, `acc_min`, `acc_max`, `q`), so a page's query string selects the same
+rows here. `submitter` and `organisation` select one organisation under every name it submitted as
+(leaderboard.organisations): `submitter=NVIDIA` finds the rows submitted as "Nvidia". Text filters
+may be repeated to match any of several values, as the page's multiple choices do.
 """
 
 import django_filters as filters
@@ -10,13 +13,10 @@ from django.db.models import Q
 from .models import Category, CloudPrice, Division, Result, System
 from .organisations import organisation_of
 
+MAX_VALUES = 20  # values of one repeated parameter that are read, as on the page
 ORGANISATION_HELP = (
     "An organisation, by any name it submitted under (e.g. Nvidia or NVIDIA); case does not matter"
 )
-
-
-def _organisation(queryset, prefix: str, value: str):
-    return queryset.filter(**{f"{prefix}submitter__organisation__iexact": organisation_of(value)})
 
 
 def _search(queryset, prefix: str, value: str):
@@ -33,69 +33,97 @@ def _search(queryset, prefix: str, value: str):
     return queryset
 
 
-class SystemFilter(filters.FilterSet):
-    round = filters.CharFilter(field_name="round__key", help_text="Round key, e.g. training-v5.1")
-    division = filters.ChoiceFilter(choices=Division.choices)
-    category = filters.ChoiceFilter(choices=Category.choices)
-    submitter = filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP)
-    organisation = filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP)
-    accelerator = filters.CharFilter(field_name="accelerator_model", lookup_expr="icontains")
-    processor = filters.CharFilter(field_name="processor_model", lookup_expr="icontains")
-    framework = filters.CharFilter(field_name="framework", lookup_expr="icontains")
-    accelerators_min = filters.NumberFilter(field_name="accelerator_count", lookup_expr="gte")
-    accelerators_max = filters.NumberFilter(field_name="accelerator_count", lookup_expr="lte")
-    q = filters.CharFilter(
-        method="search",
-        help_text="Words that must all appear in submitter, system, hardware or software",
+# The text filters and the system field each searches.
+TEXT_FIELDS = {
+    "accelerator": "accelerator_model",
+    "processor": "processor_model",
+    "framework": "framework",
+}
+ACCELERATOR_HELP = "Part of the accelerator's name, e.g. H100; repeat to match any of several"
+COUNT_HELP = "Accelerators in the system, at least (acc_min) or at most (acc_max)"
+SEARCH_HELP = "Words that must all appear in submitter, system, hardware or software"
+
+
+def _facets(prefix: str):
+    """The round table's filters on a queryset whose systems are reached through `prefix`."""
+
+    def text(help_text):
+        return filters.CharFilter(method="any_of", help_text=help_text)
+
+    def count(lookup):
+        return filters.NumberFilter(
+            field_name=f"{prefix}accelerator_count", lookup_expr=lookup, help_text=COUNT_HELP
+        )
+
+    return {
+        "round": filters.CharFilter(
+            field_name=f"{prefix}round__key", help_text="Round key, e.g. training-v5.1"
+        ),
+        "division": filters.ChoiceFilter(field_name=f"{prefix}division", choices=Division.choices),
+        "category": filters.ChoiceFilter(
+            field_name=f"{prefix}category",
+            choices=Category.choices,
+            help_text="Availability: cloud, on-premise, preview or research",
+        ),
+        "submitter": filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP),
+        "organisation": filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP),
+        "accelerator": text(ACCELERATOR_HELP),
+        "processor": text("Part of the processor's name; repeat for any of several"),
+        "framework": text("Part of the software's name; repeat for any of several"),
+        "acc_min": count("gte"),
+        "acc_max": count("lte"),
+        # The names of before v1, kept.
+        "accelerators_min": count("gte"),
+        "accelerators_max": count("lte"),
+        "q": filters.CharFilter(method="search", help_text=SEARCH_HELP),
+    }
+
+
+class Facets(filters.FilterSet):
+    prefix = ""
+
+    def any_of(self, queryset, name, value):
+        field = self.prefix + TEXT_FIELDS[name]
+        values = [v for v in self.data.getlist(name) if v][:MAX_VALUES] or [value]
+        match = Q()
+        for v in values:
+            match |= Q(**{f"{field}__icontains": v})
+        return queryset.filter(match)
+
+    def by_organisation(self, queryset, name, value):
+        values = [v for v in self.data.getlist(name) if v][:MAX_VALUES] or [value]
+        match = Q()
+        for v in values:
+            match |= Q(**{f"{self.prefix}submitter__organisation__iexact": organisation_of(v)})
+        return queryset.filter(match)
+
+    def search(self, queryset, name, value):
+        return _search(queryset, self.prefix, value)
+
+
+class SystemFilter(type("SystemFacets", (Facets,), _facets(""))):
+    ordering = filters.OrderingFilter(
+        fields=(
+            ("submitter__name", "submitter"),
+            ("submitter__organisation", "organisation"),
+            ("key", "system"),
+            ("accelerator_count", "accelerators"),
+            ("nodes", "nodes"),
+        )
     )
 
     class Meta:
         model = System
-        fields = [
-            "round",
-            "division",
-            "category",
-            "submitter",
-            "organisation",
-            "accelerator",
-            "processor",
-            "framework",
-        ]
-
-    def search(self, queryset, name, value):
-        return _search(queryset, "", value)
-
-    def by_organisation(self, queryset, name, value):
-        return _organisation(queryset, "", value)
+        fields = []
 
 
-class ResultFilter(filters.FilterSet):
-    round = filters.CharFilter(
-        field_name="system__round__key", help_text="Round key, e.g. training-v5.1"
+class ResultFilter(type("ResultFacets", (Facets,), {"prefix": "system__", **_facets("system__")})):
+    benchmark = filters.CharFilter(
+        field_name="benchmark__key", help_text="Benchmark key, e.g. rgat"
     )
-    benchmark = filters.CharFilter(field_name="benchmark__key")
-    division = filters.ChoiceFilter(field_name="system__division", choices=Division.choices)
-    category = filters.ChoiceFilter(field_name="system__category", choices=Category.choices)
-    submitter = filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP)
-    organisation = filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP)
     system = filters.CharFilter(field_name="system__key", help_text="System key (folder name)")
-    accelerator = filters.CharFilter(
-        field_name="system__accelerator_model", lookup_expr="icontains"
-    )
-    processor = filters.CharFilter(field_name="system__processor_model", lookup_expr="icontains")
-    framework = filters.CharFilter(field_name="system__framework", lookup_expr="icontains")
-    accelerators_min = filters.NumberFilter(
-        field_name="system__accelerator_count", lookup_expr="gte"
-    )
-    accelerators_max = filters.NumberFilter(
-        field_name="system__accelerator_count", lookup_expr="lte"
-    )
     has_findings = filters.BooleanFilter(
         method="findings", help_text="Only results with (advisory) findings, or only without"
-    )
-    q = filters.CharFilter(
-        method="search",
-        help_text="Words that must all appear in submitter, system, hardware or software",
     )
     ordering = filters.OrderingFilter(
         fields=(
@@ -103,29 +131,16 @@ class ResultFilter(filters.FilterSet):
             ("speedup", "speedup"),
             ("system__submitter__name", "submitter"),
             ("system__submitter__organisation", "organisation"),
+            ("system__key", "system"),
             ("system__accelerator_count", "accelerators"),
             ("benchmark__position", "benchmark"),
-            ("id", "id"),
+            ("public_id", "public_id"),
         )
     )
 
     class Meta:
         model = Result
-        fields = [
-            "round",
-            "benchmark",
-            "division",
-            "category",
-            "submitter",
-            "organisation",
-            "system",
-        ]
-
-    def search(self, queryset, name, value):
-        return _search(queryset, "system__", value)
-
-    def by_organisation(self, queryset, name, value):
-        return _organisation(queryset, "system__", value)
+        fields = []
 
     def findings(self, queryset, name, value):
         with_findings = Q(error_count__gt=0) | Q(warning_count__gt=0)

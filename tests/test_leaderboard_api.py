@@ -50,9 +50,13 @@ def test_the_results_list_holds_published_results_only(client, v51):
         ("benchmark=rgat", 4),
         ("category=cloud", 4),
         ("submitter=org1", 2),
+        ("submitter=org1&submitter=Org2", 4),
         ("accelerators_min=16&accelerators_max=24", 4),
+        ("acc_min=16&acc_max=24", 4),
         ("q=org3", 2),
         ("accelerator=h100", 8),
+        ("accelerator=mi300&accelerator=h100", 8),
+        ("accelerator=mi300", 0),
         ("has_findings=true", 0),
     ],
 )
