@@ -2,25 +2,33 @@
 
 Viewsets are configuration: a queryset of public rows with what it needs joined in (so a
 page of any size costs a fixed number of queries), a serializer, a FilterSet, pagination.
-Routed under /api/v1/ by portal.api; the OpenAPI schema is at /api/schema/ (drf-spectacular).
+Routed under /api/v1/ by portal.api; the OpenAPI schema is at
+/api/schema/ (drf-spectacular).
 """
 
+import uuid
+
 from django.db.models import Prefetch
-from drf_spectacular.utils import extend_schema
-from rest_framework import pagination, permissions, viewsets
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import pagination, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from . import public
 from .filters import PriceFilter, ResultFilter, SystemFilter
-from .models import Benchmark, CloudPrice, Round
+from .models import Benchmark, CloudPrice, Round, Run
 from .serializers import (
     PriceSerializer,
+    ResultDetailSerializer,
     ResultSerializer,
     RoundSerializer,
     RunSerializer,
     SystemSerializer,
 )
+
+UID = "[0-9a-fA-F-]{32,36}"
 
 
 class Pages(pagination.PageNumberPagination):
@@ -30,12 +38,12 @@ class Pages(pagination.PageNumberPagination):
 
 
 class ReadOnly(viewsets.ReadOnlyModelViewSet):
-    permission_classes = [permissions.AllowAny]
     pagination_class = Pages
 
 
 class RoundViewSet(ReadOnly):
-    """Rounds with their benchmarks."""
+    """Rounds with their benchmarks. Each round is one call for submissions, reviewed and then
+    published on its date; its key (e.g. `training-v5.1`) filters the other lists."""
 
     serializer_class = RoundSerializer
     lookup_field = "key"
@@ -46,10 +54,13 @@ class RoundViewSet(ReadOnly):
 
 
 class SystemViewSet(ReadOnly):
-    """Published systems (those with at least one public result)."""
+    """Published systems (those with at least one public result): one hardware and software
+    configuration of one submitter in one round."""
 
     serializer_class = SystemSerializer
     filterset_class = SystemFilter
+    lookup_field = "uid"
+    lookup_value_regex = UID
     queryset = (
         public.systems()
         .select_related("round", "submitter")
@@ -57,11 +68,23 @@ class SystemViewSet(ReadOnly):
     )
 
 
-class ResultViewSet(ReadOnly):
-    """Published results: one system on one benchmark, with its score."""
+RESULT_ID = OpenApiParameter(
+    "public_id",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="The result's public id (e.g. 5.1-0042), or its uid.",
+)
 
-    serializer_class = ResultSerializer
+
+@extend_schema_view(retrieve=extend_schema(parameters=[RESULT_ID]))
+class ResultViewSet(ReadOnly):
+    """Published results: one system on one benchmark, with its score (the olympic mean of its
+    counted runs, in seconds and minutes), its speedup over the round's reference where the round
+    has one, and a one-line summary of its findings. One result, by public id, holds its runs."""
+
     filterset_class = ResultFilter
+    lookup_field = "public_id"
+    lookup_value_regex = "[^/]+"  # public ids have dots: 5.1-0042
     queryset = (
         public.results()
         .select_related("system__round", "system__submitter", "benchmark")
@@ -74,9 +97,31 @@ class ResultViewSet(ReadOnly):
         )
     )
 
-    @extend_schema(responses=RunSerializer(many=True))
-    @action(detail=True, methods=["get"], pagination_class=None)
-    def runs(self, request, pk=None):
+    def get_serializer_class(self):
+        return ResultDetailSerializer if self.action == "retrieve" else ResultSerializer
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.action == "retrieve":
+            queryset = queryset.prefetch_related(
+                Prefetch("runs", queryset=Run.objects.order_by("index"))
+            )
+        return queryset
+
+    def get_object(self):
+        """By public id, or by uid for a result that has none (yet)."""
+        value = self.kwargs[self.lookup_field]
+        try:
+            lookup = {"uid": uuid.UUID(value)}
+        except ValueError:
+            lookup = {"public_id": value}
+        result = get_object_or_404(self.filter_queryset(self.get_queryset()), **lookup)
+        self.check_object_permissions(self.request, result)
+        return result
+
+    @extend_schema(parameters=[RESULT_ID], responses=RunSerializer(many=True))
+    @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
+    def runs(self, request, public_id=None):
         """The runs of one published result, in index order."""
         result = self.get_object()
         return Response(RunSerializer(result.runs.order_by("index"), many=True).data)
@@ -87,6 +132,8 @@ class PriceViewSet(ReadOnly):
 
     serializer_class = PriceSerializer
     filterset_class = PriceFilter
+    lookup_field = "uid"
+    lookup_value_regex = UID
     queryset = CloudPrice.objects.select_related("round")
 
 

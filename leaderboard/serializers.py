@@ -1,9 +1,13 @@
-"""Serializers of the read API: flat, with the names the pages use and a link to each page."""
+"""Serializers of the read API: flat, with the names the pages use and a link to each page.
+
+Ids are uids or public ids, never primary keys (a pk counts rows and can be guessed).
+"""
 
 from django.urls import reverse
 from rest_framework import serializers
 
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
+from .public import findings_note
 from .units import minutes
 
 ORGANISATION_HELP = (
@@ -26,7 +30,8 @@ class BenchmarkSerializer(serializers.ModelSerializer):
 
 class RoundSerializer(serializers.ModelSerializer):
     benchmarks = BenchmarkSerializer(many=True, read_only=True)
-    url = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField(help_text="The round's page.")
+    results_url = serializers.SerializerMethodField(help_text="The round's results in the API.")
 
     class Meta:
         model = Round
@@ -41,10 +46,17 @@ class RoundSerializer(serializers.ModelSerializer):
             "notes",
             "benchmarks",
             "url",
+            "results_url",
         ]
 
     def get_url(self, obj) -> str:
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())
+
+    def get_results_url(self, obj) -> str:
+        """The round's results in the API."""
+        return self.context["request"].build_absolute_uri(
+            f"{reverse('v1:result-list')}?round={obj.key}"
+        )
 
 
 class SystemSerializer(serializers.ModelSerializer):
@@ -58,7 +70,7 @@ class SystemSerializer(serializers.ModelSerializer):
     class Meta:
         model = System
         fields = [
-            "id",
+            "uid",
             "round",
             "submitter",
             "organisation",
@@ -89,7 +101,7 @@ class ResultSerializer(serializers.ModelSerializer):
         source="system.submitter.organisation", help_text=ORGANISATION_HELP
     )
     system = serializers.CharField(source="system.key")
-    system_id = serializers.IntegerField()
+    system_uid = serializers.UUIDField(source="system.uid")
     system_name = serializers.CharField(source="system.name")
     division = serializers.CharField(source="system.division")
     category = serializers.CharField(source="system.category")
@@ -97,19 +109,23 @@ class ResultSerializer(serializers.ModelSerializer):
     accelerator_count = serializers.IntegerField(source="system.accelerator_count", allow_null=True)
     benchmark = serializers.CharField(source="benchmark.key")
     score_minutes = serializers.SerializerMethodField()
-    url = serializers.SerializerMethodField()
+    findings = serializers.SerializerMethodField(
+        help_text="What a reader should know of the result's findings, e.g. '1 warning' ('' for none)."
+    )
+    url = serializers.SerializerMethodField(help_text="The result's page.")
+    api_url = serializers.SerializerMethodField(help_text="The result in the API, with its runs.")
     runs_url = serializers.SerializerMethodField()
 
     class Meta:
         model = Result
         fields = [
-            "id",
             "public_id",
+            "uid",
             "round",
             "submitter",
             "organisation",
             "system",
-            "system_id",
+            "system_uid",
             "system_name",
             "division",
             "category",
@@ -127,7 +143,9 @@ class ResultSerializer(serializers.ModelSerializer):
             "error_count",
             "warning_count",
             "advisory",
+            "findings",
             "url",
+            "api_url",
             "runs_url",
         ]
 
@@ -137,8 +155,18 @@ class ResultSerializer(serializers.ModelSerializer):
     def get_url(self, obj) -> str:
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())
 
+    def get_findings(self, obj) -> str:
+        return findings_note(obj.error_count, obj.warning_count, obj.advisory)
+
+    def get_api_url(self, obj) -> str:
+        return self.context["request"].build_absolute_uri(
+            reverse("v1:result-detail", args=[obj.public_id or obj.uid])
+        )
+
     def get_runs_url(self, obj) -> str:
-        return self.context["request"].build_absolute_uri(reverse("v1:result-runs", args=[obj.id]))
+        return self.context["request"].build_absolute_uri(
+            reverse("v1:result-runs", args=[obj.public_id or obj.uid])
+        )
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -147,7 +175,6 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = [
-            "id",
             "index",
             "path",
             "success",
@@ -173,7 +200,7 @@ class PriceSerializer(serializers.ModelSerializer):
     class Meta:
         model = CloudPrice
         fields = [
-            "id",
+            "uid",
             "round",
             "reference",
             "submitter",
@@ -188,3 +215,10 @@ class PriceSerializer(serializers.ModelSerializer):
             "status",
             "notes",
         ]
+
+
+class ResultDetailSerializer(ResultSerializer):
+    runs = RunSerializer(many=True, read_only=True, help_text="In index order.")
+
+    class Meta(ResultSerializer.Meta):
+        fields = [*ResultSerializer.Meta.fields, "runs"]

@@ -2,13 +2,14 @@
 
 Each module lists `ROUTES = [(prefix, ViewSet, basename), ...]`; adding a module's name here is all
 it takes to publish its endpoints (so `leaderboard` never imports `submissions` to be routed).
-The OpenAPI schema is at /api/schema/ and its readable rendering at /api/docs/. The read API of
-before v1 (/api/results/ ...) answers with a permanent redirect to the same query under /api/v1/.
+The OpenAPI schema is at /api/schema/. The read API of before v1 (/api/results/ ...) answers
+with a permanent redirect to the same query under /api/v1/.
 """
 
+import re
 from importlib import import_module
 
-from django.http import HttpResponsePermanentRedirect
+from django.http import Http404, HttpResponsePermanentRedirect
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework import routers
@@ -28,8 +29,28 @@ def build_router() -> routers.DefaultRouter:
     return router
 
 
+# Before v1, items were found by primary key: /api/results/<pk>/runs/.
+OLD_ITEM = re.compile(r"(results|systems|prices)/(\d+)/(.*)")
+
+
+def _new_id(kind: str, pk: int) -> str:
+    """The id that v1 finds a public item of before v1 by (a result's public id, else its uid)."""
+    from leaderboard import public
+    from leaderboard.models import CloudPrice
+
+    rows = {"results": public.results(), "systems": public.systems(), "prices": CloudPrice.objects}
+    fields = ["uid", "public_id"] if kind == "results" else ["uid"]
+    row = rows[kind].filter(pk=pk).values_list(*fields).first()
+    if row is None:
+        raise Http404("No such item.")
+    return str(row[-1] or row[0])
+
+
 def to_v1(request, rest):
     """/api/<rest> of before v1 → /api/v1/<rest>, query string kept."""
+    old = OLD_ITEM.fullmatch(rest)
+    if old:
+        rest = f"{old[1]}/{_new_id(old[1], int(old[2]))}/{old[3]}"
     query = request.META.get("QUERY_STRING", "")
     return HttpResponsePermanentRedirect(f"/api/v1/{rest}" + (f"?{query}" if query else ""))
 

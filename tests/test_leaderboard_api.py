@@ -1,4 +1,5 @@
-"""The read API: published rows only, the table's filters, runs, the schema, fixed query counts."""
+"""The read API v1: published rows only, the table's filters, ids, runs, fixed query counts, the
+schema, and the paths of before v1."""
 
 import pytest
 from django.db import connection
@@ -42,6 +43,22 @@ def test_the_results_list_holds_published_results_only(client, v51):
     )
 
 
+def test_ids_are_uids_and_public_ids_never_primary_keys(client, v51):
+    result = make.result(make.system(v51, "Acme", "alpha"), "rgat", 10, public_id="5.1-0042")
+    row = client.get("/api/v1/results/").json()["results"][0]
+    assert "id" not in row and "system_id" not in row
+    assert (row["public_id"], row["uid"], row["system_uid"]) == (
+        "5.1-0042",
+        str(result.uid),
+        str(result.system.uid),
+    )
+    assert row["api_url"] == "http://testserver/api/v1/results/5.1-0042/"
+    system = client.get("/api/v1/systems/").json()["results"][0]
+    assert "id" not in system and system["uid"] == str(result.system.uid)
+    assert client.get(f"/api/v1/systems/{result.system.uid}/").json()["key"] == "alpha"
+    assert client.get(f"/api/v1/systems/{result.system.pk}/").status_code == 404
+
+
 @pytest.mark.parametrize(
     "query, count",
     [
@@ -74,14 +91,35 @@ def test_results_order_by_score(client, v51):
     assert scores == [12.0, 11.0, 10.0]
 
 
-def test_a_results_runs(client, v51):
-    result = make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5)
-    runs = client.get(f"/api/v1/results/{result.pk}/runs/").json()
-    assert [r["index"] for r in runs] == [0, 1, 2, 3, 4] and runs[0]["dropped"] is True
-    hidden = make.result(
-        make.system(v51, "Hidden", "z", published=False), "retinanet", 1, published=False, runs=5
+def test_a_result_by_public_id_holds_its_runs_and_findings(client, v51):
+    result = make.result(
+        make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5, public_id="5.1-0007"
     )
-    assert client.get(f"/api/v1/results/{hidden.pk}/runs/").status_code == 404
+    result.warning_count = 2
+    result.save()
+    body = client.get("/api/v1/results/5.1-0007/").json()
+    assert body["public_id"] == "5.1-0007" and body["findings"] == "2 warnings"
+    assert [r["index"] for r in body["runs"]] == [0, 1, 2, 3, 4]
+    runs = client.get("/api/v1/results/5.1-0007/runs/").json()
+    assert [r["index"] for r in runs] == [0, 1, 2, 3, 4] and runs[0]["dropped"] is True
+    # A result that has no public id (yet) is found by its uid.
+    other = make.result(make.system(v51, "Acme", "beta"), "retinanet", 11)
+    assert client.get(f"/api/v1/results/{other.uid}/").json()["uid"] == str(other.uid)
+
+
+def test_an_unpublished_result_is_not_found_by_any_id(client, v51):
+    hidden = make.result(
+        make.system(v51, "Hidden", "z", published=False),
+        "retinanet",
+        1,
+        published=False,
+        runs=5,
+        public_id="5.1-0099",
+    )
+    for path in ("5.1-0099/", "5.1-0099/runs/", f"{hidden.uid}/", f"{hidden.pk}/"):
+        response = client.get(f"/api/v1/results/{path}")
+        assert response.status_code == 404, path
+        assert "Hidden" not in response.content.decode()
 
 
 def test_systems_rounds_and_prices(client, v51):
@@ -100,15 +138,18 @@ def test_systems_rounds_and_prices(client, v51):
         "required_runs": 5,
         "reference_time_s": 529877.0,
     }
-    assert client.get("/api/v1/prices/?round=training-v0.5").status_code == 200
+    assert v05["results_url"] == "http://testserver/api/v1/results/?round=training-v0.5"
+    prices = client.get("/api/v1/prices/?round=training-v0.5").json()["results"]
+    assert all("id" not in p for p in prices)
 
 
 def test_the_openapi_schema_describes_the_endpoints(client, rounds):
     response = client.get("/api/schema/?format=json")
     assert response.status_code == 200
     schema = response.json()
-    assert "/api/v1/results/" in schema["paths"] and "/api/v1/results/{id}/runs/" in schema["paths"]
-    params = {p["name"] for p in schema["paths"]["/api/v1/results/"]["get"]["parameters"]}
+    paths = schema["paths"]
+    assert "/api/v1/results/" in paths and "/api/v1/results/{public_id}/runs/" in paths
+    params = {p["name"] for p in paths["/api/v1/results/"]["get"]["parameters"]}
     assert {
         "round",
         "benchmark",
@@ -116,24 +157,11 @@ def test_the_openapi_schema_describes_the_endpoints(client, rounds):
         "category",
         "submitter",
         "accelerator",
+        "acc_min",
         "q",
         "page",
+        "ordering",
     } <= params
-
-
-def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(client, v51):
-    def queries(url):
-        with CaptureQueriesContext(connection) as ctx:
-            assert client.get(url).status_code == 200
-        return len(ctx)
-
-    fill(v51, 2, "a")
-    small = {
-        url: queries(url) for url in ("/api/v1/results/", "/api/v1/systems/", "/api/v1/rounds/")
-    }
-    fill(v51, 30, "b")
-    assert {url: queries(url) for url in small} == small
-    assert small["/api/v1/results/"] <= 2
 
 
 @pytest.mark.parametrize(
@@ -154,3 +182,29 @@ def test_an_old_results_query_still_answers_through_the_redirect(client, v51):
     fill(v51, 2)
     body = client.get("/api/results/?benchmark=rgat", follow=True).json()
     assert body["count"] == 2
+
+
+def test_an_old_item_path_by_primary_key_redirects_to_its_v1_id(client, v51):
+    result = make.result(make.system(v51, "Acme", "a"), "rgat", 3, runs=5, public_id="5.1-0003")
+    old = client.get(f"/api/results/{result.pk}/runs/")
+    assert old.status_code == 301 and old["Location"] == "/api/v1/results/5.1-0003/runs/"
+    assert client.get(f"/api/systems/{result.system.pk}/")["Location"] == (
+        f"/api/v1/systems/{result.system.uid}/"
+    )
+    hidden = make.result(make.system(v51, "Hidden", "h", published=False), "rgat", 1)
+    assert client.get(f"/api/results/{hidden.pk}/").status_code == 404
+
+
+def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(client, v51):
+    def queries(url):
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url).status_code == 200
+        return len(ctx)
+
+    fill(v51, 2, "a")
+    small = {
+        url: queries(url) for url in ("/api/v1/results/", "/api/v1/systems/", "/api/v1/rounds/")
+    }
+    fill(v51, 30, "b")
+    assert {url: queries(url) for url in small} == small
+    assert small["/api/v1/results/"] <= 2
