@@ -270,7 +270,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
 
-# The read API (leaderboard/api.py): JSON and the browsable API, filters, an OpenAPI schema.
+# The REST API v1 (portal/api.py): JSON, CSV (?format=csv) and the browsable API; the pages'
+# filters; an OpenAPI schema.
 REST_FRAMEWORK = {
     # API tokens that users make and revoke in the site (accounts/), then the browser's session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -279,6 +280,11 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+        "leaderboard.renderers.CSVRenderer",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Training results portal API",

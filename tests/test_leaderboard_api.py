@@ -1,5 +1,8 @@
-"""The read API v1: published rows only, the table's filters, ids, runs, fixed query counts, the
-schema, and the paths of before v1."""
+"""The read API v1: published rows only, the table's filters, ids, runs, CSV, fixed query counts,
+the schema, and the paths of before v1."""
+
+import csv
+import io
 
 import pytest
 from django.db import connection
@@ -161,6 +164,7 @@ def test_the_openapi_schema_describes_the_endpoints(client, rounds):
         "q",
         "page",
         "ordering",
+        "format",
     } <= params
 
 
@@ -193,6 +197,17 @@ def test_an_old_item_path_by_primary_key_redirects_to_its_v1_id(client, v51):
     )
     hidden = make.result(make.system(v51, "Hidden", "h", published=False), "rgat", 1)
     assert client.get(f"/api/results/{hidden.pk}/").status_code == 404
+
+
+def test_a_list_as_csv_names_its_next_page(client, v51):
+    fill(v51, 2)
+    response = client.get("/api/v1/results/?format=csv&page_size=3&ordering=score")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 3 and rows[0]["score_minutes"] == "10.0" and rows[0]["public_id"] == ""
+    assert "page=2" in response["Link"] and 'rel="next"' in response["Link"]
+    accepted = client.get("/api/v1/systems/", HTTP_ACCEPT="text/csv")
+    assert accepted.content.decode().splitlines()[0].startswith("uid,round,submitter")
 
 
 def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(client, v51):
