@@ -2,7 +2,8 @@
 
 Viewsets are configuration: a queryset of public rows with what it needs joined in (so a
 page of any size costs a fixed number of queries), a serializer, a FilterSet, pagination.
-Routed under /api/v1/ by portal.api; the OpenAPI schema is at
+Published lists and items carry ETag and Last-Modified and are cached per round cache token
+(leaderboard.apicache). Routed under /api/v1/ by portal.api; the OpenAPI schema is at
 /api/schema/ (drf-spectacular).
 """
 
@@ -17,6 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from . import public
+from .apicache import PublishedCache
 from .filters import PriceFilter, ResultFilter, SystemFilter
 from .models import Benchmark, CloudPrice, Round, Run
 from .serializers import (
@@ -53,7 +55,7 @@ class RoundViewSet(ReadOnly):
     )
 
 
-class SystemViewSet(ReadOnly):
+class SystemViewSet(PublishedCache, ReadOnly):
     """Published systems (those with at least one public result): one hardware and software
     configuration of one submitter in one round."""
 
@@ -77,7 +79,7 @@ RESULT_ID = OpenApiParameter(
 
 
 @extend_schema_view(retrieve=extend_schema(parameters=[RESULT_ID]))
-class ResultViewSet(ReadOnly):
+class ResultViewSet(PublishedCache, ReadOnly):
     """Published results: one system on one benchmark, with its score (the olympic mean of its
     counted runs, in seconds and minutes), its speedup over the round's reference where the round
     has one, and a one-line summary of its findings. One result, by public id, holds its runs."""
@@ -127,7 +129,7 @@ class ResultViewSet(ReadOnly):
         return Response(RunSerializer(result.runs.order_by("index"), many=True).data)
 
 
-class PriceViewSet(ReadOnly):
+class PriceViewSet(PublishedCache, ReadOnly):
     """The rounds' dated price tables (cloud scale = a system's price ÷ the reference price)."""
 
     serializer_class = PriceSerializer

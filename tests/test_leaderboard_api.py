@@ -1,12 +1,12 @@
-"""The read API v1: published rows only, the table's filters, ids, runs, CSV, fixed query counts,
-the schema, and the paths of before v1."""
+"""The read API v1: published rows only, the table's filters, ids, runs, CSV, conditional and
+cached answers, fixed query counts, the schema, and the paths of before v1."""
 
 import csv
 import io
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
+
+from leaderboard.cache import invalidate_round
 
 from . import leaderboard_factories as make
 
@@ -210,16 +210,69 @@ def test_a_list_as_csv_names_its_next_page(client, v51):
     assert accepted.content.decode().splitlines()[0].startswith("uid,round,submitter")
 
 
-def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(client, v51):
-    def queries(url):
-        with CaptureQueriesContext(connection) as ctx:
-            assert client.get(url).status_code == 200
-        return len(ctx)
+def test_published_lists_answer_304_until_the_next_publication(client, v51):
+    fill(v51, 1)
+    first = client.get("/api/v1/results/?round=training-v5.1")
+    etag, modified = first["ETag"], first["Last-Modified"]
+    assert first.status_code == 200 and etag and modified
+    again = client.get("/api/v1/results/?round=training-v5.1", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304 and again.content == b""
+    since = client.get("/api/v1/results/?round=training-v5.1", HTTP_IF_MODIFIED_SINCE=modified)
+    assert since.status_code == 304
+    other_query = client.get("/api/v1/results/?round=training-v0.5", HTTP_IF_NONE_MATCH=etag)
+    assert other_query.status_code == 200
+    # A publication (here: a result published, then the round invalidated) changes the answer.
+    make.result(make.system(v51, "Acme", "late"), "rgat", 3)
+    assert client.get("/api/v1/results/?round=training-v5.1").json()["count"] == 2  # cached
+    invalidate_round(v51.key)
+    fresh = client.get("/api/v1/results/?round=training-v5.1", HTTP_IF_NONE_MATCH=etag)
+    assert fresh.status_code == 200 and fresh.json()["count"] == 3 and fresh["ETag"] != etag
 
-    fill(v51, 2, "a")
-    small = {
-        url: queries(url) for url in ("/api/v1/results/", "/api/v1/systems/", "/api/v1/rounds/")
-    }
-    fill(v51, 30, "b")
-    assert {url: queries(url) for url in small} == small
-    assert small["/api/v1/results/"] <= 2
+
+def test_a_cached_page_is_sent_gzipped_to_clients_that_take_it(client, v51):
+    fill(v51, 1)
+    plain = client.get("/api/v1/results/")
+    packed = client.get("/api/v1/results/", HTTP_ACCEPT_ENCODING="gzip")
+    assert packed["Content-Encoding"] == "gzip" and "Content-Encoding" not in plain
+    assert "Accept-Encoding" in packed["Vary"]
+    import gzip
+
+    assert gzip.decompress(packed.content) == plain.content
+
+
+def test_signed_in_users_get_fresh_answers(client, v51, users):
+    fill(v51, 1)
+    client.force_login(users["outsider"])
+    assert client.get("/api/v1/results/").json()["count"] == 2
+    make.result(make.system(v51, "Acme", "late"), "rgat", 3)
+    response = client.get("/api/v1/results/")
+    assert response.json()["count"] == 3 and "ETag" not in response
+
+
+def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(
+    client, v51, django_assert_num_queries
+):
+    from django.core.cache import cache
+
+    def queries(url, expected):
+        cache.clear()
+        with django_assert_num_queries(expected):
+            assert client.get(url).status_code == 200
+        with django_assert_num_queries(1):  # warm: the rounds' tokens, then the cached page
+            assert client.get(url).status_code == 200
+
+    from leaderboard.models import CloudPrice
+
+    for size in (2, 30):
+        fill(v51, size, f"n{size}-")
+        CloudPrice.objects.create(round=v51, submitter=f"n{size}", provider="P", instance="I")
+        # tokens, count, page
+        queries("/api/v1/results/?round=training-v5.1", 3)
+        queries("/api/v1/systems/", 3)
+        queries("/api/v1/prices/", 3)
+    with django_assert_num_queries(3):  # count, rounds, their benchmarks
+        client.get("/api/v1/rounds/")
+    result = make.result(make.system(v51, "Acme", "runs"), "rgat", 3, runs=5, public_id="5.1-1")
+    cache.clear()
+    with django_assert_num_queries(3):  # tokens, the result, its runs
+        assert client.get(f"/api/v1/results/{result.public_id}/").status_code == 200
