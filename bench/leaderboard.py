@@ -410,6 +410,7 @@ def main() -> int:
         "DEBUG": "0",
         "SECRET_KEY": "bench-only",
         "LOG_LEVEL": "ERROR",
+        "API_THROTTLE_ANON": "1000000/second",  # wrk is one client: measure serving, not refusing
     }
     server = subprocess.Popen(
         [

@@ -271,7 +271,8 @@ LOGGING = {
 }
 
 # The REST API v1 (portal/api.py): JSON, CSV (?format=csv) and the browsable API; the pages'
-# filters; an OpenAPI schema.
+# filters; an OpenAPI schema. Throttling counts requests per client in the cache (per process
+# unless CACHES names a shared one): anonymous clients by address, signed-in ones by user.
 REST_FRAMEWORK = {
     # API tokens that users make and revoke in the site (accounts/), then the browser's session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -285,6 +286,14 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
         "leaderboard.renderers.CSVRenderer",
     ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_THROTTLE_ANON", default="120/minute"),
+        "user": env.str("API_THROTTLE_USER", default="1200/minute"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Training results portal API",

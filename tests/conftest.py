@@ -36,6 +36,17 @@ def fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def api_rates(monkeypatch):
+    """The API's throttling, out of the way: a test (or its live server) may send hundreds of
+    requests from one address. tests/test_leaderboard_api.py sets low rates to test it."""
+    from rest_framework.throttling import SimpleRateThrottle
+
+    rates = {"anon": "100000/minute", "user": "100000/minute"}
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)
+    return rates
+
+
 @pytest.fixture
 def eager():
     """Run Celery tasks in-process (the real broker and worker are used in tests marked `services`)."""

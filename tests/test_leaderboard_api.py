@@ -1,5 +1,5 @@
 """The read API v1: published rows only, the table's filters, ids, runs, CSV, conditional and
-cached answers, fixed query counts, the schema, and the paths of before v1."""
+cached answers, throttling, fixed query counts, the schema, and the paths of before v1."""
 
 import csv
 import io
@@ -247,6 +247,15 @@ def test_signed_in_users_get_fresh_answers(client, v51, users):
     make.result(make.system(v51, "Acme", "late"), "rgat", 3)
     response = client.get("/api/v1/results/")
     assert response.json()["count"] == 3 and "ETag" not in response
+
+
+def test_anonymous_clients_are_throttled(client, v51, api_rates):
+    api_rates["anon"] = "3/minute"
+    from django.core.cache import cache
+
+    cache.clear()
+    codes = [client.get("/api/v1/rounds/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
 
 
 def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(
