@@ -2,17 +2,20 @@
 
 Each module lists `ROUTES = [(prefix, ViewSet, basename), ...]`; adding a module's name here is all
 it takes to publish its endpoints (so `leaderboard` never imports `submissions` to be routed).
-The OpenAPI schema is at /api/schema/. The read API of before v1 (/api/results/ ...) answers
-with a permanent redirect to the same query under /api/v1/.
+The OpenAPI schema is at /api/schema/ and its readable rendering (Redoc) at /api/docs/. The read
+API of before v1 (/api/results/ ...) answers with a permanent redirect to the same query under
+/api/v1/.
 """
 
 import re
 from importlib import import_module
 
+from django.conf import settings
 from django.http import Http404, HttpResponsePermanentRedirect
-from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView
+from django.urls import include, path, re_path, reverse
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework import routers
+from rest_framework.response import Response
 
 ROUTE_MODULES = [
     "leaderboard.api",
@@ -21,8 +24,24 @@ ROUTE_MODULES = [
 ]
 
 
+class Root(routers.APIRootView):
+    """The portal's REST API, version 1: what it holds, where its documentation is, its endpoints."""
+
+    def get(self, request, *args, **kwargs):
+        endpoints = super().get(request, *args, **kwargs).data
+        return Response(
+            {
+                "about": settings.SPECTACULAR_SETTINGS["DESCRIPTION"],
+                "docs": request.build_absolute_uri(reverse("api-docs")),
+                "schema": request.build_absolute_uri(reverse("schema")),
+                "endpoints": endpoints,
+            }
+        )
+
+
 def build_router() -> routers.DefaultRouter:
     router = routers.DefaultRouter()
+    router.APIRootView = Root
     for name in ROUTE_MODULES:
         for prefix, viewset, basename in import_module(name).ROUTES:
             router.register(prefix, viewset, basename=basename)
@@ -58,5 +77,10 @@ def to_v1(request, rest):
 urlpatterns = [
     path("v1/", include((build_router().urls, "v1"))),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path(
+        "docs/",
+        SpectacularRedocView.as_view(url_name="schema", template_name="portal/api_docs.html"),
+        name="api-docs",
+    ),
     re_path(r"^(?P<rest>((rounds|systems|results|prices)/.*)?)$", to_v1),
 ]

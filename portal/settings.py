@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "portal",
     "accounts",
     "audit",
@@ -297,9 +298,19 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Training results portal API",
-    "DESCRIPTION": "Published MLPerf-style training results: rounds, systems, results, runs and prices.",
+    "DESCRIPTION": (BASE_DIR / "portal" / "api.md").read_text(),  # also the API root's "about"
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs/ serves Redoc from drf-spectacular-sidecar's static files, not from a CDN.
+    "REDOC_DIST": "SIDECAR",
+    "REDOC_UI_SETTINGS": {
+        "theme": {
+            "typography": {
+                "fontFamily": "system-ui, sans-serif",
+                "headings": {"fontFamily": "system-ui, sans-serif"},
+            }
+        }
+    },
 }
 
 # Rendered round tables and exports are cached under each round's cache token

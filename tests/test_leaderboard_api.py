@@ -1,5 +1,6 @@
 """The read API v1: published rows only, the table's filters, ids, runs, CSV, conditional and
-cached answers, throttling, fixed query counts, the schema, and the paths of before v1."""
+cached answers, throttling, fixed query counts, the schema and its docs, the API root, and the
+paths of before v1."""
 
 import csv
 import io
@@ -166,6 +167,20 @@ def test_the_openapi_schema_describes_the_endpoints(client, rounds):
         "ordering",
         "format",
     } <= params
+    assert "public id" in schema["info"]["description"]
+
+
+def test_the_docs_render_the_schema_from_local_files(client, rounds):
+    html = client.get("/api/docs/").content.decode()
+    assert "/api/schema/" in html and "redoc.standalone.js" in html
+    assert "cdn." not in html and "https://" not in html
+
+
+def test_the_api_root_explains_itself(client, rounds):
+    body = client.get("/api/v1/").json()
+    assert "public id" in body["about"] and "olympic mean" in body["about"]
+    assert body["docs"] == "http://testserver/api/docs/"
+    assert body["endpoints"]["results"] == "http://testserver/api/v1/results/"
 
 
 @pytest.mark.parametrize(
