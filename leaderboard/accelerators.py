@@ -23,6 +23,7 @@ class Family:
     queue: str  # the agents' queue key (agents consume gpu.<queue>); NO_QUEUE where no agent can measure it
     reason: str  # why no agent can, where queue is NO_QUEUE
     names: tuple[str, ...]  # the exact names seen in the published rounds
+    precision: str = "bf16"  # what its probe runs in ("fp32" where the chip has no bf16)
 
 
 @functools.cache
@@ -41,6 +42,7 @@ def family_table() -> tuple[Family, ...]:
             queue=family.get("queue", NO_QUEUE),
             reason=family.get("reason", ""),
             names=tuple(family.get("names", ())),
+            precision=family.get("precision", "bf16"),
         )
         for family in _data().get("family", [])
     )
@@ -80,6 +82,7 @@ class Placement:
     family: str | None
     queue: str | None  # None: no agent can measure it (reason says why)
     reason: str = ""
+    precision: str = "bf16"
 
 
 @functools.lru_cache(maxsize=256)
@@ -92,4 +95,4 @@ def placement(accelerator_model: str) -> Placement:
         return Placement(None, None, reason)
     if family.queue == NO_QUEUE:
         return Placement(family.name, None, family.reason or f"no agent measures {family.name}")
-    return Placement(family.name, family.queue)
+    return Placement(family.name, family.queue, precision=family.precision)

@@ -234,7 +234,18 @@ CELERY_TASK_ROUTES = {
     "submissions.tasks.ingest": {"queue": "ingest"},
     "submissions.tasks.finalize": {"queue": "ingest"},
     "submissions.tasks.check_runs": {"queue": "checks"},
+    # What the GPU agents (agent/) send back, by name: consumed by the portal's workers.
+    "submissions.store_reference_check": {"queue": "checks"},
+    "submissions.agent_heartbeat": {"queue": "checks"},
 }
+# Reference checks (submissions/refchecks/). A probe's timed window is at most REFCHECK_MAX_SECONDS; a job
+# running longer than REFCHECK_JOB_LIMIT_S (the window, the model's build and the warm-up), or whose agent
+# sent no heartbeat for AGENT_OFFLINE_AFTER_S, is sent again, up to REFCHECK_MAX_ATTEMPTS times, then fails
+# with the reason. Agents beat every AGENT_HEARTBEAT_S (their own setting); three missed beats: offline.
+REFCHECK_MAX_SECONDS = env.float("REFCHECK_MAX_SECONDS", default=120.0)
+REFCHECK_JOB_LIMIT_S = env.float("REFCHECK_JOB_LIMIT_S", default=REFCHECK_MAX_SECONDS + 300)
+REFCHECK_MAX_ATTEMPTS = env.int("REFCHECK_MAX_ATTEMPTS", default=3)
+AGENT_OFFLINE_AFTER_S = env.float("AGENT_OFFLINE_AFTER_S", default=90.0)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = Path(env.str("BROKER_DIR", default=str(VAR_DIR / "broker")))
     CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -213,4 +213,5 @@ class TaskLease(models.Model):
         return f"{self.task_name}{tuple(self.args)} on {self.worker}"
 
 
+from .refchecks.models import Agent, ReferenceCheck  # noqa: E402, F401 - GPU reference checks
 from .review_models import Objection, ObjectionReply  # noqa: E402, F401 - peer review (submissions/review.py)

@@ -14,6 +14,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections, c
 from kombu.exceptions import OperationalError as BrokerError
 
 from . import leases, pipeline, startup
+from .refchecks import jobs as refchecks
 
 log = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, InterfaceError)
@@ -174,6 +175,18 @@ def sweep(older_than_s: float | None = None) -> list:
         idle_after=timedelta(seconds=settings.SWEEP_IDLE_S),
         lease_expiry=timedelta(seconds=settings.LEASE_EXPIRY_S),
     )
+
+
+@shared_task(name="submissions.store_reference_check", **RETRY)
+def store_reference_check(payload: dict) -> str:
+    """An agent's answer to agent.reference_check (agent/ sends it by name on the queue "checks")."""
+    return refchecks.store(payload)
+
+
+@shared_task(name="submissions.agent_heartbeat", **RETRY)
+def agent_heartbeat(payload: dict) -> None:
+    """An agent's announcement: at start, every beat, and when it takes or ends a job."""
+    refchecks.heartbeat(payload)
 
 
 @shared_task

@@ -1,5 +1,6 @@
 """Finalizing a validation: score each result, apply result-level rules, set the verdict, publish."""
 
+import logging
 from collections import Counter
 
 from django.db import transaction
@@ -12,8 +13,11 @@ from leaderboard.models import Benchmark, Result, Run, System
 from .. import rules, scoring
 from ..bundles.runlogs import result_files
 from ..models import Finding, Submission, Validation
+from ..refchecks import jobs as refchecks
 from .common import Status, clear_work, submission_files, update, update_rows
 from .publication import publish
+
+log = logging.getLogger(__name__)
 
 
 def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset()) -> None:
@@ -263,4 +267,11 @@ def finalize(submission_id: int) -> None:
             return
         if submission.publish_when_valid:
             publish(submission_id)  # its results that no blocking finding holds
+        # Closed-division results of a live round: measured on the agents (sent once this commits). The
+        # checks only inform reviewers; the verdict above does not wait for them.
+        try:
+            with transaction.atomic():  # a savepoint: a fault here never undoes the verdict
+                refchecks.plan_for_submission(submission_id)
+        except Exception:
+            log.exception("planning the reference checks of submission %s failed", submission_id)
     clear_work(submission_id)

@@ -7,7 +7,8 @@ It runs every SWEEP_EVERY_S and looks, in this order, for
 3. submissions not final, with no live lease, not updated for `idle_after` while nothing waits
    in the queues: their message was lost (a broker restarted, a worker died before starting
    it); their step is queued again;
-4. whatever is not final and not updated for `older_than`, whatever the queues say.
+4. whatever is not final and not updated for `older_than`, whatever the queues say;
+5. reference checks that no agent will finish (refchecks/jobs.py sweep): sent again, or failed.
 Steps are idempotent. After `max_attempts` a submission fails with a visible reason.
 Returns what it did, as (submission id, action) pairs, for logs and tests.
 """
@@ -20,6 +21,7 @@ from django.utils import timezone
 from leaderboard.models import Run
 
 from ..models import Submission, TaskLease, Validation
+from ..refchecks import jobs as refchecks
 from .common import Status, fail, update
 
 STUCK = [Status.RECEIVED, Status.INGESTING, Status.CHECKING, Status.FINALIZING]
@@ -53,6 +55,7 @@ def sweep(
     )
     for submission in candidates:
         actions += _requeue_step(submission, max_attempts, queue)
+    actions += refchecks.sweep(now)
     return actions
 
 
