@@ -9,7 +9,9 @@ AppConfig.ready):
 
 A provider takes a list of result ids and returns, per id, a list of plain dicts: findings
 with severity, rule, file, line, message, hint, advisory. One call per page, so a provider
-can answer with one query.
+can answer with one query. Reference checks come the same way (register_reference_checks):
+dicts with state_label, family, measured_on, measured, implied, ratio, tolerance, verdict,
+verdict_label, message, probe (what the probe ran), as submissions/refchecks/jobs.py makes them.
 
 The log viewer reads a run's log from the stored bundle the same way: `submissions` registers
 a provider that takes (submission id, bundle name, bundle-relative path) and returns a callable
@@ -22,6 +24,7 @@ Provider = Callable[[list[int]], dict[int, list[dict]]]
 LogProvider = Callable[[int, str, str], Callable | None]
 _findings: list[Provider] = []
 _logs: list[LogProvider] = []
+_reference_checks: list[Provider] = []
 
 
 def register_findings(provider: Provider) -> None:
@@ -43,6 +46,11 @@ def log_opener(submission_id: int, bundle_name: str, path: str) -> Callable | No
     return None
 
 
+def register_reference_checks(provider: Provider) -> None:
+    if provider not in _reference_checks:
+        _reference_checks.append(provider)
+
+
 def _collect(providers: list[Provider], result_ids: list[int]) -> dict[int, list[dict]]:
     out: dict[int, list[dict]] = {i: [] for i in result_ids}
     for provider in providers:
@@ -56,9 +64,12 @@ def findings(result_ids: list[int]) -> dict[int, list[dict]]:
 
 
 def reference_checks(result_ids: list[int]) -> dict[int, list[dict]]:
-    """None yet: no part of the write side records a reference check's outcome, so none registers a provider."""
-    return {i: [] for i in result_ids}
+    return _collect(_reference_checks, result_ids)
 
 
 def registered() -> dict[str, bool]:
-    return {"findings": bool(_findings), "reference_checks": False, "logs": bool(_logs)}
+    return {
+        "findings": bool(_findings),
+        "reference_checks": bool(_reference_checks),
+        "logs": bool(_logs),
+    }

@@ -21,6 +21,7 @@ ROUTE_MODULES = [
     "leaderboard.api",
     "accounts.api",
     "submissions.review_api",
+    "submissions.refchecks.api",
 ]
 
 

@@ -1,11 +1,14 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from submissions.refchecks.views import agents_page
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("portal.api")),
     path("submissions/", include("submissions.urls")),
     path("review/", include("submissions.review_urls")),
+    path("agents/", agents_page, name="agents"),
     path("", include("leaderboard.urls")),
 ]

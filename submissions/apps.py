@@ -14,10 +14,12 @@ class SubmissionsConfig(AppConfig):
         from leaderboard import panels
 
         from .bundles.stored import opener
+        from .refchecks.jobs import by_result
         from .reports import findings_by_result
 
         panels.register_findings(findings_by_result)
         panels.register_logs(opener)
+        panels.register_reference_checks(by_result)
 
         # An upload asked for by a reviewer answers the objections waiting for it.
         from django.db.models.signals import post_save

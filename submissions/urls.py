@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import views
+from .refchecks import views as refcheck_views
 
 app_name = "submissions"
 urlpatterns = [
@@ -10,4 +11,5 @@ urlpatterns = [
     path("<uuid:uid>/progress.json", views.progress, name="progress"),
     path("<uuid:uid>/findings.json", views.findings_json, name="findings"),
     path("<uuid:uid>/revalidate/", views.revalidate, name="revalidate"),
+    path("<uuid:uid>/reference-checks/", refcheck_views.request_check, name="reference-check"),
 ]

@@ -1,0 +1,150 @@
+"""The reference checks' API endpoints, routed under /api/v1/ by portal.api (ROUTE_MODULES):
+reference-checks (a result's checks, as the pages show them) and, for staff, agents."""
+
+import django_filters
+from django.db.models import Q
+from rest_framework import pagination, permissions, serializers, viewsets
+
+from leaderboard import public
+
+from . import jobs
+from .models import Agent, ReferenceCheck
+
+
+class Pages(pagination.PageNumberPagination):
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class ReferenceCheckSerializer(serializers.Serializer):
+    """A check as the pages show it (jobs.as_dict), with the result it is of. The fields are declared for
+    the schema; the values are as_dict's."""
+
+    uid = serializers.UUIDField()
+    state = serializers.ChoiceField(choices=ReferenceCheck.State.choices)
+    state_label = serializers.CharField(help_text='e.g. "waiting for an agent with NVIDIA H100"')
+    waiting = serializers.BooleanField(help_text="Queued, and no agent of its queue is online.")
+    family = serializers.CharField(help_text="The claimed accelerator's family.")
+    queue = serializers.CharField()
+    any_agent = serializers.BooleanField(help_text="Sent by staff to any agent.")
+    attempts = serializers.IntegerField()
+    agent = serializers.CharField(help_text="The agent that measured it.")
+    measured_on = serializers.CharField(help_text="That agent's accelerator.")
+    measured = serializers.FloatField(allow_null=True, help_text="samples/s per accelerator")
+    implied = serializers.FloatField(allow_null=True, help_text="samples/s per accelerator")
+    implied_runs = serializers.JSONField()
+    ratio = serializers.FloatField(allow_null=True, help_text="implied ÷ measured")
+    tolerance = serializers.FloatField(allow_null=True)
+    verdict = serializers.ChoiceField(choices=ReferenceCheck.Verdict.choices, allow_blank=True)
+    verdict_label = serializers.CharField()
+    message = serializers.CharField()
+    probe = serializers.JSONField(help_text="What the probe ran: model, shapes, steps, dtype...")
+    request = serializers.JSONField(help_text="What the agent was asked.")
+    reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    result = serializers.JSONField(help_text="round, submitter, system, benchmark, public_id...")
+
+    def to_representation(self, check):
+        result, system = check.result, check.result.system
+        data = jobs.as_dict(check, self.context["queues"])
+        for key in ("created_at", "finished_at"):
+            data[key] = data[key].isoformat() if data[key] else None
+        data["uid"] = str(check.uid)
+        data["result"] = {
+            "round": system.round.key,
+            "submitter": system.submitter.name if system.submitter else "",
+            "system": system.key,
+            "benchmark": result.benchmark.key,
+            "public_id": result.public_id or None,
+            "accelerator": system.accelerator_model,
+            "accelerator_count": system.accelerator_count,
+        }
+        return data
+
+
+class ReferenceCheckFilter(django_filters.FilterSet):
+    round = django_filters.CharFilter(field_name="result__system__round__key")
+    benchmark = django_filters.CharFilter(field_name="result__benchmark__key")
+    state = django_filters.ChoiceFilter(choices=ReferenceCheck.State.choices)
+    verdict = django_filters.ChoiceFilter(choices=ReferenceCheck.Verdict.choices)
+    family = django_filters.CharFilter()
+
+    class Meta:
+        model = ReferenceCheck
+        fields = ["round", "benchmark", "state", "verdict", "family"]
+
+
+class ReferenceCheckViewSet(viewsets.ReadOnlyModelViewSet):
+    """Reference checks, newest first: those of published results; staff see all, a submitter also those of
+    their own uploads."""
+
+    serializer_class = ReferenceCheckSerializer
+    filterset_class = ReferenceCheckFilter
+    pagination_class = Pages
+    permission_classes = [permissions.AllowAny]
+    lookup_field = "uid"
+
+    def get_queryset(self):
+        checks = ReferenceCheck.objects.select_related(
+            "result__system__round", "result__system__submitter", "result__benchmark", "agent"
+        ).order_by("-created_at", "-pk")
+        user = self.request.user
+        if user.is_staff:
+            return checks
+        visible = Q(result__in=public.results())
+        if user.is_authenticated:
+            visible |= Q(result__system__submission__uploaded_by=user)
+        return checks.filter(visible)
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "queues": jobs.online_queues()}
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    online = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Agent
+        fields = [
+            "uid",
+            "hostname",
+            "online",
+            "last_seen",
+            "first_seen",
+            "queues",
+            "accelerator",
+            "family",
+            "accelerator_count",
+            "memory_bytes",
+            "driver",
+            "cuda",
+            "torch",
+            "current_job",
+            "jobs_done",
+            "jobs_failed",
+        ]
+
+    def get_online(self, agent) -> bool:
+        return agent.pk in self.context["online"]
+
+
+class AgentViewSet(viewsets.ReadOnlyModelViewSet):
+    """The GPU agents (staff only): online or offline, last seen, accelerator, jobs done and failed, the
+    current job."""
+
+    serializer_class = AgentSerializer
+    permission_classes = [permissions.IsAdminUser]
+    pagination_class = Pages
+    lookup_field = "uid"
+    queryset = Agent.objects.order_by("hostname")
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "online": {a.pk for a in jobs.online_agents()}}
+
+
+ROUTES = [
+    ("reference-checks", ReferenceCheckViewSet, "reference-check"),
+    ("agents", AgentViewSet, "agent"),
+]

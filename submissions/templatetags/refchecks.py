@@ -1,0 +1,27 @@
+"""{% reference_checks submission %}: each result's reference checks on the submission's page, with the staff's
+buttons to ask for one."""
+
+from django import template
+
+from leaderboard.models import Result
+
+from ..refchecks import jobs
+
+register = template.Library()
+
+
+@register.inclusion_tag("refchecks/_submission.html", takes_context=True)
+def reference_checks(context, submission):
+    results = list(
+        Result.objects.filter(system__submission=submission)
+        .select_related("system", "benchmark")
+        .order_by("system__key", "benchmark__position")
+    )
+    checks = jobs.by_result([r.pk for r in results])
+    return {
+        "submission": submission,
+        "rows": [(r, checks.get(r.pk, [])) for r in results],
+        "any_checks": any(checks.values()),
+        "user": context.get("user"),
+        "csrf_token": context.get("csrf_token"),
+    }
