@@ -8,7 +8,7 @@ PORT ?= 8000
 
 .PHONY: run test test-fast bench setup test-browser bench-leaderboard browser-deps fuzz lint format
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt requirements-agent.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt
