@@ -1,0 +1,485 @@
+"""Who sees what, asked over HTTP of a live server: every page and endpoint of portal/urls.py ×
+anonymous, a member of A, a member of B, a reviewer of the round, staff × before review (open),
+during review, after publication.
+
+One live round is built from factories: organisation A (Acme) with a result and a withdrawn one,
+B (Globex) with a result, findings, and in review an objection of B against A's result. Each
+organisation's records carry marker words (a system's name, a bundle's name, a finding's message,
+the objection's comment) that appear on whatever page shows them; a cell fails when its body holds
+a marker the role may not see at that moment, when an address of something it may not see answers
+other than 404 (anonymous: or the login page, 401, 403), when an API list counts more than the role
+may see, or on any 5xx. A few cells must show (the anonymous view after publication, a member's own
+submission), so that a portal answering 404 to everything does not pass.
+
+A URL of portal/urls.py without a row in ROWS fails test_every_url_has_a_row: a new page or endpoint
+says here who may see it before it lands.
+"""
+
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
+
+from leaderboard.models import Result, Round, Run, Submitter, System
+from submissions.models import Finding, Submission, Validation
+
+requests = pytest.importorskip("requests")
+
+ROLES = ("anonymous", "member_a", "member_b", "reviewer", "staff")
+PHASES = ("open", "review", "published")
+
+# Words that only the pages about one owner's records may hold.
+MARKERS = {
+    "a": ("SYSNAME-A-7Q", "BUNDLE-A-7Q", "FINDING-A-7Q"),
+    "b": ("SYSNAME-B-4K", "BUNDLE-B-4K", "FINDING-B-4K"),
+    "w": ("SYSNAME-W-3P",),  # A's withdrawn result's system: never public
+    "objection": ("OBJECTION-5T",),
+}
+BENCHMARK = "bert"
+
+
+def may_see(role: str, owner: str, phase: str) -> bool:
+    """The rule under test. Reviewers and staff see the whole round at every moment; a member sees
+    their organisation's records, and during review the other submitters' (peer review); everyone
+    sees what is published; a withdrawn result and the objections are never public."""
+    if role in ("reviewer", "staff"):
+        return True
+    if role == "anonymous":
+        return phase == "published" and owner in ("a", "b")
+    own = "a" if role == "member_a" else "b"
+    if owner == "objection":
+        return True  # B filed it against A: both are parties
+    if owner in (own, "w" if own == "a" else None):
+        return True
+    return phase == "review" or (phase == "published" and owner in ("a", "b"))
+
+
+# -- the rows: one per URL name of portal/urls.py ------------------------------------------------
+#
+# kind: whose records the URL's parameters name ("result", "system", "submission", "objection",
+# "round"), filled for each owner; None: a URL without parameters. query: query strings to ask as
+# well as the bare URL. counts: an API list whose "count" may not pass what the role may see of that
+# kind. skip: why the URL is not asked (a form's POST target, an admin page).
+
+
+@dataclass
+class Row:
+    kind: str | None = None
+    query: tuple[str, ...] = ("",)
+    counts: str = ""
+    skip: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+POST_ONLY = "answers POST only: a GET is refused before anything is read"
+ROWS = {
+    # leaderboard: public pages, exports and chart data (the round page holds its charts' data)
+    "leaderboard:home": Row(),
+    "leaderboard:progress": Row(query=("", "?division=closed&organisation=Acme")),
+    "leaderboard:round": Row(
+        kind="round",
+        query=("", "?format=csv", "?format=json", "?partial=1", "?division=closed&sort=bert"),
+    ),
+    "leaderboard:compare": Row(kind="round", query=("?s=Acme/a-sys&s=Globex/b-sys",)),
+    "leaderboard:system": Row(kind="system"),
+    "leaderboard:result": Row(kind="result", query=("", "?format=csv", "?format=json")),
+    "leaderboard:public-id": Row(kind="result"),
+    "leaderboard:run-log": Row(kind="result", query=("", "?line=3", "?format=raw")),
+    # submissions
+    "submissions:list": Row(),
+    "submissions:upload": Row(),
+    "submissions:detail": Row(kind="submission"),
+    "submissions:progress": Row(kind="submission"),
+    "submissions:findings": Row(kind="submission"),
+    "submissions:revalidate": Row(kind="submission", skip=POST_ONLY),
+    "submissions:reference-check": Row(kind="submission", skip=POST_ONLY),
+    # review
+    "review:round": Row(kind="round"),
+    "review:objection": Row(kind="objection"),
+    "review:reply": Row(kind="objection", skip=POST_ONLY),
+    "review:decide": Row(kind="objection", skip=POST_ONLY),
+    "review:new-objection": Row(kind="submission"),
+    "review:withdraw": Row(kind="submission", skip=POST_ONLY),
+    # API v1 (its lists are counted)
+    "v1:api-root": Row(),
+    "v1:round-list": Row(),
+    "v1:round-detail": Row(kind="round"),
+    "v1:system-list": Row(counts="system", query=("", "?round=training-live")),
+    "v1:system-detail": Row(kind="system"),
+    "v1:result-list": Row(counts="result", query=("", "?round=training-live", "?format=csv")),
+    "v1:result-detail": Row(kind="result"),
+    "v1:result-runs": Row(kind="result"),
+    "v1:price-list": Row(),
+    "v1:price-detail": Row(skip="price lines are public catalogue data, no round's results"),
+    "v1:objection-list": Row(counts="objection", query=("", "?round=training-live")),
+    "v1:objection-detail": Row(kind="objection"),
+    "v1:objection-reply": Row(kind="objection", skip=POST_ONLY),
+    "v1:objection-decide": Row(kind="objection", skip=POST_ONLY),
+    "v1:submission-withdraw-withdraw": Row(kind="submission", skip=POST_ONLY),
+    "v1:reference-check-list": Row(query=("", "?round=training-live")),
+    "v1:reference-check-detail": Row(skip="this round has no reference checks to address"),
+    "v1:agent-list": Row(),
+    "v1:agent-detail": Row(skip="an agent is a GPU host: no round data"),
+    "agents": Row(),
+    "api-docs": Row(),
+    "v1:token-list": Row(),
+    "v1:token-detail": Row(skip="a user's own API token, no round data (tests/test_tokens.py)"),
+    "schema": Row(),
+    "api/^(?P<rest>((rounds|systems|results|prices)/.*)?)$": Row(
+        skip="a redirect to the same path under /api/v1/, asked there"
+    ),
+    # Django's own
+    "login": Row(),
+    "logout": Row(skip=POST_ONLY),
+    "password_change": Row(),
+    "password_change_done": Row(),
+    "password_reset": Row(),
+    "password_reset_done": Row(),
+    "password_reset_confirm": Row(skip="a mailed link's form: holds no round data"),
+    "password_reset_complete": Row(),
+    "admin:*": Row(extra={"paths": ("/admin/", "/admin/submissions/submission/")}),
+}
+
+
+def _walk(patterns, prefix="", namespace=""):
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            inner = namespace + (f"{pattern.namespace}:" if pattern.namespace else "")
+            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern), inner)
+        elif namespace.startswith("admin:"):
+            yield "admin:*", pattern
+        elif isinstance(pattern, URLPattern):
+            yield (
+                (namespace + pattern.name if pattern.name else prefix + str(pattern.pattern)),
+                pattern,
+            )
+
+
+def surface() -> dict[str, URLPattern]:
+    """Every URL name of portal/urls.py (an unnamed one by its route), the admin's as one."""
+    return dict(_walk(get_resolver().url_patterns))
+
+
+def test_every_url_has_a_row():
+    missing = sorted(set(surface()) - set(ROWS))
+    assert not missing, (
+        "URLs without a row in tests/test_permissions.py ROWS (say who may see them): "
+        + ", ".join(missing)
+    )
+
+
+# -- the round ---------------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    round: Round
+    submissions: dict  # owner -> Submission
+    systems: dict  # owner -> System
+    results: dict  # owner -> Result
+    objection: object = None
+
+
+def _build(orgs) -> World:
+    from leaderboard.rounds import load_round
+
+    round_ = load_round(
+        {
+            "key": "training-live",
+            "name": "Training live",
+            "ruleset": "5.1.0",
+            "log_format": "mllog",
+            "benchmarks": [
+                {"key": BENCHMARK, "name": "BERT", "required_runs": 3, "reference_time_s": 3000.0}
+            ],
+        }
+    )
+    round_.reviewers.add(orgs["reviewer"])
+    world = World(round_, {}, {}, {})
+    for owner, org, member in (("a", orgs["a"], "member_a"), ("b", orgs["b"], "member_b")):
+        submitter, _ = Submitter.objects.get_or_create(name=org.name)
+        submission = Submission.objects.create(
+            round=round_,
+            submitter=submitter,
+            organisation=org,
+            uploaded_by=orgs[member],
+            bundle=f"bundles/{owner}.tgz",
+            original_name=f"{MARKERS[owner][1]}.tgz",
+            sha256=owner * 64,
+            size=1,
+            status=Submission.Status.VALID,
+        )
+        validation = Validation.objects.create(
+            submission=submission, number=1, status=Validation.Status.DONE, verdict="valid"
+        )
+        world.submissions[owner] = submission
+        systems = [(owner, f"{owner}-sys")] + ([("w", "w-sys")] if owner == "a" else [])
+        for who, key in systems:
+            system = System.objects.create(
+                submission=submission,
+                round=round_,
+                submitter=submitter,
+                key=key,
+                name=MARKERS[who][0],
+                division="closed",
+                category="onprem",
+                accelerator_model="NVIDIA H100-SXM5-80GB",
+                accelerator_count=8,
+            )
+            result = Result.objects.create(
+                system=system,
+                benchmark=round_.benchmarks.get(key=BENCHMARK),
+                path=f"results/{key}/{BENCHMARK}",
+                score_s=1200.0,
+                speedup=2.5,
+                runs_counted=1,
+                withdrawn=who == "w",
+                warning_count=1,
+            )
+            for i in range(3):
+                Run.objects.create(
+                    result=result,
+                    index=i,
+                    path=f"results/{key}/{BENCHMARK}/result_{i}.txt",
+                    checked=True,
+                    success=True,
+                    time_to_train_s=1200.0 + i,
+                    counted=i == 1,
+                    dropped=i != 1,
+                )
+            world.systems[who], world.results[who] = system, result
+        Finding.objects.create(
+            validation=validation,
+            result=world.results[owner],
+            system_key=f"{owner}-sys",
+            benchmark=BENCHMARK,
+            severity=Finding.Severity.WARNING,
+            rule="test.marker",
+            file=f"results/{owner}-sys/{BENCHMARK}/result_0.txt",
+            line=1,
+            message=MARKERS[owner][2],
+        )
+    return world
+
+
+def _set_phase(world: World, phase: str, orgs) -> None:
+    """The round's calendar around the real clock (the live server reads it), and what each phase
+    brings: an objection in review, publication at the end."""
+    from submissions import review
+
+    now = timezone.now()
+    hour = timedelta(hours=1)
+    dates = {
+        "open": (now - 24 * hour, now + 24 * hour, now + 48 * hour, now + 72 * hour),
+        "review": (now - 48 * hour, now - hour, now + 24 * hour, now + 48 * hour),
+        "published": (
+            now - 72 * hour,
+            now - 48 * hour,
+            now - 24 * hour,
+            now - timedelta(minutes=1),
+        ),
+    }[phase]
+    Round.objects.filter(pk=world.round.pk).update(
+        opens_at=dates[0], deadline_at=dates[1], review_ends_at=dates[2], publish_at=dates[3]
+    )
+    world.round.refresh_from_db()
+    if phase == "open":
+        return
+    if phase == "review":
+        world.objection = review.file_objection(
+            orgs["member_b"],
+            world.submissions["a"],
+            system_key="a-sys",
+            benchmark_key=BENCHMARK,
+            rule="5.1 closed division: hyperparameters",
+            comment=MARKERS["objection"][0],
+        )
+        return
+    # Published: the objection was filed in review (then answered and decided), and the round went
+    # public at its minute.
+    world.objection = _objection_filed_in_review(world, orgs)
+    _publish(world.round)
+
+
+def _objection_filed_in_review(world: World, orgs):
+    from submissions.review_models import Objection
+
+    return Objection.objects.create(
+        round=world.round,
+        submission=world.submissions["a"],
+        system=world.systems["a"],
+        result=world.results["a"],
+        from_organisation=orgs["b"],
+        against_organisation=orgs["a"],
+        filed_by=orgs["member_b"],
+        rule="5.1 closed division: hyperparameters",
+        comment=MARKERS["objection"][0],
+        status=Objection.Status.DECIDED,
+        decision=Objection.Decision.ACCEPTED,
+        decided_by=orgs["reviewer"],
+        decided_at=timezone.now(),
+    )
+
+
+def _publish(round_: Round) -> None:
+    try:
+        from submissions.pipeline.publication import publish_due_rounds
+    except ImportError:  # TODO(review): until helper accounts lands it
+        from submissions.pipeline.publication import publish
+
+        for submission in round_.submissions.all():
+            publish(submission.pk)
+        return
+    publish_due_rounds(now=timezone.now())
+
+
+# -- asking --------------------------------------------------------------------------------------
+
+
+def _value(param: str, kind: str, obj, world: World) -> str:
+    """A URL parameter for one owner's record: what the portal's own links would hold."""
+    if param in ("round_key", "key") and kind == "round":
+        return world.round.key
+    if param == "round_key":
+        return world.round.key
+    if kind == "objection":
+        return str(obj.uid)
+    system = obj if kind == "system" else getattr(obj, "system", None)
+    if param == "submitter":
+        return system.submitter.name
+    if param == "system_key":
+        return system.key
+    if param == "benchmark_key":
+        return BENCHMARK
+    if param == "public_id":
+        return obj.public_id or "5.1-9999"
+    if param in ("uid", "submission_uid"):
+        return str(obj.uid)
+    if param == "index":
+        return "0"
+    if param == "pk":
+        return str(obj.pk)
+    raise KeyError(f"no value for URL parameter {param!r} of a {kind}")
+
+
+def _targets(name: str, row: Row, world: World) -> list[tuple[str, str | None]]:
+    """(path, owner) for each address the row asks; owner None: a URL of no one's records."""
+    from django.urls import reverse
+
+    if row.extra.get("paths"):
+        return [(p, None) for p in row.extra["paths"]]
+    owners = {
+        None: [(None, None)],
+        "round": [(None, world.round)],
+        "submission": [(o, world.submissions[o]) for o in ("a", "b")],
+        "system": [(o, world.systems[o]) for o in ("a", "b", "w")],
+        "result": [(o, world.results[o]) for o in ("a", "b", "w")],
+        "objection": [("objection", world.objection)] if world.objection else [],
+    }[row.kind]
+    pattern = surface()[name]
+    params = list(pattern.pattern.converters) or re.findall(r"\(\?P<(\w+)>", str(pattern.pattern))
+    params = [p for p in params if p != "format"]
+    out = []
+    for owner, obj in owners:
+        kwargs = {p: _value(p, row.kind, obj, world) for p in params}
+        path = reverse(name, kwargs=kwargs)
+        out += [(path + query, owner) for query in row.query]
+    return out
+
+
+def _sessions(live_server, orgs) -> dict:
+    from django.test import Client
+
+    sessions = {}
+    for role in ROLES:
+        session = requests.Session()
+        if role != "anonymous":
+            client = Client()
+            client.force_login(orgs[role])
+            session.cookies.set("sessionid", client.cookies["sessionid"].value)
+        sessions[role] = session
+    return sessions
+
+
+def _allowed_count(kind: str, role: str, phase: str, world: World) -> int:
+    owners = {
+        "result": ("a", "b", "w"),
+        "system": ("a", "b", "w"),
+        "objection": ("objection",) if world.objection else (),
+    }[kind]
+    return sum(may_see(role, owner, phase) for owner in owners)
+
+
+def _check(response, path, role, owner, phase, row, world) -> list[str]:
+    cell = f"{phase} × {role} × GET {path}"
+    if response.status_code >= 500:
+        return [f"{cell}: {response.status_code}"]
+    problems = []
+    body = response.text
+    for who, words in MARKERS.items():
+        if not may_see(role, who, phase):
+            problems += [f"{cell}: shows {word} ({who})" for word in words if word in body]
+    if owner is not None and not may_see(role, owner, phase):
+        refused = {404} | ({401, 403} if role == "anonymous" else set())
+        login = response.status_code == 302 and "/login/" in response.headers.get("Location", "")
+        if response.status_code not in refused and not login:
+            problems.append(f"{cell}: answers {response.status_code}, not 404, for {owner}'s")
+    if (
+        row.counts
+        and response.status_code == 200
+        and "json" in response.headers.get("Content-Type", "")
+    ):
+        count = response.json().get("count")
+        allowed = _allowed_count(row.counts, role, phase, world)
+        if count is not None and count > allowed:
+            problems.append(f"{cell}: counts {count} {row.counts}s; at most {allowed} may be seen")
+    return problems
+
+
+def _must_show(base, sessions, world, phase) -> list[str]:
+    """Cells that must show something, so that a portal refusing everything does not pass."""
+    problems = []
+
+    def get(role, path):
+        return sessions[role].get(base + path, allow_redirects=False, timeout=30)
+
+    own = get("member_a", f"/submissions/{world.submissions['a'].uid}/")
+    if own.status_code != 200 or MARKERS["a"][1] not in own.text:
+        problems.append(f"{phase}: member_a does not see A's own submission ({own.status_code})")
+    review_page = get("reviewer", f"/review/{world.round.key}/")
+    if review_page.status_code != 200:
+        problems.append(f"{phase}: the reviewer's review page answers {review_page.status_code}")
+    if phase == "published":
+        page = get("anonymous", f"/r/{world.round.key}/").text
+        csv = get("anonymous", f"/r/{world.round.key}/?format=csv").text
+        api = get("anonymous", "/api/v1/results/?round=training-live").json()
+        for word in (MARKERS["a"][0], MARKERS["b"][0]):
+            if word not in page or word not in csv:
+                problems.append(f"published: the anonymous round page or CSV lacks {word}")
+        if api.get("count") != 2:
+            problems.append(
+                f"published: the anonymous API counts {api.get('count')} results, not 2"
+            )
+    return problems
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("phase", PHASES)
+def test_who_sees_what(phase, live_server, orgs):
+    world = _build(orgs)
+    _set_phase(world, phase, orgs)
+    sessions = _sessions(live_server, orgs)
+    base = live_server.url
+    problems = []
+    for name, row in ROWS.items():
+        if row.skip or name not in surface():
+            continue
+        for path, owner in _targets(name, row, world):
+            for role in ROLES:
+                response = sessions[role].get(base + path, allow_redirects=False, timeout=30)
+                problems += _check(response, path, role, owner, phase, row, world)
+    problems += _must_show(base, sessions, world, phase)
+    assert not problems, f"{len(problems)} cells show what they must not:\n" + "\n".join(problems)
