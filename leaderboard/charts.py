@@ -82,23 +82,26 @@ def _label(value: float) -> str:
 
 
 def log_ticks(values) -> dict:
-    """tickvals and ticktext in full for a log axis over these values: 1, 2, 5 of each power of ten
-    across up to three decades, the powers of ten alone beyond that."""
+    """tickvals and ticktext in full for a log axis over these values (1, 2, 5 of each power of ten
+    across up to three decades, the powers of ten alone beyond that), from the tick at or below the
+    smallest value to the one at or above the largest, and the axis range to match: both ends labelled."""
     finite = [v for v in values if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)]
     if not finite:
         return {}
-    low, high = math.floor(math.log10(min(finite))), math.ceil(math.log10(max(finite)))
-    steps = (1, 2, 5) if high - low <= 3 else (1,)
-    ticks = [
-        m * 10.0**e
-        for e in range(low, high + 1)
-        for m in steps
-        if min(finite) / 2.5 <= m * 10.0**e <= max(finite) * 2.5
-    ]
+    low, high = min(finite), max(finite)
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    steps = (1, 2, 5) if last - first <= 3 else (1,)
+    candidates = [float(f"{m * 10.0**e:.6g}") for e in range(first, last + 1) for m in steps]
+    start = max(c for c in candidates if c <= low)
+    end = min(c for c in candidates if c >= high)
+    ticks = [c for c in candidates if start <= c <= end]
+    span = math.log10(end) - math.log10(start) or 1.0
+    pad = span * 0.04  # room for the markers at either end
     return {
         "tickmode": "array",
-        "tickvals": [float(f"{t:.6g}") for t in ticks],
-        "ticktext": [_label(float(f"{t:.6g}")) for t in ticks],
+        "tickvals": ticks,
+        "ticktext": [_label(t) for t in ticks],
+        "range": [math.log10(start) - pad, math.log10(end) + pad],
     }
 
 

@@ -54,7 +54,10 @@ def test_log_axes_are_labelled_in_full():
     assert ticks["ticktext"] == ["2", "5", "10", "20", "50", "100", "200"]
     assert ticks["tickvals"] == [2, 5, 10, 20, 50, 100, 200]
     wide = charts.log_ticks([0.5, 12_000])  # more than three decades: powers of ten only
-    assert wide["ticktext"] == ["1", "10", "100", "1,000", "10,000"]
+    assert wide["ticktext"] == ["0.1", "1", "10", "100", "1,000", "10,000", "100,000"]
+    assert (
+        ticks["range"][0] < 0.302 and ticks["range"][1] > 2.301
+    )  # from 2 to 200: both ends labelled
     fig = charts.scaling(
         [row("H100", 8, 30), row("H100", 512, 1.5)], Bench("b", "B", None, 1, True)
     )
