@@ -21,6 +21,7 @@ def test_each_probe_runs_at_cpu_scale_and_says_what_it_ran(benchmark):
     assert result["device"].startswith("CPU")
     assert "miniature" in result["model"]
     assert result["torch"] == torch.__version__ and result["cuda"] is None
+    assert result["versions"] == {"torch": torch.__version__, "cuda": None}
     assert result["precision"] == "bf16" and result["dtype"] == "float32"
     assert result["autocast"] is False
     assert (result["warmup_steps"], result["steps"]) == common.DEFAULT_STEPS["cpu"]

@@ -71,6 +71,7 @@ def environment(dev: torch.device) -> dict:
         "torch": torch.__version__,
         "cuda": torch.version.cuda if dev.type == "cuda" else None,
     }
+    info["versions"] = {"torch": info["torch"], "cuda": info["cuda"]}  # as the portal shows them
     if dev.type == "cpu":
         info["threads"] = torch.get_num_threads()
     return info
