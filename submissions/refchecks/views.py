@@ -43,10 +43,7 @@ def agents_page(request):
             "agents": agents,
             "online": len(online),
             "offline_after": settings.AGENT_OFFLINE_AFTER_S,
-            "waiting": sorted(
-                (label.removeprefix("waiting for an agent with "), n)
-                for label, n in waiting.items()
-            ),
+            "waiting": sorted(waiting.items()),
         },
     )
 
