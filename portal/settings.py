@@ -241,7 +241,7 @@ CELERY_TASK_ROUTES = {
 # Reference checks (submissions/refchecks/). A probe's timed window is at most REFCHECK_MAX_SECONDS; a job
 # running longer than REFCHECK_JOB_LIMIT_S (the window, the model's build and the warm-up), or whose agent
 # sent no heartbeat for AGENT_OFFLINE_AFTER_S, is sent again, up to REFCHECK_MAX_ATTEMPTS times, then fails
-# with the reason. Agents beat every AGENT_HEARTBEAT_S (their own setting); three missed beats: offline.
+# with the reason. Agents beat every AGENT_HEARTBEAT_S (theirs: 15 s by default), so 90 s is six missed beats.
 REFCHECK_MAX_SECONDS = env.float("REFCHECK_MAX_SECONDS", default=120.0)
 REFCHECK_JOB_LIMIT_S = env.float("REFCHECK_JOB_LIMIT_S", default=REFCHECK_MAX_SECONDS + 300)
 REFCHECK_MAX_ATTEMPTS = env.int("REFCHECK_MAX_ATTEMPTS", default=3)
