@@ -18,6 +18,7 @@ from .models import Submission, Validation
 from .pipeline import held_results
 from .reports import findings_of, report_dict
 from .review_views import submission_section
+from .status import steps_of
 from .tasks import revalidate as revalidate_task
 
 FINDINGS_SHOWN = 2000  # the page stays readable; the JSON download has every finding
@@ -118,6 +119,7 @@ def detail(request, uid):
             "findings": findings[:FINDINGS_SHOWN],
             "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
             "validations": submission.validations.all(),
+            "steps": steps_of(submission),
             "review": submission_section(request.user, submission),
         },
     )
@@ -158,6 +160,7 @@ def progress(request, uid):
         {
             "status": submission.status,
             "status_label": submission.get_status_display(),
+            "steps": [step.as_dict() for step in steps_of(submission)],
             "runs_total": submission.runs_total,
             "runs_checked": submission.runs_checked,
             "final": submission.is_final,

@@ -59,6 +59,9 @@ def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, users
     page = client.get(response["Location"]).content.decode()
     assert "Valid" in page and "checked 5 of 5 runs" in page
     progress = client.get(f"/submissions/{submission.uid}/progress.json").json()
+    steps = {step["code"]: (step["state"], step["detail"]) for step in progress.pop("steps")}
+    assert steps["checked"] == ("done", "checked 5 of 5 runs")
+    assert steps["scored"] == ("done", "1 of 1 results can be published.")
     assert progress == {
         "status": "valid",
         "status_label": "Valid",

@@ -3,6 +3,31 @@
   const box = document.getElementById("progress");
   if (!box || box.dataset.final === "1") return;
   const bar = document.getElementById("run-progress");
+  // The steps (submissions/status.py), as the page first drew them.
+  function renderSteps(steps) {
+    const list = box.querySelector('[data-field="steps"]');
+    if (!list || !steps) return;
+    list.replaceChildren(
+      ...steps.map((step) => {
+        const item = document.createElement("li");
+        item.className = `step step-${step.state}`;
+        item.dataset.code = step.code;
+        const label = document.createElement("strong");
+        label.textContent = step.label;
+        const state = document.createElement("span");
+        state.className = "step-state";
+        state.textContent = step.state;
+        item.append(label, ": ", state);
+        if (step.detail) {
+          const detail = document.createElement("span");
+          detail.className = "step-detail";
+          detail.textContent = step.detail;
+          item.append(". ", detail);
+        }
+        return item;
+      }),
+    );
+  }
   async function poll() {
     const response = await fetch(box.dataset.url, { headers: { Accept: "application/json" } });
     if (!response.ok) return setTimeout(poll, 5000);
@@ -10,6 +35,7 @@
     if (p.final) return window.location.reload();
     box.querySelector('[data-field="status_label"]').textContent = p.status_label;
     box.querySelector('[data-field="counts"]').textContent = `checked ${p.runs_checked} of ${p.runs_total} runs`;
+    renderSteps(p.steps);
     bar.max = p.runs_total || 1;
     bar.value = p.runs_checked;
     setTimeout(poll, 1500);
