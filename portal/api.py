@@ -22,6 +22,7 @@ ROUTE_MODULES = [
     "accounts.api",
     "submissions.review_api",
     "submissions.refchecks.api",
+    "submissions.api",
 ]
 
 

@@ -1,5 +1,8 @@
+"""The upload form (the page's script sends the same fields through the API's chunked uploads)."""
+
 from django import forms
 
+from accounts.models import Organisation
 from leaderboard.models import Round
 
 BUNDLE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".zip")
@@ -9,10 +12,38 @@ class UploadForm(forms.Form):
     round = forms.ModelChoiceField(
         queryset=Round.objects.all(), to_field_name="key", empty_label=None
     )
+    organisation = forms.ModelChoiceField(
+        queryset=Organisation.objects.none(),
+        to_field_name="slug",
+        empty_label=None,
+        required=False,  # the user's only one, if not named
+        help_text="The organisation you upload for: one of yours.",
+    )
     bundle = forms.FileField(
         help_text="Your organisation's tree as .tar, .tar.gz, .tgz, .tar.xz or .zip "
         "(systems/ and results/ folders, or the v0.5 layout)."
     )
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if user is not None and user.is_authenticated:
+            self.fields["organisation"].queryset = Organisation.objects.filter(
+                memberships__user=user
+            )
+
+    def clean_organisation(self):
+        organisation = self.cleaned_data["organisation"]
+        mine = self.fields["organisation"].queryset
+        if organisation is None and len(mine[:2]) == 1:
+            organisation = mine[0]
+        if organisation is None:
+            raise forms.ValidationError(
+                "Choose the organisation you upload for."
+                if mine.exists()
+                else "You upload for an organisation you are a member of, and you are a member of none: "
+                "ask its administrator to add you."
+            )
+        return organisation
 
     def clean_bundle(self):
         bundle = self.cleaned_data["bundle"]

@@ -119,6 +119,12 @@ def store_file(path: Path, original_name: str, sha: str) -> tuple[str, str, int]
         tmp.unlink(missing_ok=True)
 
 
+def store_part(path: Path, original_name: str, sha: str, size: int) -> tuple[str, str, int]:
+    """store_bundle for the finished file of a chunked upload (uploads.py), hashed as it arrived: moved into
+    storage, not copied."""
+    return _place(path, sha, original_name), sha, size
+
+
 def _drop_unused(relative: str, existing: Submission) -> None:
     """The file just stored, when the submission given back keeps its bundle under another name (the same
     bytes uploaded under another name) and no other submission has it: it would be kept for nothing."""
@@ -165,6 +171,7 @@ def submit(
     original_name: str,
     *,
     user=None,
+    organisation=None,
     publish=False,
     stored: tuple[str, str, int] | None = None,
     max_bytes: int | None = None,
@@ -173,14 +180,17 @@ def submit(
     store_file returned for a bundle already stored (chunks are then not read). max_bytes: the most an
     upload may hold (UploadTooLarge past it); none for the command line's imports.
 
-    The same bytes to one round again from the same uploader (or again from the command line, user None)
-    give back that submission; from another uploader they are a submission of that uploader's own, so that
-    an upload never tells anyone what someone else uploaded.
+    The same bytes to one round again for the same organisation (by any of its members; without one, from
+    the same uploader, or again from the command line, user None) give back that submission; for another
+    organisation they are a submission of its own, so that an upload never tells anyone what someone else
+    uploaded.
     """
     relative, sha, size = stored or store_bundle(chunks, original_name, max_bytes)
-    same = Submission.objects.filter(
-        round=round_, sha256=sha, uploaded_by=user
-    )  # user None: IS NULL
+    same = Submission.objects.filter(round=round_, sha256=sha)
+    if organisation is not None:
+        same = same.filter(organisation=organisation)
+    else:
+        same = same.filter(organisation=None, uploaded_by=user)  # user None: IS NULL
     existing = same.first()
     if existing is None:
         try:
@@ -192,6 +202,7 @@ def submit(
                     sha256=sha,
                     size=size,
                     uploaded_by=user,
+                    organisation=organisation,
                     publish_when_valid=publish,
                 )
         except IntegrityError:  # the same bundle raced in from the same uploader

@@ -1,4 +1,4 @@
-"""A Submission: one uploaded bundle and its life through the pipeline."""
+"""A Submission: one uploaded bundle and its life through the pipeline; an Upload: one arriving in parts."""
 
 import uuid
 
@@ -70,19 +70,25 @@ class Submission(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        # The same bytes are one submission per uploader: a second uploader gets a submission of their own, so
-        # that nothing tells one uploader what another uploaded. From the command line (no uploader) the same
-        # bytes again are the same submission; NULLs are distinct in a unique index, hence the second constraint.
+        # The same bytes are one submission per organisation (uploaded by any of its members): another
+        # organisation gets a submission of its own, so that nothing tells one what another uploaded. Uploads of
+        # before organisations are one per uploader; from the command line (no uploader) the same bytes again are
+        # the same submission. NULLs are distinct in a unique index, hence three constraints.
         constraints = [
+            models.UniqueConstraint(
+                fields=["round", "sha256", "organisation"],
+                name="unique_bundle_per_organisation",
+                condition=models.Q(organisation__isnull=False),
+            ),
             models.UniqueConstraint(
                 fields=["round", "sha256", "uploaded_by"],
                 name="unique_bundle_per_uploader",
-                condition=models.Q(uploaded_by__isnull=False),
+                condition=models.Q(organisation__isnull=True, uploaded_by__isnull=False),
             ),
             models.UniqueConstraint(
                 fields=["round", "sha256"],
                 name="unique_command_line_bundle_per_round",
-                condition=models.Q(uploaded_by__isnull=True),
+                condition=models.Q(organisation__isnull=True, uploaded_by__isnull=True),
             ),
         ]
 
@@ -211,6 +217,39 @@ class TaskLease(models.Model):
 
     def __str__(self):
         return f"{self.task_name}{tuple(self.args)} on {self.worker}"
+
+
+class Upload(models.Model):
+    """A chunked upload (uploads.py): its parts are appended to a local file at the offset the portal has; on
+    completion the file becomes a Submission through intake."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Receiving"
+        COMPLETE = "complete", "Complete"
+
+    uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="uploads")
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    organisation = models.ForeignKey(
+        "accounts.Organisation", on_delete=models.CASCADE, related_name="uploads"
+    )
+    name = models.CharField(max_length=255, help_text="The bundle's file name, as shown.")
+    size = models.PositiveBigIntegerField(
+        help_text="Declared at creation; no byte past it is taken."
+    )
+    offset = models.PositiveBigIntegerField(default=0, help_text="Bytes received so far.")
+    sha256 = models.CharField(
+        max_length=64, blank=True, help_text="Declared at creation, if given."
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    submission = models.ForeignKey(
+        Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="uploads"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    def __str__(self):
+        return f"upload {self.uid} {self.name} ({self.offset} of {self.size} bytes)"
 
 
 from .refchecks.models import Agent, ReferenceCheck  # noqa: E402, F401 - GPU reference checks

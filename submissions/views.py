@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from leaderboard.models import Result
 from leaderboard.views.common import attachment
 
+from . import receipts, uploads
 from .forms import UploadForm
 from .intake import UploadTooLarge, submit
 from .models import Submission, Validation
@@ -20,6 +21,7 @@ from .reports import findings_of, report_dict
 from .review_views import submission_section
 from .status import steps_of
 from .tasks import revalidate as revalidate_task
+from .visibility import visible_submissions
 
 FINDINGS_SHOWN = 2000  # the page stays readable; the JSON download has every finding
 # What a request may declare beyond UPLOAD_MAX_BYTES for the form around the file (boundaries, headers, the round).
@@ -27,9 +29,7 @@ FORM_ENVELOPE_BYTES = 64 * 1024
 
 
 def _visible(user):
-    """Submissions a user may see: staff see all, others their own uploads."""
-    qs = Submission.objects.select_related("round", "submitter")
-    return qs if user.is_staff else qs.filter(uploaded_by=user)
+    return visible_submissions(user)
 
 
 @csrf_exempt  # the CSRF check would read the whole body first: a declared size too large is refused before it
@@ -38,28 +38,42 @@ def upload(request):
     limit = settings.UPLOAD_MAX_BYTES
     if request.method == "POST" and _declared_length(request) > limit + FORM_ENVELOPE_BYTES:
         return _too_large(
-            request, UploadForm(), UploadTooLarge(limit)
+            request, UploadForm(user=request.user), UploadTooLarge(limit)
         )  # nothing of the body is read
     return _upload(request, limit)
 
 
 @csrf_protect
 def _upload(request, limit: int):
-    form = UploadForm(request.POST or None, request.FILES or None)
+    form = UploadForm(request.POST or None, request.FILES or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         bundle = form.cleaned_data["bundle"]
+        round_, organisation = form.cleaned_data["round"], form.cleaned_data["organisation"]
+        if refusal := uploads.calendar_refusal(round_, organisation):
+            form.add_error("round", refusal)
+            return render(request, "submissions/upload.html", {"form": form}, status=403)
         try:
-            submission, _ = submit(
-                form.cleaned_data["round"],
+            submission, created = submit(
+                round_,
                 bundle.chunks(),
                 bundle.name,
                 user=request.user,
+                organisation=organisation,
                 max_bytes=limit,
             )
         except (
             UploadTooLarge
         ) as error:  # the size is counted while the bundle is stored, whatever was declared
             return _too_large(request, form, error)
+        if created:
+            receipts.accepted(submission, request)
+        messages.info(
+            request,
+            "Received"
+            + ("" if created else " before: these bytes are already this submission")
+            + ". Its receipt: "
+            + request.build_absolute_uri(receipts.receipt_url(submission)),
+        )
         return redirect(submission)
     return render(request, "submissions/upload.html", {"form": form})
 
@@ -85,15 +99,7 @@ def submission_list(request):
 def _get_visible(request, uid):
     """The submission if this user may see it; else 404, as for one that does not exist: a 403 would tell
     anyone that the submission is there."""
-    submission = get_object_or_404(Submission.objects.select_related("round", "submitter"), uid=uid)
-    if not (
-        request.user.is_staff
-        or (request.user.is_authenticated and submission.uploaded_by_id == request.user.pk)
-    ):
-        raise Http404(
-            f"No {Submission._meta.object_name} matches the given query."
-        )  # get_object_or_404's words
-    return submission
+    return get_object_or_404(visible_submissions(request.user), uid=uid)
 
 
 @login_required
@@ -119,10 +125,16 @@ def detail(request, uid):
             "findings": findings[:FINDINGS_SHOWN],
             "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
             "validations": submission.validations.all(),
-            "steps": steps_of(submission),
             "review": submission_section(request.user, submission),
+            "steps": steps_of(submission),
         },
     )
+
+
+@login_required
+def receipt(request, uid):
+    submission = _get_visible(request, uid)
+    return render(request, "submissions/receipt.html", {"submission": submission})
 
 
 @login_required

@@ -88,12 +88,19 @@ def rounds():
 def users():
     from django.contrib.auth import get_user_model
 
+    from accounts.models import Membership, Organisation
+
     User = get_user_model()
-    return {
-        "owner": User.objects.create_user("owner", password="pw"),
+    people = {
+        "owner": User.objects.create_user("owner", password="pw", email="owner@example.org"),
         "outsider": User.objects.create_user("outsider", password="pw"),
         "reviewer": User.objects.create_user("reviewer", password="pw", is_staff=True),
     }
+    # Submitters upload for an organisation of theirs: the owner's and the outsider's are not the same one.
+    for name in ("owner", "outsider"):
+        organisation = Organisation.objects.create(name=f"{name.title()}'s organisation")
+        Membership.objects.create(user=people[name], organisation=organisation)
+    return people
 
 
 @pytest.fixture

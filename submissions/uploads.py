@@ -1,0 +1,246 @@
+"""Chunked, resumable uploads: create, append parts at the offset the portal has, complete with the sha256.
+
+The protocol (spoken by the API in api.py, the upload page's script and portal-submit):
+    POST  uploads/                  {round, name, size[, sha256]}  → 201 {uid, offset: 0, ...}
+    PATCH uploads/<uid>/            Upload-Offset: N, the next bytes → 204, Upload-Offset: the new offset
+                                    (another N: 409 with the right one; past the size: 413, nothing written)
+    HEAD  uploads/<uid>/            Upload-Offset: what the portal has (GET: the same, as JSON)
+    POST  uploads/<uid>/complete/   {sha256} → 201 the submission (200: those bytes were already one)
+Parts are appended to a local file (MEDIA_ROOT/uploads/<uid>.part, shared by the web processes). A part cut
+off keeps what arrived: the client asks the offset and goes on from there. The sha256 is computed as parts
+arrive, by the process that took them (a part taken by another process, or a restart, makes the completion
+read the file once instead). On completion the file goes through intake: stored, deduplicated, queued.
+"""
+
+import hashlib
+import os
+from collections import OrderedDict
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Organisation
+from leaderboard import calendar
+
+from . import intake
+from .bundles.limits import size_text
+from .models import Submission, Upload
+
+BLOCK = 1024 * 1024
+HASHES_KEPT = 32  # uploads whose running sha256 a process keeps (the last ones it took parts of)
+_hashes: "OrderedDict[int, tuple[int, object]]" = (
+    OrderedDict()
+)  # upload pk → (offset, sha256 so far)
+
+
+class UploadRefused(Exception):
+    """A request the protocol refuses; `status` is the HTTP status, str(e) the reason for the client."""
+
+    status = 400
+
+    def __init__(self, message: str, **facts):
+        super().__init__(message)
+        self.facts = facts
+
+
+class WrongOffset(UploadRefused):
+    status = 409
+
+
+class TooLarge(UploadRefused):
+    status = 413
+
+
+class Closed(UploadRefused):
+    status = 409
+
+
+class Forbidden(UploadRefused):
+    status = 403
+
+
+def part_path(upload: Upload) -> Path:
+    return Path(settings.MEDIA_ROOT) / "uploads" / f"{upload.uid}.part"
+
+
+def check_size(size: int) -> None:
+    limit = settings.UPLOAD_MAX_BYTES
+    if size > limit:
+        raise TooLarge(str(intake.UploadTooLarge(limit)), max_bytes=limit)
+
+
+def organisations_of(user):
+    """The organisations a user may upload for: their own."""
+    return Organisation.objects.filter(memberships__user=user) if user.is_authenticated else []
+
+
+def calendar_refusal(round_, organisation, now=None) -> str | None:
+    """Why the round's calendar takes no upload from this organisation now (with the date and time), or None.
+    During review only a fix that a reviewer asked of it is taken."""
+    now = now or timezone.now()
+    fix = calendar.phase(round_.calendar, now) == calendar.REVIEW and _fix_requested(
+        organisation, round_
+    )
+    return calendar.upload_refusal(round_.calendar, now, fix_requested=fix)
+
+
+def _fix_requested(organisation, round_) -> bool:
+    try:
+        from .review import fix_requested
+    except ImportError:  # peer review is not part of this portal yet
+        return False
+    return fix_requested(organisation, round_)
+
+
+def create(round_, user, organisation, name: str, size: int, sha256: str = "") -> Upload:
+    """A new upload of `size` bytes for one of the user's organisations; refused before any byte is sent
+    past UPLOAD_MAX_BYTES (TooLarge), for another organisation, or when the round's calendar says no."""
+    check_size(size)
+    if not organisations_of(user).filter(pk=organisation.pk).exists():
+        raise Forbidden(
+            "You upload for your own organisation only: you are not a member of that one."
+        )
+    if refusal := calendar_refusal(round_, organisation):
+        raise Forbidden(refusal)
+    upload = Upload.objects.create(
+        round=round_,
+        uploaded_by=user,
+        organisation=organisation,
+        name=intake.display_name(name),
+        size=size,
+        sha256=sha256.lower(),
+    )
+    path = part_path(upload)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch()
+    return upload
+
+
+def append(upload: Upload, offset: int, read, length: int) -> int:
+    """Write the next `length` bytes, read by `read(n)`, at `offset`; returns the offset now held. Bytes cut
+    off on the way (read gives less) are kept. The row is locked meanwhile: one part at a time."""
+    with transaction.atomic():
+        upload = Upload.objects.select_for_update().get(pk=upload.pk)
+        if upload.status != Upload.Status.OPEN:
+            raise Closed(
+                "This upload is complete; its submission is listed with it.", offset=upload.offset
+            )
+        if offset != upload.offset:
+            raise WrongOffset(
+                f"The portal has {upload.offset:,} bytes of this upload: send from there.",
+                offset=upload.offset,
+            )
+        if offset + length > upload.size:
+            raise TooLarge(
+                f"This part would end at byte {offset + length:,}, past the upload's declared size "
+                f"({upload.size:,} bytes); nothing of it was written.",
+                offset=upload.offset,
+            )
+        written = _write(upload, offset, read, length)
+        upload.offset = offset + written
+        upload.save(update_fields=["offset", "updated_at"])
+    return upload.offset
+
+
+def _write(upload: Upload, offset: int, read, length: int) -> int:
+    known, digest = _hashes.pop(upload.pk, (None, None))
+    if known != offset:
+        digest = hashlib.sha256() if offset == 0 else None  # else completion reads the file
+    written = 0
+    fd = os.open(part_path(upload), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.lseek(fd, offset, os.SEEK_SET)
+        while written < length:
+            block = read(min(BLOCK, length - written))
+            if not block:  # the client went away: what arrived is kept
+                break
+            view = memoryview(block)
+            while view:
+                view = view[os.write(fd, view) :]
+            if digest is not None:
+                digest.update(block)
+            written += len(block)
+    finally:
+        os.close(fd)
+    if digest is not None:
+        _hashes[upload.pk] = (offset + written, digest)
+        while len(_hashes) > HASHES_KEPT:
+            _hashes.popitem(last=False)
+    return written
+
+
+def _sha256_of(upload: Upload, path: Path) -> str:
+    known, digest = _hashes.pop(upload.pk, (None, None))
+    if known == upload.size:
+        return digest.hexdigest()
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
+    """Make the received bytes a submission (intake.submit: one per bundle and uploader); returns
+    (submission, created). Refused while bytes are missing, or when the sha256 differs from the one given
+    now or at creation (the upload then starts again from offset 0). Completing twice is harmless."""
+    mismatch = None
+    with transaction.atomic():
+        upload = (
+            Upload.objects.select_for_update(of=("self",))
+            .select_related("round", "organisation", "uploaded_by")
+            .get(pk=upload.pk)
+        )
+        if upload.status == Upload.Status.COMPLETE and upload.submission is not None:
+            return upload.submission, False
+        if upload.offset != upload.size:
+            raise WrongOffset(
+                f"The portal has {upload.offset:,} of {upload.size:,} bytes: send the rest first.",
+                offset=upload.offset,
+            )
+        if refusal := calendar_refusal(upload.round, upload.organisation):
+            raise Forbidden(refusal, offset=upload.offset)
+        path = part_path(upload)
+        os.truncate(path, upload.size)  # a part written before a crash may lie past the offset
+        sha = _sha256_of(upload, path)
+        expected = (sha256 or upload.sha256).lower()
+        if expected and expected != sha:
+            Upload.objects.filter(pk=upload.pk).update(offset=0)
+            os.truncate(path, 0)
+            mismatch = UploadRefused(
+                f"The bytes received have sha256 {sha}, not {expected}: some were damaged on the way. "
+                "The upload starts again from byte 0.",
+                offset=0,
+                sha256=sha,
+            )
+        else:
+            stored = intake.store_part(path, upload.name, sha, upload.size)
+            submission, created = intake.submit(
+                upload.round,
+                None,
+                upload.name,
+                user=upload.uploaded_by,
+                organisation=upload.organisation,
+                stored=stored,
+            )
+            upload.status, upload.submission = Upload.Status.COMPLETE, submission
+            upload.save(update_fields=["status", "submission", "updated_at"])
+    if mismatch:
+        raise mismatch
+    return submission, created
+
+
+def abandon(upload: Upload) -> None:
+    """Drop an open upload and its bytes (a complete one keeps its row, which names its submission)."""
+    _hashes.pop(upload.pk, None)
+    with transaction.atomic():
+        upload = Upload.objects.select_for_update().get(pk=upload.pk)
+        if upload.status == Upload.Status.OPEN:
+            part_path(upload).unlink(missing_ok=True)
+            upload.delete()
+
+
+def progress_text(upload: Upload) -> str:
+    return f"{size_text(upload.offset)} of {size_text(upload.size)}"
