@@ -54,6 +54,8 @@ DEFAULT_MAX_SECONDS = _env_float("AGENT_MAX_SECONDS", 600)
 # the hard limit, KILL_AFTER_S later, kills a pool process stuck in a kernel.
 GRACE_S = _env_float("AGENT_GRACE_S", 120)
 KILL_AFTER_S = 30
+# The first heartbeat waits this long for the pool process to describe the host (it imports torch).
+DESCRIBE_WAIT_S = 120
 
 TASK = "agent.reference_check"
 STORE_TASK = "submissions.store_reference_check"
@@ -189,7 +191,8 @@ def reference_check(self, job):
     try:
         measurement = run_job(job)
     except SoftTimeLimitExceeded:
-        error = f"the probe ran past its limit of {job_seconds(job) + GRACE_S:g} s"
+        limit = (self.request.timelimit or (None, None))[1] or job_seconds(job) + GRACE_S
+        error = f"the probe ran past its limit of {limit:g} s"
     except Exception as exc:
         from .probes import ProbeError
 
@@ -217,7 +220,7 @@ class Heartbeat(bootsteps.StartStopStep):
         threading.Thread(target=self._run, name="agent-heartbeat", daemon=True).start()
 
     def _run(self):
-        deadline = time.monotonic() + GRACE_S
+        deadline = time.monotonic() + DESCRIBE_WAIT_S
         while not _safe_heartbeat():  # the first: once the pool process has described the host
             if time.monotonic() > deadline:
                 STATE.set_part("host", {"accelerator": "unknown", "accelerator_count": 0})

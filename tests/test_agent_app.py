@@ -101,9 +101,12 @@ class Agent:
         self.connection = app.connection_for_write(broker)
         self.queue = self.connection.SimpleQueue(self.replies, accept=["json"])
 
-    def send(self, **job):
+    def send(self, limits=None, **job):
         self.app.send_task(
-            "agent.reference_check", args=[{"reply_queue": self.replies, **job}], queue=self.jobs
+            "agent.reference_check",
+            args=[{"reply_queue": self.replies, **job}],
+            queue=self.jobs,
+            **(limits or {}),
         )
 
     def next(self, task: str, where=lambda body: True, timeout: float = 90):
@@ -171,3 +174,17 @@ def test_an_agent_announces_itself_measures_and_answers_the_portal_s_tasks(agent
     }
     after = agent.next("submissions.agent_heartbeat", lambda b: b["jobs_failed"] == 1)
     assert (after["current_job"], after["jobs_done"]) == (None, 1)
+
+    # Limits the sender sets win over the job's own (max_seconds + AGENT_GRACE_S): past the soft
+    # one the probe stops and says so; past the hard one the pool process is killed and the main
+    # process answers for it.
+    job = {"benchmark": "retinanet", "batch_size": 2, "seq_len": None, "precision": "bf16"}
+    slow = str(uuid.uuid4())
+    agent.send(check=slow, limits={"soft_time_limit": 0.05}, **job)
+    answer = agent.next("submissions.store_reference_check")
+    assert answer["check"] == slow and answer["error"] == "the probe ran past its limit of 0.05 s"
+    stuck = str(uuid.uuid4())
+    agent.send(check=stuck, limits={"time_limit": 0.1}, **job)
+    answer = agent.next("submissions.store_reference_check")
+    assert answer["check"] == stuck
+    assert answer["error"] == "the probe was killed after its hard time limit of 0.1 s"
