@@ -150,8 +150,16 @@ def table(figure: dict | None) -> dict | None:
     }
 
 
-def scaling(rows: list[Row], bench: Bench | None) -> dict | None:
-    """Time to train (minutes) against accelerator count for one benchmark, by accelerator type."""
+def accelerator_hours(row: Row, minutes: float | None) -> float | None:
+    """Accelerator-hours to train: hours × accelerators (None without a count)."""
+    if minutes is None or not row.accelerator_count:
+        return None
+    return minutes / 60 * row.accelerator_count
+
+
+def scaling(rows: list[Row], bench: Bench | None, per_accelerator: bool = False) -> dict | None:
+    """Time to train (minutes) against accelerator count for one benchmark, by accelerator type;
+    `per_accelerator`: accelerator-hours (minutes ÷ 60 × accelerators) instead of minutes."""
     if bench is None:
         return None
     groups: dict[str, list] = {}
@@ -162,12 +170,15 @@ def scaling(rows: list[Row], bench: Bench | None) -> dict | None:
         count = row.accelerator_count or row.processor_count
         if not count:
             continue
+        value = accelerator_hours(row, cell.minutes) if per_accelerator else cell.minutes
+        if value is None:
+            continue
         label = (
             row.accelerator_model
             if row.accelerator_count
             else f"{row.processor_model} (processors)"
         )
-        groups.setdefault(label or "unknown", []).append((count, cell.minutes, row))
+        groups.setdefault(label or "unknown", []).append((count, value, row))
     if not groups:
         return None
     data = []
@@ -182,7 +193,9 @@ def scaling(rows: list[Row], bench: Bench | None) -> dict | None:
                 "y": [round(p[1], 4) for p in points],
                 "text": [f"{p[2].submitter}: {p[2].name}" for p in points],
                 "customdata": [p[2].cells[bench.key].url for p in points],
-                "hovertemplate": "%{text}<br>%{x} accelerators, %{y:.2f} min<extra>"
+                "hovertemplate": "%{text}<br>%{x} accelerators, %{y:.2f} "
+                + ("accelerator-hours" if per_accelerator else "min")
+                + "<extra>"
                 + label.replace("%", "%%")
                 + "</extra>",
                 "marker": _style(i),
@@ -194,7 +207,7 @@ def scaling(rows: list[Row], bench: Bench | None) -> dict | None:
             "layout": _layout(
                 f"Scaling: {bench.name}",
                 "Accelerators (log)",
-                "Minutes to train (log)",
+                "Accelerator-hours to train (log)" if per_accelerator else "Minutes to train (log)",
                 x_log=True,
                 y_log=True,
             ),
@@ -324,30 +337,43 @@ def convergence(runs, target: float | None, higher_is_better: bool, x_label: str
     return {"data": data, "layout": layout}
 
 
-def compare(systems, benchmarks: list[Bench]) -> dict | None:
+def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> dict | None:
     """Minutes to train per benchmark, a dot per system (systems: list of Row), on a log axis: bars would
     have their lengths read as ratios, which a log axis does not keep. Dots of one benchmark stand side
-    by side (scattermode group)."""
+    by side (scattermode group). `per_accelerator`: accelerator-hours instead of minutes."""
+
+    def value(row, bench):
+        cell = row.cells.get(bench.key)
+        minutes = cell.minutes if cell else None
+        return accelerator_hours(row, minutes) if per_accelerator else minutes
+
+    unit = "accelerator-hours" if per_accelerator else "min"
     data = []
     for i, row in enumerate(systems):
-        keys = [
-            b for b in benchmarks if b.key in row.cells and row.cells[b.key].minutes is not None
-        ]
+        keys = [b for b in benchmarks if value(row, b) is not None]
         data.append(
             {
                 "type": "scatter",
                 "mode": "markers",
                 "name": f"{row.submitter}: {row.name}",
                 "x": [b.key for b in keys],
-                "y": [round(row.cells[b.key].minutes, 4) for b in keys],
+                "y": [round(value(row, b), 4) for b in keys],
                 "customdata": [row.cells[b.key].url for b in keys],
-                "hovertemplate": "%{x}: %{y:.2f} min<extra>%{fullData.name}</extra>",
+                "hovertemplate": "%{x}: %{y:.2f} " + unit + "<extra>%{fullData.name}</extra>",
                 "marker": {**_style(i), "size": 12},
             }
         )
     if not any(d["x"] for d in data):
         return None
-    layout = _layout("Minutes to train per benchmark", "Benchmark", "Minutes (log)", y_log=True)
+    if per_accelerator:
+        layout = _layout(
+            "Accelerator-hours to train per benchmark (hours × accelerators)",
+            "Benchmark",
+            "Accelerator-hours (log)",
+            y_log=True,
+        )
+    else:
+        layout = _layout("Minutes to train per benchmark", "Benchmark", "Minutes (log)", y_log=True)
     layout["xaxis"].update(
         type="category", categoryorder="array", categoryarray=[b.key for b in benchmarks]
     )

@@ -100,16 +100,18 @@ def _round(value, digits=4):
 
 
 def unit(view: TableView, bench) -> str:
-    if view.show == "energy":
-        return "energy_kj"
+    if view.show in ("energy", "acc_hours"):
+        return {"energy": "energy_kj", "acc_hours": "accelerator_hours"}[view.show]
     return "speedup" if view.shows_speedup(bench) else "minutes"
 
 
 def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.DataFrame:
     """The rows of the view in the order shown (section by section), with the columns shown plus ids."""
-    benchmarks = view.benchmarks(data)
+    rows = view.rows(data)
+    # As on the page: benchmark columns with no result in the view are left out.
+    benchmarks = [b for b in view.benchmarks(data) if any(b.key in r.cells for r in rows)]
     records = []
-    for section in sections(view.rows(data)):
+    for section in sections(rows):
         for row in section.rows:
             record = {
                 "division": row.division,

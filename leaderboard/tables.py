@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from django.urls import reverse
 
 from . import cache, public
+from .accelerators import family_of
+from .frameworks import families_of
 from .models import Category, CloudPrice, Division, Round
 from .prices import PriceIndex
 from .units import minutes as in_minutes
@@ -75,6 +77,13 @@ class Row:
     cloud_scale: float | None = None
     cloud_scale_note: str = ""  # the tooltip: both prices, their dates and sources
     cloud_scale_unverified: bool = False
+    accelerator_family: str = ""  # leaderboard/accelerators.toml; '' for a name in no family
+    framework_families: tuple[str, ...] = ()  # leaderboard/frameworks.toml: every one it names
+    distinct: str = ""  # where other rows of the round share its name: what tells it apart
+
+    @property
+    def public_ids(self) -> list[str]:
+        return sorted(c.public_id for c in self.cells.values() if c.public_id)
 
     @property
     def slug(self):
@@ -118,6 +127,11 @@ class RoundData:
 
     @property
     def has_cloud_scale(self):
+        """Whether any system has a cloud scale: a price line with a known price, and a reference price."""
+        return any(r.cloud_scale is not None for r in self.rows)
+
+    @property
+    def has_price_lines(self):
         return any(r.cloud_scale_note for r in self.rows)
 
 
@@ -186,6 +200,8 @@ def build_round_data(round_: Round) -> RoundData:
                 nodes=r["system__nodes"],
                 framework=r["system__framework"],
                 organisation=r["system__submitter__organisation"] or r["system__submitter__name"],
+                accelerator_family=family_of(r["system__accelerator_model"] or "") or "",
+                framework_families=families_of(r["system__framework"] or ""),
             )
             scale = prices.cloud_scale(row.submitter, row.key, row.name) if prices else None
             if scale is not None:
@@ -206,7 +222,30 @@ def build_round_data(round_: Round) -> RoundData:
                 if r["score_s"] is not None
                 else (r["score_message"] or "no score"),
             )
+    tell_apart(list(rows.values()))
     return RoundData(round_.key, benchmarks, list(rows.values()))
+
+
+def tell_apart(rows: list[Row]) -> None:
+    """Set `distinct` on rows that share a system name with others of the round: the accelerator
+    count, else the node count, where that differs within the group, and the system's key where
+    rows are still alike (e.g. "Tyche (1x NVIDIA GB200 NVL72)" with 8, 16, 64 or 72 GPUs, and the
+    72-GPU ones by key: one per software stack)."""
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.name.casefold(), []).append(row)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        for row in group:
+            alike, parts = group, []
+            for attr, label in (("accelerator_count", "accelerators"), ("nodes", "nodes")):
+                if len({getattr(r, attr) for r in alike}) > 1 and getattr(row, attr):
+                    parts.append(f"{getattr(row, attr)} {label}")
+                    alike = [r for r in alike if getattr(r, attr) == getattr(row, attr)]
+            if len(alike) > 1 or not parts:
+                parts.append(row.key)
+            row.distinct = " · ".join(parts)
 
 
 def round_data(round_: Round) -> RoundData:

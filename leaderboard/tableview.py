@@ -15,15 +15,35 @@ from urllib.parse import urlencode
 
 from django import forms
 
+from . import accelerators, frameworks
 from .models import Category, Division
 from .organisations import name_key, organisation_of
 from .tables import CATEGORIES, DIVISIONS, Bench, RoundData, Row
 
 SHOW_CHOICES = [
-    ("speedup", "speedup over the reference"),
-    ("minutes", "minutes to train"),
-    ("energy", "energy to train (kJ)"),
+    ("speedup", "speedup"),
+    ("minutes", "minutes"),
+    ("acc_hours", "per accelerator (acc-hours)"),
+    ("energy", "energy (kJ)"),
 ]
+# The descriptive columns, in the order shown after the benchmark columns; the column chooser
+# (`cols` in the query string) shows or hides them. The system's name (with its submitter) and
+# the benchmark columns are always shown.
+COLUMNS = {
+    "public_id": "Public id",
+    "availability": "Availability",
+    "submitter": "Submitter",
+    "nodes": "Nodes",
+    "processor": "Processor",
+    "accelerator": "Accelerator",
+    "software": "Software",
+    "links": "Logs and description",
+    "cloud_scale": "Cloud scale",
+    "power": "Avg. power",
+}
+DEFAULT_COLUMNS = ("nodes", "accelerator", "software", "links", "cloud_scale", "power")
+NO_COLUMNS = "none"  # `cols=none`: every descriptive column hidden (an empty list is the default)
+FAMILY = "family:"  # a filter value for every name of a family (accelerators.toml, frameworks.toml)
 TEXT_SORTS = {
     "submitter": lambda r: r.submitter.lower(),
     "system": lambda r: r.name.lower(),
@@ -32,6 +52,8 @@ TEXT_SORTS = {
     "software": lambda r: r.framework.lower(),
 }
 NUMBER_SORTS = {
+    "nodes": lambda r: r.nodes,
+    "public_id": lambda r: (r.public_ids or [None])[0],
     "cloud_scale": lambda r: r.cloud_scale,
     "power": lambda r: r.avg_power_kw,
 }
@@ -62,6 +84,7 @@ class TableForm(forms.Form):
     show = forms.ChoiceField(required=False, label="Show", widget=forms.RadioSelect)
     sort = forms.ChoiceField(required=False, label="Sort by")
     chart = forms.ChoiceField(required=False, label="Scaling chart benchmark")
+    cols = forms.MultipleChoiceField(required=False, label="Columns")
 
     def __init__(self, data, round_data: RoundData, **kwargs):
         super().__init__(data, **kwargs)
@@ -85,8 +108,14 @@ class TableForm(forms.Form):
                 (value, f"{value} ({count})")
                 for value, count in _distinct(getattr(r, attr) for r in rows)
             ]
+            if name == "accelerator":
+                choices = _grouped(
+                    choices, rows, attr, accelerators.family_table(), _accelerator_in
+                )
+            elif name == "framework":
+                choices = _grouped(choices, rows, attr, frameworks.family_table(), _framework_in)
             self.fields[name].choices = choices
-            self.fields[name].widget.attrs["size"] = min(4, max(2, len(choices)))
+            self.fields[name].widget.attrs["size"] = min(6, max(2, len(choices)))
         self.fields["benchmark"].choices = any_ + [(b.key, b.name) for b in round_data.benchmarks]
         self.fields["chart"].choices = [("", "First benchmark shown")] + [
             (b.key, b.name) for b in round_data.benchmarks
@@ -94,7 +123,7 @@ class TableForm(forms.Form):
         shows = [
             c
             for c in SHOW_CHOICES
-            if c[0] == "minutes"
+            if c[0] in ("minutes", "acc_hours")
             or (c[0] == "speedup" and round_data.has_reference)
             or (c[0] == "energy" and round_data.has_energy)
         ]
@@ -102,6 +131,7 @@ class TableForm(forms.Form):
         sorts = [("", "Submitter, then system")] + [
             (k, k.replace("_", " ").capitalize()) for k in TEXT_SORTS
         ]
+        sorts += [("nodes", "Nodes"), ("public_id", "Public id")]
         if round_data.has_cloud_scale:
             sorts.append(("cloud_scale", "Cloud scale"))
         if round_data.has_energy:
@@ -110,6 +140,35 @@ class TableForm(forms.Form):
         self.fields["sort"].choices = sorts + [
             (f"-{k}", f"{label} (reversed)") for k, label in sorts if k
         ]
+        self.fields["cols"].choices = [*COLUMNS.items(), (NO_COLUMNS, "none")]
+
+
+def _accelerator_in(row: Row, family: str) -> bool:
+    return row.accelerator_family == family
+
+
+def _framework_in(row: Row, family: str) -> bool:
+    return family in row.framework_families
+
+
+def _grouped(choices, rows, attr, families, belongs) -> list:
+    """The exact names grouped under their family (an <optgroup> each), led by an option for the
+    whole family: every name it covers, also names that arrive later. Names in no family last.
+    A name may be under several software families ("NeMo, PyTorch")."""
+    row_of = {getattr(r, attr): r for r in rows}
+    out, placed = [], set()
+    for family in families:
+        count = sum(1 for r in rows if belongs(r, family.name))
+        if not count:
+            continue
+        members = [c for c in choices if c[0] not in placed and belongs(row_of[c[0]], family.name)]
+        group = [(f"{FAMILY}{family.name}", f"All {family.name} ({count})"), *members]
+        out.append((family.name, group))
+        placed |= {c[0] for c in members}
+    rest = [c for c in choices if c[0] not in placed]
+    if rest:
+        out.append(("Other", rest))
+    return out
 
 
 @dataclass
@@ -127,6 +186,7 @@ class TableView:
     q: str = ""
     sort: str = ""  # a column key, '-' in front for the reverse order
     chart: str = ""
+    cols: list[str] | None = None  # the descriptive columns chosen; None: DEFAULT_COLUMNS
     default_show: str = "minutes"
 
     FILTERS = (
@@ -156,12 +216,21 @@ class TableView:
                 values[name] = form.cleaned_data[name]
             elif isinstance(form.fields[name], forms.MultipleChoiceField):
                 # Keep the valid values of a list with an unknown one in it.
-                allowed = {str(k) for k, _ in form.fields[name].choices}
-                values[name] = [v for v in query.get(name, []) if v in allowed]
+                field = form.fields[name]
+                values[name] = [v for v in query.get(name, []) if field.valid_value(v)]
+        # The chooser always sends `cols` (a hidden "none" at least): present means chosen.
+        cols = None
+        if "cols" in query:
+            cols = [c for c in query["cols"] if c in COLUMNS]
+            if set(cols) == set(DEFAULT_COLUMNS):
+                cols = None
         view = cls(
             show=values.get("show") or default_show,
             default_show=default_show,
-            **{k: v for k, v in values.items() if k != "show" and v not in (None, "")},
+            cols=cols,
+            **{
+                k: v for k, v in values.items() if k not in ("show", "cols") and v not in (None, "")
+            },
         )
         if view.acc_min is not None and view.acc_max is not None and view.acc_min > view.acc_max:
             view.acc_min, view.acc_max = view.acc_max, view.acc_min
@@ -175,17 +244,31 @@ class TableView:
             if value not in (None, "", []):
                 data[name] = value
         data["show"] = self.show
+        data["cols"] = self.columns_chosen
         return data
+
+    @property
+    def columns_chosen(self) -> list[str]:
+        return list(DEFAULT_COLUMNS if self.cols is None else self.cols)
+
+    def columns(self, data: RoundData) -> list[str]:
+        """The descriptive columns shown, in COLUMNS order; cloud scale and power only where the
+        round has them."""
+        chosen = set(self.columns_chosen)
+        available = {"cloud_scale": data.has_cloud_scale, "power": data.has_energy}
+        return [c for c in COLUMNS if c in chosen and available.get(c, True)]
 
     # --- the query string ---------------------------------------------------------------
     def params(self) -> list[tuple[str, str]]:
         """The state as query parameters in a fixed order, defaults left out."""
         out = []
-        for name in (*self.FILTERS, "show", "sort", "chart"):
+        for name in (*self.FILTERS, "show", "sort", "chart", "cols"):
             value = getattr(self, name)
             if name == "show" and value == self.default_show:
                 continue
-            if isinstance(value, list):
+            if name == "cols" and value is not None:
+                out += [("cols", c) for c in sorted(value) or [NO_COLUMNS]]
+            elif isinstance(value, list):
                 out += [(name, v) for v in sorted(value)]
             elif value not in (None, ""):
                 out.append((name, str(value)))
@@ -217,13 +300,20 @@ class TableView:
             return None
         if self.show == "energy":
             return cell.energy_kj
+        if self.show == "acc_hours":
+            if cell.minutes is None or not row.accelerator_count:
+                return None
+            return cell.minutes / 60 * row.accelerator_count
         if self.shows_speedup(bench) and cell.speedup:
             return cell.speedup
         return cell.minutes
 
     def rows(self, data: RoundData) -> list[Row]:
         q = self.q.lower()
-        acc = set(self.accelerator)
+        acc = {a for a in self.accelerator if not a.startswith(FAMILY)}
+        acc_families = {a[len(FAMILY) :] for a in self.accelerator if a.startswith(FAMILY)}
+        fw = {f for f in self.framework if not f.startswith(FAMILY)}
+        fw_families = {f[len(FAMILY) :] for f in self.framework if f.startswith(FAMILY)}
         kept = []
         for row in data.rows:
             if self.division and row.division != self.division:
@@ -232,11 +322,15 @@ class TableView:
                 continue
             if self.submitter and row.organisation not in self.submitter:
                 continue
-            if acc and row.accelerator_model not in acc:
+            if (acc or acc_families) and not (
+                row.accelerator_model in acc or row.accelerator_family in acc_families
+            ):
                 continue
             if self.processor and row.processor_model not in self.processor:
                 continue
-            if self.framework and row.framework not in self.framework:
+            if (fw or fw_families) and not (
+                row.framework in fw or fw_families.intersection(row.framework_families)
+            ):
                 continue
             if self.benchmark and self.benchmark not in row.cells:
                 continue
@@ -351,18 +445,24 @@ class ShownCell(TypedDict):
 
 class ShownRow(TypedDict):
     slug: str
-    system_id: int
+    anchor: str  # the row's id in the page: search results on the home page link to it
     submitter: str
     name: str
+    distinct: str  # what tells it apart from rows of the same name ('' when its name is unique)
     url: str
-    processor: str  # "2 × model", the model cut to fit
-    processor_title: str  # the whole model where it was cut, else ''
+    public_id: str  # its results' public ids, e.g. "5.1-0099–0100"
+    availability: str
+    nodes: str
+    processor: str  # "2 × model", whole
+    processor_short: (
+        str  # '' where it fits its column, else what the column shows until focus, tap or hover
+    )
     accelerator: str
-    accelerator_title: str
+    accelerator_short: str  # "72 × NVIDIA GB300": the family where the name has one
     software: str
-    software_title: str
+    software_short: str
     cells: list[ShownCell | None]  # one per benchmark shown; None: no result
-    cloud_scale: str  # '' when the system has no price line; 'n/a' when the line has no price
+    cloud_scale: str  # '' where the system has no known cloud scale
     cloud_scale_note: str
     cloud_scale_unverified: bool
     power: str
@@ -373,9 +473,10 @@ class ShownTable:
     """One view of a round's table, ready for templates/leaderboard/_round_results.html."""
 
     rows: list[Row]  # filtered and sorted, as the charts take them
-    benchmarks: list[Bench]
+    benchmarks: list[Bench]  # those with a result in this view
     headers: list[dict]  # one per benchmark column: bench, qs (sort link), aria_sort, unit
     columns: dict[str, dict]  # the other sortable columns: qs, aria_sort
+    shown_columns: list[str]  # the descriptive columns shown (COLUMNS keys)
     sections: list[tuple[Section, list[ShownRow]]]
     show_cloud_scale: bool
     show_power: bool
@@ -389,77 +490,143 @@ class ShownTable:
 SORTABLE_COLUMNS = (
     "submitter",
     "system",
+    "public_id",
+    "nodes",
     "processor",
     "accelerator",
     "software",
     "cloud_scale",
     "power",
 )
+UNITS = {"energy": "kJ", "acc_hours": "acc-h", "minutes": "min"}
 
 
 def shown_table(view: TableView, data: RoundData) -> ShownTable:
     rows = view.rows(data)
-    benches = view.benchmarks(data)
+    # Benchmark columns with no result in this view are left out: they would be blank.
+    benches = [b for b in view.benchmarks(data) if any(b.key in r.cells for r in rows)]
     headers = []
     for bench in benches:
         qs, state = view.sort_link(f"b.{bench.key}", data)
-        unit = "kJ" if view.show == "energy" else "×" if view.shows_speedup(bench) else "min"
-        headers.append({"bench": bench, "qs": qs, "aria_sort": state, "unit": unit})
+        unit = "×" if view.shows_speedup(bench) else UNITS.get(view.show, "min")
+        headers.append(
+            {
+                "bench": bench,
+                "label": hyphenable(bench.name),
+                "qs": qs,
+                "aria_sort": state,
+                "unit": unit,
+            }
+        )
     columns = {}
     for column in SORTABLE_COLUMNS:
         qs, state = view.sort_link(column, data)
         columns[column] = {"qs": qs, "aria_sort": state}
     # The chart's benchmark: the one asked for, else the first with a result in this view.
     chart_bench = next((b for b in benches if b.key == view.chart), None) or next(
-        (b for b in benches if any(b.key in r.cells for r in rows)), None
+        iter(benches), None
     )
     columns_of = [(bench, view.shows_speedup(bench)) for bench in benches]
+    shown_columns = view.columns(data)
     return ShownTable(
         rows=rows,
         benchmarks=benches,
         headers=headers,
         columns=columns,
+        shown_columns=shown_columns,
         sections=[
             (s, [_shown_row(view, row, columns_of) for row in s.rows]) for s in sections(rows)
         ],
-        show_cloud_scale=data.has_cloud_scale,
-        show_power=data.has_energy,
+        show_cloud_scale="cloud_scale" in shown_columns,
+        show_power="power" in shown_columns,
         chart_bench=chart_bench,
     )
 
 
-def _truncate(text: str, limit: int) -> tuple[str, str]:
-    """(text cut to `limit` characters with '…', the whole text as a tooltip where it was cut else '')."""
-    return (text, "") if len(text) <= limit else (text[: limit - 1] + "…", text)
+LONG = 17  # characters past which a descriptive cell shows a short form (portal.css .abbr)
+
+
+def _short(text: str, short: str = "") -> str:
+    """'' where `text` fits, else `short` (or `text` cut) for the column until it is expanded."""
+    if len(text) <= LONG:
+        return ""
+    return short if short and len(short) < len(text) else text[: LONG - 1].rstrip() + "…"
+
+
+CONSONANTS = set("bcdfghjklmnpqrstvwxz")
+
+
+def hyphenable(text: str) -> str:
+    """Long words with a soft hyphen (U+00AD) between two consonants near their middle, so that a
+    narrow benchmark header can break them ("Recommen-dation") instead of widening its column."""
+
+    def split(word: str) -> str:
+        if len(word) < 12 or not word.isalpha():  # "(DLRM-DCNv2)" stays whole
+            return word
+        middle = len(word) // 2
+        for i in sorted(range(3, len(word) - 3), key=lambda i: abs(i - middle)):
+            if word[i - 1].lower() in CONSONANTS and word[i].lower() in CONSONANTS:
+                return word[:i] + "\u00ad" + word[i:]
+        return word[:middle] + "\u00ad" + word[middle:]
+
+    return " ".join(split(w) for w in text.split(" "))
+
+
+def _counted(count: int | None, text: str) -> str:
+    return f"{count} × {text}" if count else text
+
+
+def _id_range(ids: list[str]) -> str:
+    """'5.1-0099–0100' for a run of consecutive ids of one round, else the ids joined."""
+    if len(ids) < 2:
+        return "".join(ids)
+    prefix, _, first = ids[0].rpartition("-")
+    numbers = [i.rpartition("-") for i in ids]
+    if all(p == prefix and n.isdigit() for p, _, n in numbers):
+        values = [int(n) for _, _, n in numbers]
+        if values == list(range(values[0], values[0] + len(values))):
+            return f"{ids[0]}–{numbers[-1][2]}"
+    return ", ".join(ids)
 
 
 def _shown_row(view: TableView, row: Row, columns_of: list[tuple[Bench, bool]]) -> ShownRow:
-    processor, processor_title = _truncate(row.processor_model, 26)
-    accelerator, accelerator_title = _truncate(row.accelerator_model, 26)
-    software, software_title = _truncate(row.framework, 28)
-    cloud_scale = ""
-    if row.cloud_scale_note:
-        cloud_scale = "n/a" if row.cloud_scale is None else f"{row.cloud_scale:.2f}"
+    processor = _counted(row.processor_count, row.processor_model)
+    accelerator = _counted(row.accelerator_count, row.accelerator_model)
+    cloud_scale = "" if row.cloud_scale is None else f"{row.cloud_scale:.2f}"
     power = row.avg_power_kw
     return ShownRow(
         slug=row.slug,
-        system_id=row.system_id,
+        anchor=row_anchor(row.submitter, row.key),
         submitter=row.submitter,
         name=row.name,
+        distinct=row.distinct,
         url=row.url,
-        processor=f"{row.processor_count} × {processor}" if row.processor_count else processor,
-        processor_title=processor_title,
-        accelerator=f"{row.accelerator_count} × {accelerator}"
-        if row.accelerator_count
-        else accelerator,
-        accelerator_title=accelerator_title,
-        software=software,
-        software_title=software_title,
+        public_id=_id_range(row.public_ids),
+        availability=Category(row.category).label,
+        nodes="" if row.nodes is None else str(row.nodes),
+        processor=processor,
+        processor_short=_short(processor),
+        accelerator=accelerator,
+        accelerator_short=_short(
+            accelerator,
+            _counted(row.accelerator_count, row.accelerator_family)
+            if row.accelerator_family
+            else "",
+        ),
+        software=row.framework,
+        software_short=_short(row.framework),
         cells=[_shown_cell(view, row, bench, speedup) for bench, speedup in columns_of],
         cloud_scale=cloud_scale,
         cloud_scale_note=row.cloud_scale_note,
         cloud_scale_unverified=row.cloud_scale_unverified,
         power="" if power is None else f"{power:.1f}",
+    )
+
+
+def row_anchor(submitter: str, key: str) -> str:
+    """A row's id in the round page (stable across publications: no database id)."""
+    return "row-" + "".join(
+        ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{submitter}--{key}"
     )
 
 
@@ -471,11 +638,20 @@ def _shown_cell(view: TableView, row: Row, bench: Bench, speedup: bool) -> Shown
     value = view.cell_value(row, bench)
     if value is None:
         text = ""
+    elif speedup and cell.speedup:
+        text = f"{value:,.2f}×"
+    elif view.show == "acc_hours":
+        text = f"{value:,.1f}" if value >= 100 else f"{value:,.2f}"
     else:
-        text = f"{value:,.2f}×" if speedup and cell.speedup else f"{value:,.2f}"
+        text = f"{value:,.2f}"
     notes = [f"{cell.public_id}."] if cell.public_id else []
     if cell.not_scored_because:
         notes.append(f"Not scored: {cell.not_scored_because}")
+    elif view.show == "acc_hours" and cell.minutes is not None:
+        if row.accelerator_count:
+            notes.append(f"{cell.minutes:,.2f} min × {row.accelerator_count} accelerators.")
+        else:
+            notes.append("No accelerator count: no accelerator-hours.")
     if cell.findings:
         notes.append(f"Findings: {cell.findings}.")
     if cell.energy_j is not None and view.show != "energy":

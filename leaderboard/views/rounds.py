@@ -18,7 +18,7 @@ from .. import cache, charts
 from ..exports import FORMATS, table_frame
 from ..models import Round
 from ..tables import round_data
-from ..tableview import TableView, shown_table
+from ..tableview import COLUMNS, NO_COLUMNS, TableView, shown_table
 from .common import attachment, json_script
 
 CONTROL_PARAMS = ("partial", "format")
@@ -106,7 +106,19 @@ def _gzipped(request, packed: bytes, content_type: str) -> HttpResponse:
 
 def _round_context(round_, data, view: TableView, form) -> dict:
     table = shown_table(view, data)
+    chosen = set(view.columns_chosen)
     return {
+        "benchmarks": table.benchmarks,
+        "col": {c: True for c in table.shown_columns},
+        "chooser": [
+            (key, label, key in chosen)
+            for key, label in COLUMNS.items()
+            if key not in ("cloud_scale", "power")
+            or (key == "cloud_scale" and data.has_cloud_scale)
+            or (key == "power" and data.has_energy)
+        ],
+        "no_columns": NO_COLUMNS,
+        "price_lines_without_scale": data.has_price_lines and not data.has_cloud_scale,
         "round": round_,
         "rounds": list(Round.objects.values_list("key", "name")),
         "view": view,
@@ -119,7 +131,9 @@ def _round_context(round_, data, view: TableView, form) -> dict:
         "results_shown": table.results_shown,
         "csv_query": urlencode([*view.params(), ("format", "csv")]),
         "json_query": urlencode([*view.params(), ("format", "json")]),
-        "scaling_chart": json_script(charts.scaling(table.rows, table.chart_bench)),
+        "scaling_chart": json_script(
+            charts.scaling(table.rows, table.chart_bench, view.show == "acc_hours")
+        ),
         "chart_bench": table.chart_bench,
         "cost_chart": json_script(charts.cost(table.rows, table.benchmarks)),
         "show_cloud_scale": table.show_cloud_scale,

@@ -36,6 +36,12 @@
       .then(function (html) {
         results.innerHTML = html;
         results.removeAttribute("aria-busy");
+        // The address holds the view's canonical query (defaults left out), as the server wrote it.
+        var state = results.querySelector("[data-query]");
+        if (state) {
+          query = state.dataset.query;
+          url = form.getAttribute("action") + (query ? "?" + query : "");
+        }
         if (push) history.pushState({ query: query }, "", url);
         else history.replaceState({ query: query }, "", url);
         restoreCompare();
@@ -95,7 +101,7 @@
     if (count) {
       count.textContent = selected.length
         ? selected.length + " selected" + (selected.length > 4 ? ": at most 4" : selected.length < 2 ? ": pick one more" : "")
-        : "Tick 2 to 4 systems in the table.";
+        : "Tick 2 to 4 systems.";
     }
   }
   function restoreCompare() {

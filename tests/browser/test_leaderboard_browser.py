@@ -43,6 +43,13 @@ def charts_drawn(driver):
     return wait(driver, drawn, message="charts not drawn")
 
 
+def open_filters(driver):
+    """Unfold the filters (folded so that the table starts on the first screen)."""
+    fold = driver.find_element(By.ID, "filters-fold")
+    if not fold.get_attribute("open"):
+        fold.find_element(By.TAG_NAME, "summary").click()
+
+
 def settled(driver):
     wait(driver, lambda d: d.find_element(By.ID, "results").get_attribute("aria-busy") is None)
 
@@ -64,7 +71,7 @@ def table(driver):
     """[(system, [numeric cell texts])] as shown."""
     out = []
     for tr in driver.find_elements(By.CSS_SELECTOR, "#results tr[data-system]"):
-        name = tr.find_element(By.CSS_SELECTOR, "th[scope=row]").text
+        name = tr.find_element(By.CSS_SELECTOR, "th[scope=row] a[data-name]").text
         out.append((name, [cell_text(td) for td in tr.find_elements(By.CSS_SELECTOR, "td.num")]))
     return out
 
@@ -83,6 +90,7 @@ def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_s
     before = charts_drawn(d)
     screenshot(d, "01-round-v5.1")
 
+    open_filters(d)
     Select(d.find_element(By.ID, "id_submitter")).select_by_value("NVIDIA")
     wait(
         d, lambda d: query(d).get("submitter") == ["NVIDIA"], message="the address has no submitter"
@@ -121,7 +129,7 @@ def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_s
 def test_sorting_by_a_column_with_the_mouse_and_the_keyboard(live_server, browser):
     d = browser
     open_page(d, f"{live_server.url}/r/training-v5.1/?division=closed&category=onprem")
-    header = d.find_element(By.XPATH, "//th[@scope='col']/a[normalize-space()='llama2_70b_lora']")
+    header = d.find_element(By.XPATH, "//th[@scope='col']/a[@data-key='llama2_70b_lora']")
     column = [a.text for a in d.find_elements(By.XPATH, "(//table)[1]//th[@scope='col']")].index(
         header.find_element(By.XPATH, "..").text
     )
@@ -141,10 +149,10 @@ def test_sorting_by_a_column_with_the_mouse_and_the_keyboard(live_server, browse
     numbers = [v for v in ascending if v is not None]
     assert numbers == sorted(numbers) and len(numbers) > 5
     assert ascending[: len(numbers)] == numbers  # blanks last
-    th = d.find_element(By.XPATH, "//th[@scope='col'][a[normalize-space()='llama2_70b_lora']]")
+    th = d.find_element(By.XPATH, "//th[@scope='col'][a[@data-key='llama2_70b_lora']]")
     assert th.get_attribute("aria-sort") == "ascending"
 
-    link = d.find_element(By.XPATH, "//th[@scope='col']/a[normalize-space()='llama2_70b_lora']")
+    link = d.find_element(By.XPATH, "//th[@scope='col']/a[@data-key='llama2_70b_lora']")
     link.send_keys(Keys.ENTER)  # keyboard: a second press reverses
     wait(d, lambda d: query(d).get("sort") == ["-b.llama2_70b_lora"])
     settled(d)
@@ -171,7 +179,8 @@ def test_toggling_between_speedups_and_minutes(live_server, browser):
     wait(d, lambda d: query(d).get("show") == ["minutes"])
     settled(d)
     assert cell() == "301.58"
-    assert "minutes to train" in d.find_element(By.CSS_SELECTOR, "#results caption").text
+    caption = d.find_element(By.CSS_SELECTOR, "#results caption").get_attribute("textContent")
+    assert "minutes to train" in caption
 
 
 def test_comparing_two_systems_from_the_table(live_server, browser):
@@ -197,6 +206,7 @@ def test_comparing_two_systems_from_the_table(live_server, browser):
 def test_the_downloaded_csv_has_the_rows_of_the_table(live_server, browser):
     d = browser
     open_page(d, f"{live_server.url}/r/training-v5.1/?division=closed&sort=-b.retinanet")
+    open_filters(d)
     Select(d.find_element(By.ID, "id_accelerator")).select_by_index(0)
     settled(d)
     wait(d, lambda d: "accelerator" in query(d))
