@@ -1,0 +1,191 @@
+"""The whole path of a reference check through real processes: the portal's worker (consuming "checks"), a
+GPU agent worker in CPU mode (`celery -A agent.app worker -Q gpu`), Redis and PostgreSQL. A v5.1 closed
+result's check is measured and judged; an agent killed mid-job leads to a retry on another agent and, when
+that one is killed too, to a recorded failure."""
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from leaderboard.models import Run
+from submissions.models import Agent, ReferenceCheck
+from submissions.refchecks import jobs
+
+from . import leaderboard_factories as make
+from .worker import ROOT, media, media_root, require_services, worker  # noqa: F401
+
+pytestmark = pytest.mark.services
+State, Verdict = ReferenceCheck.State, ReferenceCheck.Verdict
+HEARTBEAT_S = 1
+
+
+class AgentProcess:
+    """`celery -A agent.app worker -Q gpu` in CPU mode, answering on the portal's queue "checks"."""
+
+    def __init__(self, log: Path, name: str, **env):
+        self.name = name
+        self.log = open(log, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "agent.app", "worker", "-Q", "gpu"]
+            + ["--concurrency", "1", "--prefetch-multiplier", "1", "-n", f"{name}@%h"]
+            + ["--without-mingle", "--without-gossip", "--loglevel=INFO"],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "AGENT_BROKER_URL": settings.CELERY_BROKER_URL,
+                "AGENT_HEARTBEAT_S": str(HEARTBEAT_S),
+                "AGENT_DEVICE": "cpu",
+                **env,
+            },
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def kill(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=20)
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+    def text(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")[-3000:]
+
+
+def until(condition, timeout: float, what: str, *logs):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.1)
+    pytest.fail(f"{what} within {timeout:.0f} s\n" + "\n".join(x.text() for x in logs))
+
+
+@pytest.fixture
+def services(transactional_db, rounds, tmp_path, media, worker):
+    """The module's portal worker (tests/worker.py) and a function that starts agents, stopped after."""
+    require_services()
+    if importlib.util.find_spec("agent") is None or importlib.util.find_spec("torch") is None:
+        pytest.skip("the agent (agent/) or PyTorch (requirements-agent.txt) is not installed")
+    agents = []
+
+    def start_agent(name, **env):
+        agents.append(AgentProcess(tmp_path / f"{name}.log", name, **env))
+        return agents[-1]
+
+    yield worker, start_agent
+    for agent in agents:
+        agent.stop()
+
+
+def v51_closed_result(rounds):
+    """A closed-division llama31_8b result on 8 H100s, its runs as the pipeline stores them."""
+    system = make.system(rounds["training-v5.1"], "Acme", "alpha")
+    result = make.result(system, "llama31_8b", 10.0)
+    for i, seconds in enumerate((580.0, 600.0, 620.0)):
+        Run.objects.create(
+            result=result,
+            index=i,
+            path=f"results/alpha/llama31_8b/result_{i}.txt",
+            checked=True,
+            success=True,
+            counted=True,
+            time_to_train_s=seconds,
+            eval_x="samples",
+            eval_curve=[[12_288, 5.0], [159_744, 3.29]],
+            hyperparameters={"global_batch_size": 16, "max_sequence_length": 8192},
+        )
+    return result
+
+
+def _check(check):
+    check.refresh_from_db()
+    return check
+
+
+def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, users):
+    portal, start_agent = services
+    agent = start_agent("ci-agent")
+    result = v51_closed_result(rounds)
+    [planned] = jobs.plan_for_submission(result.system.submission_id)  # as finalize does
+    assert planned.queue == "gpu.h100"
+    # The agent says who it is; it serves "gpu" only, so the H100 job waits for an H100 agent.
+    online = until(
+        lambda: Agent.objects.filter(hostname__startswith="ci-agent@").first(),
+        90,
+        "no heartbeat from the agent",
+        agent,
+    )
+    assert online.queues == ["gpu"] and online.accelerator_count == 0
+    assert (
+        jobs.state_label(planned, jobs.online_queues()) == "waiting for an agent with NVIDIA H100"
+    )
+
+    started = time.monotonic()
+    check = jobs.send_to_any_agent(result, users["reviewer"])
+    until(lambda: _check(check).is_final, 120, "no answer stored", agent)
+    elapsed = time.monotonic() - started
+    assert (check.state, check.verdict) == (State.DONE, Verdict.CPU), check.message
+    assert check.agent.hostname == online.hostname and check.attempts == 1
+    assert check.measured > 0 and check.measurement["cpu"] is True
+    assert {"model", "shapes", "steps", "dtype", "device", "versions"} <= set(check.measurement)
+    assert check.implied == pytest.approx(159_744 / (600.0 * 8))
+    assert "never compared" in check.message
+    until(
+        lambda: Agent.objects.filter(pk=online.pk, jobs_done=1, current_job="").exists(),
+        30,
+        "the agent's count of jobs done",
+        agent,
+    )
+    assert _check(planned).state == State.QUEUED  # still waiting for an H100
+    print(f"\nreference check queued to stored through the agent: {elapsed:.2f} s")
+
+
+def test_an_agent_killed_mid_job_leads_to_a_retry_then_a_recorded_failure(
+    services, rounds, settings
+):
+    portal, start_agent = services
+    settings.AGENT_OFFLINE_AFTER_S = 3 * HEARTBEAT_S
+    settings.REFCHECK_MAX_ATTEMPTS = 2
+    settings.REFCHECK_MAX_SECONDS = 120.0  # the job lasts: a CPU window of many steps
+    long_jobs = {"AGENT_CPU_MIN_WINDOW_S": "100"}
+    result = v51_closed_result(rounds)
+    first = start_agent("first", **long_jobs)
+    check = jobs.send_to_any_agent(result, None)
+
+    def running_on(name):
+        c = _check(check)
+        return c.state == State.RUNNING and c.agent and c.agent.hostname.startswith(name + "@")
+
+    until(lambda: running_on("first"), 120, "the job never ran on the first agent", first)
+    first.kill()
+    # The sweeper waits for the agent's heartbeats to stop for AGENT_OFFLINE_AFTER_S, then sends it again.
+    retried = until(
+        lambda: [a for _, a in jobs.sweep() if a.startswith("retry")], 30, "no retry", first
+    )
+    assert retried == [f"retry reference check {check.uid}"]
+    assert (_check(check).state, check.attempts) == (State.QUEUED, 2)
+    assert "first@" in check.message and "vanished" in check.message
+
+    second = start_agent("second", **long_jobs)
+    until(lambda: running_on("second"), 120, "the retry never ran on another agent", second)
+    second.kill()
+    until(lambda: [a for _, a in jobs.sweep() if a.startswith("failed")], 30, "no failure", second)
+    assert (_check(check).state, check.verdict) == (State.FAILED, Verdict.COULD_NOT_RUN)
+    assert check.message.startswith("Failed after 2 attempts: its agent second@")
