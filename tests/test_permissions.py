@@ -92,10 +92,16 @@ ROWS = {
     "submissions:list": Row(),
     "submissions:upload": Row(),
     "submissions:detail": Row(kind="submission"),
+    "submissions:receipt": Row(kind="submission"),
     "submissions:progress": Row(kind="submission"),
     "submissions:findings": Row(kind="submission"),
     "submissions:revalidate": Row(kind="submission", skip=POST_ONLY),
     "submissions:reference-check": Row(kind="submission", skip=POST_ONLY),
+    "submissions:rounds": Row(),
+    "submissions:round-audit": Row(kind="round"),
+    "submissions:publish-round": Row(kind="round", skip=POST_ONLY),
+    "accounts:tokens": Row(),
+    "accounts:revoke-token": Row(skip=POST_ONLY),
     # review
     "review:round": Row(kind="round"),
     "review:objection": Row(kind="objection"),
@@ -125,6 +131,14 @@ ROWS = {
     "v1:agent-detail": Row(skip="an agent is a GPU host: no round data"),
     "agents": Row(),
     "api-docs": Row(),
+    "v1:submission-list": Row(counts="submission", query=("", "?round=training-live")),
+    "v1:submission-detail": Row(kind="submission"),
+    "v1:submission-findings": Row(kind="submission"),
+    "v1:upload-list": Row(),
+    "v1:upload-detail": Row(
+        skip="a chunked upload under way is its uploader's; none in this round"
+    ),
+    "v1:upload-complete": Row(skip=POST_ONLY),
     "v1:token-list": Row(),
     "v1:token-detail": Row(skip="a user's own API token, no round data (tests/test_tokens.py)"),
     "schema": Row(),
@@ -408,6 +422,7 @@ def _allowed_count(kind: str, role: str, phase: str, world: World) -> int:
     owners = {
         "result": ("a", "b", "w"),
         "system": ("a", "b", "w"),
+        "submission": ("a", "b"),
         "objection": ("objection",) if world.objection else (),
     }[kind]
     return sum(may_see(role, owner, phase) for owner in owners)
