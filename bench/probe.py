@@ -229,6 +229,69 @@ def agent_overhead(args, shapes):
     return rows
 
 
+def scaling_check(benchmark, shape, device, depths):
+    """Time the language model at several depths of full width, fit seconds per step = a + b x
+    layers, and set the full depth that the fit extrapolates beside what the probe's FLOPs-weighted
+    scaling (common.layer_scaled) and a plain layer ratio make of each depth's figure."""
+    from dataclasses import replace
+
+    from agent.probes import common, transformer
+
+    dev = common.pick_device(device)
+    dtype = common.dtype_for("bf16", dev)
+    s = replace(transformer.SHAPES[benchmark], seq_len=shape["seq_len"] or 8192)
+    if dev.type == "cpu":  # a try of the code path only
+        s = replace(transformer.cpu_shape(s), layers=s.layers)
+    batch = shape["batch_size"]
+    points = []
+    for layers in depths:
+        try:
+            step, _ = transformer._step_fn(s, layers, batch, dev, dtype)  # step holds the model
+            window = common.measure(step, dev, samples_per_step=batch, warmup_steps=2, steps=6)
+        except Exception as error:
+            if not common.out_of_memory(error):
+                raise
+            print(f"  {layers} layers: out of memory", flush=True)
+            break
+        finally:
+            step = None
+            common.free_memory(dev)
+        points.append((layers, window.seconds / window.steps, window.samples_per_second))
+    if len(points) < 2:
+        return None
+    n = len(points)
+    mean_l = sum(p[0] for p in points) / n
+    mean_t = sum(p[1] for p in points) / n
+    b = sum((p[0] - mean_l) * (p[1] - mean_t) for p in points) / sum(
+        (p[0] - mean_l) ** 2 for p in points
+    )
+    a = mean_t - b * mean_l
+    fitted = batch / (a + b * s.layers)
+    print(
+        f"{benchmark}: s/step = {a:.4f} + {b:.4f} x layers (head and rest = {a / b:.2f} layers; "
+        f"FLOPs say {s.fixed_flops() / s.layer_flops():.2f}); fit's {s.layers} layers: "
+        f"{fitted:.3f} samples/s"
+    )
+    print(
+        f"  {'layers':>6} {'s/step':>8} {'samples/s':>10} {'FLOPs-scaled':>12} {'ratio-scaled':>12}"
+    )
+    for layers, per_step, sps in points:
+        flops = common.layer_scaled(
+            sps,
+            layers_run=layers,
+            layers_full=s.layers,
+            layer_flops=s.layer_flops(),
+            fixed_flops=s.fixed_flops(),
+        )
+        naive = sps * layers / s.layers
+        print(
+            f"  {layers:>6} {per_step:>8.4f} {sps:>10.3f} {flops:>7.3f} {flops / fitted - 1:+5.0%} "
+            f"{naive:>7.3f} {naive / fitted - 1:+5.0%}",
+            flush=True,
+        )
+    return {"a": a, "b": b, "fitted": fitted, "points": points}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=["cpu", "cuda"], help="default: CUDA when present")
@@ -243,7 +306,26 @@ def main() -> int:
         default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14"),
     )
     parser.add_argument("--json", help="write every figure to this file")
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="instead: check the layer scaling of the language models at several depths (CUDA)",
+    )
     args = parser.parse_args()
+
+    if args.scaling:
+        from agent.probes import TYPICAL
+
+        depths = {"llama31_8b": [1, 2, 3, 4, 5], "llama2_70b_lora": [2, 4, 8, 12, 15]}
+        fits = {
+            b: scaling_check(b, TYPICAL[b], args.device, depths[b])
+            for b in args.benchmarks
+            if b in depths
+        }
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(fits, f, indent=1)
+        return 0
 
     from agent.probes import TYPICAL
 
