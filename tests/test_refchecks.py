@@ -274,6 +274,36 @@ def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, users
         ("gpu-host-1", True, "NVIDIA H100")
     ]
     assert client.get("/api/v1/reference-checks/?verdict=nonsense").status_code == 400
+    by_result = client.get(f"/api/v1/reference-checks/?result={public_check.result.uid}").json()
+    assert [c["result"]["uid"] for c in by_result["results"]] == [str(public_check.result.uid)]
+    assert client.get("/api/v1/reference-checks/?result=not-a-uuid").status_code == 400
+
+
+def test_staff_ask_the_api_for_a_check_of_any_result(client, v51, users):
+    result = llama_result(v51)
+    asked = {"result": str(result.uid), "any_agent": True}
+    assert client.post("/api/v1/reference-checks/", asked).status_code in (401, 403)
+    client.force_login(users["owner"])
+    assert client.post("/api/v1/reference-checks/", asked).status_code == 403
+    client.force_login(users["reviewer"])
+    body = client.post("/api/v1/reference-checks/", asked, content_type="application/json").json()
+    assert (body["queue"], body["any_agent"], body["state"]) == ("gpu", True, "queued")
+    for bad in ({"result": str(uuid.uuid4())}, {"result": "x"}, {}):
+        assert client.post("/api/v1/reference-checks/", bad).status_code == 400
+    assert ReferenceCheck.objects.count() == 1
+
+
+def test_each_step_of_a_check_is_in_the_audit_log(v51, settings):
+    from audit.models import AuditEvent
+
+    settings.REFCHECK_MAX_ATTEMPTS = 1
+    check = jobs.plan(llama_result(v51), reason="finalize")
+    jobs.heartbeat({**H100_AGENT, "current_job": str(check.uid)})
+    _age(check, 10, agent_seconds=settings.AGENT_OFFLINE_AFTER_S + 1)
+    jobs.sweep()
+    events = AuditEvent.objects.filter(object_uid=str(check.uid)).order_by("pk")
+    assert [e.action for e in events] == ["reference_check.queued", "reference_check.failed"]
+    assert events[0].round_key == "training-v5.1" and "vanished" in events[1].details["why"]
 
 
 def test_the_agents_page_is_for_staff(client, users, v51):

@@ -3,9 +3,12 @@ reference-checks (a result's checks, as the pages show them) and, for staff, age
 
 import django_filters
 from django.db.models import Q
-from rest_framework import pagination, permissions, serializers, viewsets
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, pagination, permissions, serializers, status, viewsets
+from rest_framework.response import Response
 
 from leaderboard import public
+from leaderboard.models import Result
 
 from . import jobs
 from .models import Agent, ReferenceCheck
@@ -53,6 +56,7 @@ class ReferenceCheckSerializer(serializers.Serializer):
             data[key] = data[key].isoformat() if data[key] else None
         data["uid"] = str(check.uid)
         data["result"] = {
+            "uid": str(result.uid),
             "round": system.round.key,
             "submitter": system.submitter.name if system.submitter else "",
             "system": system.key,
@@ -70,21 +74,51 @@ class ReferenceCheckFilter(django_filters.FilterSet):
     state = django_filters.ChoiceFilter(choices=ReferenceCheck.State.choices)
     verdict = django_filters.ChoiceFilter(choices=ReferenceCheck.Verdict.choices)
     family = django_filters.CharFilter()
+    result = django_filters.UUIDFilter(field_name="result__uid", help_text="The result's uid.")
+    public_id = django_filters.CharFilter(field_name="result__public_id", help_text="e.g. 5.1-0042")
 
     class Meta:
         model = ReferenceCheck
-        fields = ["round", "benchmark", "state", "verdict", "family"]
+        fields = ["round", "benchmark", "state", "verdict", "family", "result", "public_id"]
 
 
-class ReferenceCheckViewSet(viewsets.ReadOnlyModelViewSet):
+class CheckRequestSerializer(serializers.Serializer):
+    result = serializers.UUIDField(help_text="The result's uid.")
+    any_agent = serializers.BooleanField(
+        default=False, help_text="Send it to any agent (labelled other hardware), not the family's."
+    )
+
+
+class StaffMayAsk(permissions.BasePermission):
+    """Anyone reads (the queryset decides what); only staff ask for a check."""
+
+    def has_permission(self, request, view):
+        return request.method in permissions.SAFE_METHODS or bool(request.user.is_staff)
+
+
+class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Reference checks, newest first: those of published results; staff see all, a submitter also those of
-    their own uploads."""
+    their own uploads. Staff POST {"result": uid, "any_agent": false} to check any result again."""
 
     serializer_class = ReferenceCheckSerializer
     filterset_class = ReferenceCheckFilter
     pagination_class = Pages
-    permission_classes = [permissions.AllowAny]
+    permission_classes = [StaffMayAsk]
     lookup_field = "uid"
+
+    @extend_schema(request=CheckRequestSerializer, responses={201: ReferenceCheckSerializer})
+    def create(self, request, *args, **kwargs):
+        asked = CheckRequestSerializer(data=request.data)
+        asked.is_valid(raise_exception=True)
+        result = Result.objects.filter(uid=asked.validated_data["result"]).first()
+        if result is None:
+            raise serializers.ValidationError({"result": "No result has this uid."})
+        if asked.validated_data["any_agent"]:
+            check = jobs.send_to_any_agent(result, request.user)
+        else:
+            check = jobs.plan(result, reason="requested by staff", user=request.user)
+        check = self.get_queryset().get(pk=check.pk)
+        return Response(self.get_serializer(check).data, status=status.HTTP_201_CREATED)
 
     def get_queryset(self):
         checks = ReferenceCheck.objects.select_related(
