@@ -165,7 +165,8 @@ def test_an_agent_error_is_recorded_as_could_not_run_with_the_reason(v51):
         == "error"
     )
     check.refresh_from_db()
-    assert check.verdict == Verdict.COULD_NOT_RUN and "CUDA out of memory" in check.message
+    assert check.verdict == Verdict.COULD_NOT_RUN
+    assert check.message == "The agent could not run it: CUDA out of memory"
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,9 @@ class ReferenceCheckSerializer(serializers.Serializer):
     def to_representation(self, check):
         result, system = check.result, check.result.system
         data = jobs.as_dict(check, self.context["queues"])
+        request = self.context.get("request")
+        if not (request and request.user.is_staff):
+            data["agent"] = ""  # the agents' host names are for staff
         for key in ("created_at", "finished_at"):
             data[key] = data[key].isoformat() if data[key] else None
         data["uid"] = str(check.uid)

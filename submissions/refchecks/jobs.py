@@ -227,7 +227,7 @@ def store(payload: dict) -> str:
     measurement = payload.get("measurement")
     if payload.get("error") or not isinstance(measurement, dict):
         why = _text(payload.get("error") or "the agent sent no measurement", 2000)
-        fields.update(verdict=Verdict.COULD_NOT_RUN, message=f"Could not run on {hostname}: {why}")
+        fields.update(verdict=Verdict.COULD_NOT_RUN, message=f"The agent could not run it: {why}")
         outcome = "error"
     else:
         measurement, _ = storable(measurement)
