@@ -68,6 +68,14 @@ def test_bad_job_fields_are_refused_with_the_reason(kwargs):
         run_probe("resnet", **{"device": "cpu", **kwargs})
 
 
+def test_the_precision_sets_the_compute_dtype_on_cuda_and_cpu_mode_runs_fp32():
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
+    assert common.dtype_for("bf16", cuda) == torch.bfloat16
+    assert common.dtype_for("fp16", cuda) == torch.float16  # Volta: no bf16
+    assert common.dtype_for("fp32", cuda) == torch.float32
+    assert {common.dtype_for(p, cpu) for p in ("bf16", "fp16", "fp32")} == {torch.float32}
+
+
 def test_cuda_asked_for_without_cuda_is_refused():
     if torch.cuda.is_available():
         pytest.skip("this host has CUDA")
