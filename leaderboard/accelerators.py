@@ -23,7 +23,7 @@ class Family:
     queue: str  # the agents' queue key (agents consume gpu.<queue>); NO_QUEUE where no agent can measure it
     reason: str  # why no agent can, where queue is NO_QUEUE
     names: tuple[str, ...]  # the exact names seen in the published rounds
-    precision: str = "bf16"  # what its probe runs in ("fp32" where the chip has no bf16)
+    precision: str = "bf16"  # what its probe runs in ("fp16" where the chip has no bf16)
 
 
 @functools.cache

@@ -59,7 +59,7 @@ def test_no_name_is_listed_twice():
 def test_it_places_a_gpu_in_its_family_and_queue(name, family, queue):
     where = placement(name)
     assert (where.family, where.queue, where.reason) == (family, queue, "")
-    assert where.precision == ("fp32" if family == "NVIDIA V100" else "bf16")  # Volta has no bf16
+    assert where.precision == ("fp16" if family == "NVIDIA V100" else "bf16")  # Volta has no bf16
 
 
 @pytest.mark.parametrize(
