@@ -57,14 +57,16 @@ def round_page(request, round_key):
     partial = request.GET.get("partial") == "1"
     raw = _raw_key(request)
     base_url = request.build_absolute_uri("/").rstrip("/")
-    # What is cached is the whole response body, gzipped once; it differs only by output kind
-    # and, for the full page, whether the site header shows the signed-in links.
+    # What is cached is the whole response body, gzipped once; it differs only by output kind. For a
+    # signed-in user the full page's site header is their own (their name, their CSRF token, staff links):
+    # only the page's body is cached then, and the header is rendered around it for each request.
+    signed_in = request.user.is_authenticated
     if fmt:
         kind = f"export-{fmt}"
     elif partial:
         kind = "results"
     else:
-        kind = f"page-{int(request.user.is_authenticated)}"
+        kind = "body" if signed_in else "page-0"
 
     def build() -> bytes:
         data = round_data(round_)
@@ -75,6 +77,8 @@ def round_page(request, round_key):
             context = _round_context(round_, data, view, form)
             if partial:
                 body = render_to_string("leaderboard/_round_results.html", context).encode()
+            elif signed_in:
+                body = render_to_string("leaderboard/_round_body.html", context).encode()
             else:
                 inner = mark_safe(render_to_string("leaderboard/_round_body.html", context))
                 body = render_to_string(
@@ -89,6 +93,11 @@ def round_page(request, round_key):
         response["Content-Disposition"] = attachment(
             f"{round_.key}{'-filtered' if raw else ''}.{writer.extension}"
         )
+        return response
+    if kind == "body":
+        inner = mark_safe(gzip.decompress(packed).decode())
+        response = render(request, "leaderboard/round.html", {"round": round_, "body": inner})
+        patch_vary_headers(response, ("Cookie",))
         return response
     return _gzipped(request, packed, "text/html; charset=utf-8")
 
