@@ -39,6 +39,8 @@ MARKERS = {
     "objection": ("OBJECTION-5T",),
 }
 BENCHMARK = "bert"
+# The signed-in user's name in the site header (templates/base.html); the roles' usernames are their names.
+ACCOUNT = re.compile(r'<form class="account"[^>]*>.*?<span>([^<]*)</span>', re.S)
 
 
 def may_see(role: str, owner: str, phase: str) -> bool:
@@ -437,6 +439,11 @@ def _check(response, path, role, owner, phase, row, world) -> list[str]:
     for who, words in MARKERS.items():
         if not may_see(role, who, phase):
             problems += [f"{cell}: shows {word} ({who})" for word in words if word in body]
+    # A cached page must not carry another viewer's site header (their name, CSRF token, staff links).
+    header = ACCOUNT.search(body)
+    signed_in = header[1] if header else None
+    if signed_in is not None and signed_in != role:
+        problems.append(f"{cell}: the site header is {signed_in}'s")
     if owner is not None and not may_see(role, owner, phase):
         refused = {404} | ({401, 403} if role == "anonymous" else set())
         login = response.status_code == 302 and "/login/" in response.headers.get("Location", "")
