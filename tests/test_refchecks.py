@@ -354,3 +354,5 @@ def test_finalize_queues_checks_for_closed_results_of_a_live_round_only(rounds, 
     assert check.result == Result.objects.get(system__key="alpha")
     assert (check.state, check.queue, check.request["batch_size"]) == (State.QUEUED, "gpu.h100", 2)
     assert check.implied > 0 and len(check.implied_runs) == 8  # the olympic mean's counted runs
+    jobs.store({"check": str(check.uid), "agent": "a", "error": "CUDA out of memory"})
+    assert jobs.plan_for_submission(submission.pk) == []  # a re-validation: no second GPU run

@@ -140,14 +140,15 @@ def plan(result: Result, *, reason: str, user=None, any_agent: bool = False) -> 
 
 def plan_for_submission(submission_id: int) -> list[ReferenceCheck]:
     """At finalize: a check for each closed-division result of a round that is not imported history, unless
-    one is already open (a repeated finalize)."""
+    it has one already (a repeated finalize, a re-validation: the same logs need no second GPU run; staff
+    can ask for one)."""
     results = (
         Result.objects.filter(
             system__submission_id=submission_id,
             system__division=Division.CLOSED,
             system__round__history=False,
         )
-        .exclude(reference_checks__state__in=OPEN)
+        .filter(reference_checks__isnull=True)
         .order_by("pk")
     )
     return [plan(result, reason="finalize") for result in results]
