@@ -1,7 +1,8 @@
 """System checks (`manage.py check`; also run by runserver and migrate) for what a deployment can get wrong.
 
 Each has an id and a hint, as Django's own: the C scanner not built, the embedded database or broker on a
-site with DEBUG off, a MEDIA_ROOT the portal cannot write, mlperf-logging at another version than pinned.
+site with DEBUG off, a MEDIA_ROOT the portal cannot write, mlperf-logging at another version than pinned, a
+reference-check job limit shorter than the agents' own.
 """
 
 import re
@@ -95,5 +96,27 @@ def mlperf_logging_pinned(app_configs=None, requirements: Path = REQUIREMENTS, *
             f"made for {pinned}, the version requirements.txt pins.",
             hint=f"pip install mlperf-logging=={pinned}",
             id="portal.W004",
+        )
+    ]
+
+
+# An agent stops a job itself after max_seconds + its AGENT_GRACE_S (120 s by default) + 30 s.
+AGENT_OWN_LIMIT_S = 150
+
+
+@register()
+def reference_check_limits(app_configs=None, **kwargs):
+    """The portal sends a running job again after REFCHECK_JOB_LIMIT_S: sooner than the agent gives up on it,
+    a slow but live job would run twice."""
+    needed = settings.REFCHECK_MAX_SECONDS + AGENT_OWN_LIMIT_S
+    if settings.REFCHECK_JOB_LIMIT_S >= needed:
+        return []
+    return [
+        Warning(
+            f"REFCHECK_JOB_LIMIT_S ({settings.REFCHECK_JOB_LIMIT_S:g} s) is shorter than an agent's own limit "
+            f"for a job (REFCHECK_MAX_SECONDS + {AGENT_OWN_LIMIT_S} s = {needed:g} s): slow jobs are sent "
+            "again while they still run.",
+            hint=f"Set REFCHECK_JOB_LIMIT_S to at least {needed:g}, or leave it unset.",
+            id="portal.W005",
         )
     ]

@@ -48,3 +48,10 @@ def test_the_log_scanner_not_built_is_flagged(monkeypatch):
 
     monkeypatch.setattr(leave_out, "_scan", None)
     assert ids(checks.log_scanner_built()) == ["portal.W001"]
+
+
+def test_a_reference_check_limit_shorter_than_the_agent_s_own_is_flagged(settings):
+    assert checks.reference_check_limits() == []  # the defaults: 120 s window, 420 s limit
+    settings.REFCHECK_JOB_LIMIT_S = 200
+    problems = checks.reference_check_limits()
+    assert ids(problems) == ["portal.W005"] and "270" in problems[0].hint
