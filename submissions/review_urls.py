@@ -6,6 +6,7 @@ from . import review_views as views
 
 app_name = "review"
 urlpatterns = [
+    path("", views.index, name="index"),
     path("objections/<uuid:uid>/", views.objection_page, name="objection"),
     path("objections/<uuid:uid>/reply/", views.objection_reply, name="reply"),
     path("objections/<uuid:uid>/decide/", views.objection_decide, name="decide"),

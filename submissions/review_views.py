@@ -4,6 +4,7 @@ answers 404."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -20,6 +21,24 @@ AUDIT_SHOWN = 500  # the newest events of the round; the admin has them all, wit
 
 def _not_found(error):
     raise Http404(str(error))
+
+
+@login_required
+def index(request):
+    """The rounds the user reviews (staff: every live round), and the objections that concern them."""
+    user = request.user
+    rounds = Round.objects.exclude(publish_at=None) if user.is_staff else user.reviewed_rounds.all()
+    mine = review.organisation_ids(user)
+    objections = list(
+        review.visible_objections(user)
+        .filter(Q(from_organisation_id__in=mine) | Q(against_organisation_id__in=mine))
+        .order_by("-created_at")[:200]
+    )
+    return render(
+        request,
+        "submissions/review_index.html",
+        {"rounds": rounds.order_by("-publish_at", "key"), "objections": objections},
+    )
 
 
 @login_required

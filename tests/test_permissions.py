@@ -105,6 +105,7 @@ ROWS = {
     "accounts:tokens": Row(),
     "accounts:revoke-token": Row(skip=POST_ONLY),
     # review
+    "review:index": Row(),
     "review:round": Row(kind="round"),
     "review:objection": Row(kind="objection"),
     "review:reply": Row(kind="objection", skip=POST_ONLY),

@@ -237,6 +237,18 @@ def test_the_review_page_is_for_reviewers_and_staff(client, live):
     assert "objection.filed" in page.content.decode()  # the round's audit log
 
 
+def test_the_review_index_lists_reviewed_rounds_and_ones_own_objections(client, live):
+    objection = _object(live)
+    client.force_login(live["reviewer"])
+    page = client.get("/review/").content.decode()
+    assert f"/review/{live['round'].key}/" in page and str(objection.uid) not in page
+    client.force_login(live["member_a"])
+    page = client.get("/review/").content.decode()
+    assert str(objection.uid) in page and f"/review/{live['round'].key}/" not in page
+    client.force_login(live["outsider"])
+    assert str(objection.uid) not in client.get("/review/").content.decode()
+
+
 def test_the_thread_page_replies_and_decides(client, live):
     objection = _object(live)
     client.force_login(live["outsider"])
