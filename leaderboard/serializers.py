@@ -29,6 +29,8 @@ class BenchmarkSerializer(serializers.ModelSerializer):
 
 
 class RoundSerializer(serializers.ModelSerializer):
+    # A SlugField in the model, but round keys have dots (training-v5.1): no slug pattern here.
+    key = serializers.CharField(help_text="e.g. training-v5.1")
     benchmarks = BenchmarkSerializer(many=True, read_only=True)
     url = serializers.SerializerMethodField(help_text="The round's page.")
     results_url = serializers.SerializerMethodField(help_text="The round's results in the API.")
