@@ -11,8 +11,9 @@ import re
 from importlib import import_module
 
 from django.conf import settings
-from django.http import Http404, HttpResponsePermanentRedirect
+from django.http import Http404, HttpResponsePermanentRedirect, JsonResponse
 from django.urls import include, path, re_path, reverse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework import routers
 from rest_framework.response import Response
@@ -67,6 +68,7 @@ def _new_id(kind: str, pk: int) -> str:
     return str(row[-1] or row[0])
 
 
+@csrf_exempt  # it changes nothing, and a redirect of a POST is refused by the target if need be
 def to_v1(request, rest):
     """/api/<rest> of before v1 → /api/v1/<rest>, query string kept."""
     old = OLD_ITEM.fullmatch(rest)
@@ -74,6 +76,12 @@ def to_v1(request, rest):
         rest = f"{old[1]}/{_new_id(old[1], int(old[2]))}/{old[3]}"
     query = request.META.get("QUERY_STRING", "")
     return HttpResponsePermanentRedirect(f"/api/v1/{rest}" + (f"?{query}" if query else ""))
+
+
+@csrf_exempt  # it changes nothing; CSRF's HTML 403 would answer a POST with a cookie instead
+def not_found(request, rest=""):
+    """Any other path under /api/ answers as the API does, in JSON, not with the site's HTML page."""
+    return JsonResponse({"detail": "Not found."}, status=404)
 
 
 urlpatterns = [
@@ -85,4 +93,5 @@ urlpatterns = [
         name="api-docs",
     ),
     re_path(r"^(?P<rest>((rounds|systems|results|prices)/.*)?)$", to_v1),
+    re_path(r"^(?P<rest>.*)$", not_found),
 ]

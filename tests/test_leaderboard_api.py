@@ -300,3 +300,17 @@ def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(
     cache.clear()
     with django_assert_num_queries(3):  # tokens, the result, its runs
         assert client.get(f"/api/v1/results/{result.public_id}/").status_code == 200
+
+
+def test_an_unknown_api_path_answers_in_json(client, rounds):
+    response = client.get("/api/v1/tokens/not.a.uid/?format=csv")
+    assert response.status_code == 404 and response.json() == {"detail": "Not found."}
+
+
+def test_an_unknown_api_path_answers_json_to_a_post_with_a_cookie_too(rounds):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.cookies["csrftoken"] = "x" * 32
+    response = client.delete("/api/v1/tokens/not.a.uid/")
+    assert response.status_code == 404 and response.json() == {"detail": "Not found."}
