@@ -27,8 +27,17 @@ OFFSET_HEADER = "Upload-Offset"
 CHUNK_TYPES = ("application/offset+octet-stream", "application/octet-stream")
 
 
+class RoundKeyField(serializers.SlugRelatedField):
+    """A round by its key. A key with a NUL byte, which PostgreSQL cannot compare, is no round: 400, not 500."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data)
+        return super().to_internal_value(data)
+
+
 class UploadCreateSerializer(serializers.Serializer):
-    round = serializers.SlugRelatedField(slug_field="key", queryset=Round.objects.all())
+    round = RoundKeyField(slug_field="key", queryset=Round.objects.all())
     organisation = serializers.SlugField(
         required=False,
         help_text="The slug of the organisation you upload for; may be left out if you have only one.",

@@ -275,3 +275,8 @@ def test_an_upload_after_the_deadline_is_refused_with_the_date(client, rounds, u
 
 def test_an_upload_needs_a_login(client, rounds):
     assert client.post(UPLOADS, {}, content_type="application/json").status_code in (401, 403)
+
+
+def test_a_round_key_with_a_nul_byte_is_no_round(client, rounds, users, tmp_path):
+    response = start(client, token_for(users["owner"]), b"x", round="training-v5.1\x00")
+    assert response.status_code == 400 and "round" in response.json()
