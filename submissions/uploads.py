@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Organisation
+from audit.log import record
 from leaderboard import calendar
 
 from . import intake
@@ -76,14 +77,23 @@ def organisations_of(user):
     return Organisation.objects.filter(memberships__user=user) if user.is_authenticated else []
 
 
-def calendar_refusal(round_, organisation, now=None) -> str | None:
+def calendar_refusal(round_, organisation, now=None, *, user=None) -> str | None:
     """Why the round's calendar takes no upload from this organisation now (with the date and time), or None.
-    During review only a fix that a reviewer asked of it is taken."""
+    During review only a fix that a reviewer asked of it is taken. A refusal is audited."""
     now = now or timezone.now()
     fix = calendar.phase(round_.calendar, now) == calendar.REVIEW and _fix_requested(
         organisation, round_
     )
-    return calendar.upload_refusal(round_.calendar, now, fix_requested=fix)
+    refusal = calendar.upload_refusal(round_.calendar, now, fix_requested=fix)
+    if refusal:
+        record(
+            "submission.refused",
+            actor=user,
+            round=round_,
+            organisation=organisation,
+            reason=refusal,
+        )
+    return refusal
 
 
 def _fix_requested(organisation, round_) -> bool:
@@ -102,7 +112,7 @@ def create(round_, user, organisation, name: str, size: int, sha256: str = "") -
         raise Forbidden(
             "You upload for your own organisation only: you are not a member of that one."
         )
-    if refusal := calendar_refusal(round_, organisation):
+    if refusal := calendar_refusal(round_, organisation, user=user):
         raise Forbidden(refusal)
     upload = Upload.objects.create(
         round=round_,
@@ -200,7 +210,7 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
                 f"The portal has {upload.offset:,} of {upload.size:,} bytes: send the rest first.",
                 offset=upload.offset,
             )
-        if refusal := calendar_refusal(upload.round, upload.organisation):
+        if refusal := calendar_refusal(upload.round, upload.organisation, user=upload.uploaded_by):
             raise Forbidden(refusal, offset=upload.offset)
         path = part_path(upload)
         os.truncate(path, upload.size)  # a part written before a crash may lie past the offset

@@ -49,7 +49,7 @@ def _upload(request, limit: int):
     if request.method == "POST" and form.is_valid():
         bundle = form.cleaned_data["bundle"]
         round_, organisation = form.cleaned_data["round"], form.cleaned_data["organisation"]
-        if refusal := uploads.calendar_refusal(round_, organisation):
+        if refusal := uploads.calendar_refusal(round_, organisation, user=request.user):
             form.add_error("round", refusal)
             return render(request, "submissions/upload.html", {"form": form}, status=403)
         try:

@@ -30,10 +30,13 @@ def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
 ):
     from django.contrib.auth import get_user_model
 
+    from accounts.models import Membership, Organisation
     from submissions.models import Submission
 
     with django_db_blocker.unblock():
-        get_user_model().objects.create_user("submitter", password="a-long-password-1")
+        user = get_user_model().objects.create_user("submitter", password="a-long-password-1")
+        acme, _ = Organisation.objects.get_or_create(name="Acme")
+        Membership.objects.create(user=user, organisation=acme)
     root = write_bundle(
         tmp_path,
         "Acme",

@@ -1,0 +1,88 @@
+"""Uploads follow the round's calendar and the uploader's organisations."""
+
+from datetime import timedelta
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+
+from audit.models import AuditEvent
+from leaderboard.calendar import when
+from leaderboard.models import Round
+from submissions.models import Submission
+
+from .live_round import set_phase
+from .test_pages import bundle_bytes
+
+UPLOAD = "/submissions/upload/"
+
+
+def upload(client, data, **fields):
+    return client.post(
+        UPLOAD,
+        {"round": "training-v5.1", "bundle": SimpleUploadedFile("acme.tgz", data), **fields},
+    )
+
+
+@pytest.fixture
+def data(tmp_path):
+    return bundle_bytes(tmp_path)
+
+
+def test_an_upload_before_opening_is_refused_with_the_date_and_time(client, rounds, orgs, data):
+    opens = timezone.now() + timedelta(days=2)
+    Round.objects.filter(key="training-v5.1").update(opens_at=opens)
+    client.force_login(orgs["member_a"])
+    response = upload(client, data)
+    assert response.status_code == 403
+    assert f"Uploads to Training v5.1 open on {when(opens)}." in response.content.decode()
+    assert not Submission.objects.exists()
+    event = AuditEvent.objects.get(action="submission.refused")
+    assert event.actor == orgs["member_a"] and event.organisation == "Acme"
+
+
+def test_an_upload_after_the_deadline_is_refused_during_review(client, rounds, orgs, data):
+    round_ = set_phase(rounds["training-v5.1"], "review")
+    client.force_login(orgs["member_a"])
+    response = upload(client, data)
+    text = response.content.decode()
+    assert response.status_code == 403
+    assert f"The deadline for Training v5.1 was {when(round_.deadline_at)}." in text
+    assert "only a fix that a reviewer asked for is taken" in text
+    assert not Submission.objects.exists()
+
+
+def test_an_upload_while_open_is_taken_for_the_users_organisation(client, rounds, orgs, data):
+    set_phase(rounds["training-v5.1"], "open")
+    client.force_login(orgs["member_a"])
+    response = upload(client, data)
+    submission = Submission.objects.get()
+    assert response.status_code == 302 and submission.organisation == orgs["a"]
+    event = AuditEvent.objects.get(action="submission.uploaded")
+    assert event.object_uid == str(submission.uid) and event.details["sha256"] == submission.sha256
+
+
+def test_a_user_uploads_only_for_their_own_organisation(client, rounds, orgs, data):
+    client.force_login(orgs["member_a"])
+    response = upload(client, data, organisation=orgs["b"].slug)
+    assert response.status_code == 200 and not Submission.objects.exists()
+    assert "Select a valid choice" in response.content.decode()
+
+
+def test_a_member_of_two_organisations_chooses(client, rounds, orgs, data):
+    from accounts.models import Membership
+
+    Membership.objects.create(user=orgs["member_a"], organisation=orgs["b"])
+    client.force_login(orgs["member_a"])
+    page = client.get(UPLOAD).content.decode()
+    assert "Acme" in page and "Globex" in page
+    assert "Choose the organisation" in upload(client, data).content.decode()
+    upload(client, data, organisation=orgs["b"].slug)
+    assert Submission.objects.get().organisation == orgs["b"]
+
+
+def test_a_user_of_no_organisation_is_told_why_they_cannot_upload(client, rounds, orgs, data):
+    client.force_login(orgs["outsider"])
+    response = upload(client, data)
+    assert "you are a member of none" in response.content.decode()
+    assert not Submission.objects.exists()

@@ -1,0 +1,96 @@
+"""Who sees a submission's pages (leaderboard/public.py), for each role and phase of the round:
+what a user may not see answers 404, exactly as a submission that does not exist."""
+
+import uuid
+
+import pytest
+
+from leaderboard import public
+from leaderboard.models import Result
+from submissions.models import Submission
+
+from .live_round import checked_submission, set_phase
+
+ROLES = ["member_a", "admin_a", "member_b", "reviewer", "staff", "outsider"]
+# Who sees Acme's submission, in each phase of the round.
+SEES_ACME = {
+    "open": {"member_a", "admin_a", "reviewer", "staff"},
+    "review": {"member_a", "admin_a", "member_b", "reviewer", "staff"},  # peer review
+    "published": {"member_a", "admin_a", "reviewer", "staff"},
+}
+
+
+@pytest.fixture
+def live(rounds, orgs):
+    round_ = rounds["training-v5.1"]
+    round_.reviewers.add(orgs["reviewer"])
+    acme = checked_submission(round_, orgs["a"], "Acme")
+    checked_submission(round_, orgs["b"], "Globex", "beta")
+    return round_, acme
+
+
+def pages(uid):
+    return [
+        f"/submissions/{uid}/",
+        f"/submissions/{uid}/progress.json",
+        f"/submissions/{uid}/findings.json",
+    ]
+
+
+@pytest.mark.parametrize("phase", SEES_ACME)
+def test_each_role_sees_a_submission_only_where_it_may(client, live, orgs, phase):
+    round_, acme = live
+    set_phase(round_, phase)
+    for role in ROLES:
+        client.force_login(orgs[role])
+        expected = 200 if role in SEES_ACME[phase] else 404
+        for page in pages(acme.uid):
+            assert client.get(page).status_code == expected, (role, phase, page)
+        listed = client.get("/submissions/").content.decode()
+        assert (acme.original_name in listed) == (role in SEES_ACME[phase]), (role, phase)
+
+
+def test_a_hidden_submission_answers_as_one_that_does_not_exist(client, live, orgs):
+    round_, acme = live
+    set_phase(round_, "open")
+    client.force_login(orgs["member_b"])
+    hidden = client.get(f"/submissions/{acme.uid}/")
+    missing = client.get(f"/submissions/{uuid.uuid4()}/")
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.content == missing.content
+
+
+def test_anonymous_users_are_sent_to_log_in_and_see_nothing(client, live):
+    _, acme = live
+    for page in pages(acme.uid):
+        response = client.get(page)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_peer_review_is_for_the_organisations_that_submitted(rounds, orgs):
+    round_ = set_phase(rounds["training-v5.1"], "review")
+    checked_submission(round_, orgs["a"], "Acme")
+    assert round_.pk in public.viewer(orgs["member_a"]).peer_rounds
+    assert round_.pk not in public.viewer(orgs["member_b"]).peer_rounds  # Globex did not submit
+    assert public.viewer(orgs["outsider"]).peer_rounds == frozenset()
+
+
+def test_unpublished_results_of_a_live_round_stay_off_the_public_pages(client, live, orgs):
+    round_, acme = live
+    set_phase(round_, "review")
+    # Even marked published by some other path, nothing shows before the round's minute.
+    acme.systems.update(published=True)
+    Result.objects.filter(system__submission=acme).update(published=True)
+    assert not public.results().filter(system__submission=acme).exists()
+    for who in (None, orgs["member_b"], orgs["outsider"]):
+        if who is None:
+            client.logout()
+        else:
+            client.force_login(who)
+        page = client.get("/r/training-v5.1/").content.decode()
+        assert "alpha" not in page
+        assert client.get("/r/training-v5.1/Acme/alpha/").status_code == 404
+    # Inside, peer review goes on: Acme's member reads both submissions of the round.
+    assert (
+        Submission.objects.filter(public.viewer(orgs["member_a"]).submission_filter()).count() == 2
+    )
