@@ -220,8 +220,14 @@ SWEEP_EVERY_S = env.int("SWEEP_EVERY_S", default=30)
 SWEEP_IDLE_S = env.int("SWEEP_IDLE_S", default=60)
 SWEEP_OLDER_THAN_S = env.int("SWEEP_OLDER_THAN_S", default=CELERY_TASK_TIME_LIMIT + 60)
 SWEEP_MAX_ATTEMPTS = env.int("SWEEP_MAX_ATTEMPTS", default=3)
+# Rounds whose publication minute has come are published this often (so within the minute).
+PUBLISH_EVERY_S = env.int("PUBLISH_EVERY_S", default=20)
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "submissions.tasks.sweep", "schedule": float(SWEEP_EVERY_S)},
+    "publish-due-rounds": {
+        "task": "submissions.tasks.publish_due_rounds",
+        "schedule": float(PUBLISH_EVERY_S),
+    },
     "purge-failed-bundles": {"task": "submissions.tasks.purge_failed_bundles", "schedule": 3600.0},
 }
 # Steps of a whole submission go on "ingest", batches of run checks on "checks". finalize is such a
@@ -230,6 +236,7 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_TASK_ROUTES = {
     "submissions.tasks.revalidate": {"queue": "ingest"},
     "submissions.tasks.sweep": {"queue": "ingest"},
+    "submissions.tasks.publish_due_rounds": {"queue": "ingest"},
     "submissions.tasks.purge_failed_bundles": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
     "submissions.tasks.finalize": {"queue": "ingest"},

@@ -193,3 +193,9 @@ def agent_heartbeat(payload: dict) -> None:
 def purge_failed_bundles() -> list[int]:
     """Delete the bundles of submissions failed more than FAILED_BUNDLE_RETENTION_DAYS ago (beat: hourly)."""
     return pipeline.purge_failed_bundles(timedelta(days=settings.FAILED_BUNDLE_RETENTION_DAYS))
+
+
+@shared_task(**RETRY)
+def publish_due_rounds() -> list[str]:
+    """Publish the rounds whose publication minute has come (beat: every PUBLISH_EVERY_S)."""
+    return pipeline.publish_due_rounds()

@@ -1,12 +1,14 @@
 from django.urls import path
 
-from . import views
+from . import staff_views, views
 from .refchecks import views as refcheck_views
 
 app_name = "submissions"
 urlpatterns = [
     path("", views.submission_list, name="list"),
     path("upload/", views.upload, name="upload"),
+    path("rounds/", staff_views.rounds, name="rounds"),
+    path("rounds/<str:round_key>/publish/", staff_views.publish_now, name="publish-round"),
     path("<uuid:uid>/", views.detail, name="detail"),
     path("<uuid:uid>/receipt/", views.receipt, name="receipt"),
     path("<uuid:uid>/progress.json", views.progress, name="progress"),

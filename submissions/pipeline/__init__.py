@@ -9,7 +9,7 @@ from .checks import check_runs
 from .common import fail
 from .finalize import finalize, score_result
 from .ingest import ingest, revalidate
-from .publication import held_results, publish, withdraw
+from .publication import held_results, publish, publish_due_rounds, publish_round, withdraw
 from .retention import purge_failed_bundles
 from .sweeper import sweep, wait_for_broker
 
@@ -20,6 +20,8 @@ __all__ = [
     "held_results",
     "ingest",
     "publish",
+    "publish_due_rounds",
+    "publish_round",
     "purge_failed_bundles",
     "revalidate",
     "score_result",

@@ -8,6 +8,7 @@ from django.db.models import Count, Prefetch, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from audit.log import record
 from leaderboard.models import Benchmark, Result, Run, System
 
 from .. import rules, scoring
@@ -124,7 +125,7 @@ def _description_format(system: System) -> str:
 
 def finalize(submission_id: int) -> None:
     """Score every result, store result-level findings and the verdict; publish if asked to."""
-    submission = Submission.objects.select_related("round").get(pk=submission_id)
+    submission = Submission.objects.select_related("round", "organisation").get(pk=submission_id)
     validation = submission.validations.filter(status=Validation.Status.RUNNING).first()
     if submission.status != Status.FINALIZING or validation is None:
         return
@@ -265,6 +266,16 @@ def finalize(submission_id: int) -> None:
         ):
             transaction.set_rollback(True)
             return
+        record(
+            "validation.verdict",
+            obj=submission,
+            round=submission.round,
+            verdict=verdict,
+            validation=validation.number,
+            errors=severities["error"],
+            warnings=severities["warning"],
+            infos=severities["info"],
+        )
         if submission.publish_when_valid:
             publish(submission_id)  # its results that no blocking finding holds
         # Closed-division results of a live round: measured on the agents (sent once this commits). The

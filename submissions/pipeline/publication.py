@@ -4,16 +4,22 @@ A result is held when its latest validation has a blocking finding about it (an 
 result, one of its runs, or its system's description) that is not advisory (imported history).
 Every other result of a published submission is public, scored or "not scored" with its reason:
 one held result never holds back the others.
+
+A live round (one with a calendar) is published whole by publish_round, at its publish_at
+(publish_due_rounds, every minute from beat) or when staff press the button: every approved
+result of each organisation's final submission goes public in one transaction.
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from audit.log import record
 from leaderboard.cache import invalidate_round
-from leaderboard.models import PublicIdSequence, Result, System
+from leaderboard.models import PublicIdSequence, Result, Round, System
 
 from ..models import Finding, Submission, Validation
 from .common import Status, clear_work, update
@@ -147,3 +153,73 @@ def publish(submission_id: int) -> int:
         lambda: invalidate_round(round_key)
     )  # cached tables and exports are stale
     return len(results)
+
+
+# What a final submission may be at publication: checked (valid, or invalid with some results that no
+# blocking finding holds), or published already.
+PUBLISHABLE = (Status.VALID, Status.INVALID, Status.PUBLISHED)
+
+
+def final_submissions(round_: Round) -> list[Submission]:
+    """Each organisation's final submission of the round: its latest that neither failed nor was
+    withdrawn (by submitter where there is no organisation: imports), when that one is checked. A
+    latest still being checked at publication publishes nothing of its organisation: an older bundle
+    it replaced must not go out in its place."""
+    latest: dict[tuple, Submission] = {}
+    candidates = (
+        Submission.objects.filter(round=round_)
+        .exclude(status__in=(Status.FAILED, Status.WITHDRAWN))
+        .select_related("submitter", "organisation")
+        .order_by("created_at", "pk")
+    )
+    for submission in candidates:
+        if submission.organisation_id is not None:
+            latest[("organisation", submission.organisation_id)] = submission
+        elif submission.submitter_id is not None:
+            latest[("submitter", submission.submitter_id)] = submission
+    chosen = [s for s in latest.values() if s.status in PUBLISHABLE]
+    return sorted(chosen, key=lambda s: (s.submitter.name if s.submitter else "", s.created_at))
+
+
+def publish_round(round_: Round, *, actor=None, now: datetime | None = None) -> int | None:
+    """Publish the round now: every approved result of its final submissions goes public with its
+    public id, in one transaction that holds the round's row. Returns how many results are public;
+    None when the round was published already (publishing is done once; a second call changes nothing).
+    Published before its publish_at (by staff), the round's publish_at becomes now, so that the
+    embargo (leaderboard.public) lifts with it."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Round.objects.select_for_update().get(pk=round_.pk)
+        if locked.published_at is not None:
+            return None
+        public, published = 0, []
+        for submission in final_submissions(locked):
+            count = publish(submission.pk)
+            public += count
+            published.append({"submission": str(submission.uid), "results": count})
+        fields = {"published_at": now}
+        if locked.publish_at is None or locked.publish_at > now:
+            fields["publish_at"] = now
+        Round.objects.filter(pk=locked.pk).update(**fields)
+        record(
+            "round.published",
+            actor=actor,
+            round=locked,
+            at=now.isoformat(),
+            scheduled=locked.publish_at.isoformat() if locked.publish_at else None,
+            results=public,
+            submissions=published,
+        )
+        key = locked.key
+        transaction.on_commit(lambda: invalidate_round(key))
+    return public
+
+
+def publish_due_rounds(now: datetime | None = None) -> list[str]:
+    """Publish every round whose publish_at has come and that is not published yet (beat, every minute).
+    Returns their keys."""
+    now = now or timezone.now()
+    due = Round.objects.filter(publish_at__lte=now, published_at__isnull=True).order_by(
+        "publish_at"
+    )
+    return [r.key for r in due if publish_round(r, now=now) is not None]

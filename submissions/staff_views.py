@@ -1,0 +1,31 @@
+"""Staff pages for running a round: each round's calendar and phase, and publishing one now. (A round's
+objections and audit log are its review page's: review_views.)"""
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from leaderboard.models import Round
+
+from .pipeline import publish_round
+
+
+@staff_member_required
+def rounds(request):
+    now = timezone.now()
+    listed = [(r, r.phase(now)) for r in Round.objects.order_by("-publish_at", "key")]
+    return render(request, "submissions/rounds.html", {"rounds": listed, "now": now})
+
+
+@require_POST
+@staff_member_required
+def publish_now(request, round_key):
+    round_ = get_object_or_404(Round, key=round_key)
+    count = publish_round(round_, actor=request.user)
+    if count is None:
+        messages.info(request, f"{round_.name} was published already; nothing changed.")
+    else:
+        messages.success(request, f"{round_.name} is published: {count} results are public.")
+    return redirect("submissions:rounds")
