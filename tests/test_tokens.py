@@ -75,3 +75,21 @@ def test_nobody_sees_or_revokes_anothers_token(client, orgs):
     assert client.delete(f"{TOKENS}{theirs.uid}/", **auth(key)).status_code == 404
     theirs.refresh_from_db()
     assert not theirs.revoked
+
+
+def test_a_user_makes_lists_and_revokes_tokens_in_the_site(client, orgs):
+    client.force_login(orgs["member_a"])
+    made = client.post("/accounts/tokens/", {"name": "CI"})
+    assert made.status_code == 201
+    key = made.context["key"]
+    assert key in made.content.decode() and len(key) >= 40
+    listed = client.get("/accounts/tokens/").content.decode()
+    assert "CI" in listed and key not in listed and key[:8] in listed
+    token = ApiToken.objects.get(user=orgs["member_a"])
+    assert client.get(TOKENS, **auth(key)).status_code == 200
+    client.force_login(orgs["member_b"])  # another's token: as if there were none
+    assert client.post(f"/accounts/tokens/{token.uid}/revoke/").status_code == 404
+    client.force_login(orgs["member_a"])
+    client.post(f"/accounts/tokens/{token.uid}/revoke/")
+    assert client.get(TOKENS, **auth(key)).status_code == 401
+    assert AuditEvent.objects.filter(action="token.revoked", actor=orgs["member_a"]).count() == 1
