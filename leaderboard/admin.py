@@ -1,5 +1,8 @@
 from django.contrib import admin
 
+from audit.log import record
+
+from . import calendar
 from .cache import invalidate_round
 from .models import Benchmark, CloudPrice, Result, Round, Submitter, System
 
@@ -29,9 +32,56 @@ class CloudPriceInline(admin.TabularInline):
 
 @admin.register(Round)
 class RoundAdmin(admin.ModelAdmin):
-    list_display = ["key", "name", "ruleset", "publication_date", "history"]
+    list_display = [
+        "key",
+        "name",
+        "ruleset",
+        "publication_date",
+        "deadline_at",
+        "publish_at",
+        "history",
+    ]
+    list_filter = ["history"]
+    search_fields = ["key", "name"]
     inlines = [BenchmarkInline, CloudPriceInline]
     actions = ["refresh_cached_pages"]
+    filter_horizontal = ["reviewers"]
+    readonly_fields = ["published_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A round's key names its file and its URLs; the admin's slug check also refused "training-v5.1".
+        return [*self.readonly_fields, "key"] if obj is not None else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        # A calendar date staff set here wins over the round file from now on (load_rounds keeps it).
+        changed = [name for name in calendar.FIELDS if name in form.changed_data]
+        if changed:
+            obj.calendar_edited = sorted(set(obj.calendar_edited) | set(changed))
+        super().save_model(request, obj, form, change)
+        if changed:
+            record(
+                "round.calendar_changed",
+                actor=request.user,
+                round=obj,
+                changes={
+                    name: [form.initial.get(name), form.cleaned_data[name]] for name in changed
+                },
+            )
+
+    def save_related(self, request, form, formsets, change):
+        before = (
+            set(form.instance.reviewers.values_list("username", flat=True)) if change else set()
+        )
+        super().save_related(request, form, formsets, change)
+        after = set(form.instance.reviewers.values_list("username", flat=True))
+        if before != after:
+            record(
+                "round.reviewers_changed",
+                actor=request.user,
+                round=form.instance,
+                added=sorted(after - before),
+                removed=sorted(before - after),
+            )
 
     @admin.action(description="Refresh the cached tables and exports of the selected rounds")
     def refresh_cached_pages(self, request, queryset):

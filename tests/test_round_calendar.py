@@ -58,3 +58,40 @@ def test_loading_again_keeps_what_staff_edited_and_follows_the_file_elsewhere():
 @pytest.mark.django_db
 def test_the_shipped_history_rounds_have_no_calendar(rounds):
     assert all(r.phase(datetime.now(UTC)) == "history" for r in rounds.values())
+
+
+@pytest.mark.django_db
+def test_staff_edit_the_calendar_and_reviewers_in_the_admin_audited(client, rounds, orgs):
+    from audit.models import AuditEvent
+
+    orgs["staff"].is_superuser = True
+    orgs["staff"].save()
+    client.force_login(orgs["staff"])
+    url = f"/admin/leaderboard/round/{rounds['training-v5.1'].pk}/change/"
+    form = client.get(url).context["adminform"].form
+    data = {k: v for k, v in form.initial.items() if v is not None and not isinstance(v, list)}
+    data.update(
+        {
+            "deadline_at_0": "2025-05-02",
+            "deadline_at_1": "17:00:00",
+            "grace_minutes": "30",
+            "reviewers": [orgs["reviewer"].pk],
+            "blocking_rules": "[]",
+            "benchmarks-TOTAL_FORMS": "0",
+            "benchmarks-INITIAL_FORMS": "0",
+            "prices-TOTAL_FORMS": "0",
+            "prices-INITIAL_FORMS": "0",
+        }
+    )
+    response = client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    round_ = Round.objects.get(key="training-v5.1")
+    assert round_.deadline_at == DEADLINE and round_.grace_minutes == 30
+    assert sorted(round_.calendar_edited) == ["deadline_at", "grace_minutes"]
+    assert list(round_.reviewers.all()) == [orgs["reviewer"]]
+    changed = AuditEvent.objects.get(action="round.calendar_changed")
+    assert changed.actor == orgs["staff"] and set(changed.details["changes"]) == {
+        "deadline_at",
+        "grace_minutes",
+    }
+    assert AuditEvent.objects.get(action="round.reviewers_changed").details["added"] == ["reviewer"]
