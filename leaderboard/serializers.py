@@ -4,8 +4,11 @@ Ids are uids or public ids, never primary keys (a pk counts rows and can be gues
 """
 
 from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from . import calendar
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
 from .public import findings_note
 from .units import minutes
@@ -32,6 +35,11 @@ class RoundSerializer(serializers.ModelSerializer):
     # A SlugField in the model, but round keys have dots (training-v5.1): no slug pattern here.
     key = serializers.CharField(help_text="e.g. training-v5.1")
     benchmarks = BenchmarkSerializer(many=True, read_only=True)
+    phase = serializers.SerializerMethodField(
+        help_text="Where the round is in its calendar now: upcoming, open (uploads taken), grace "
+        "(after the deadline, still taken), review (peer review; nothing public yet), published, "
+        "or history (imported, with no calendar)."
+    )
     url = serializers.SerializerMethodField(help_text="The round's page.")
     results_url = serializers.SerializerMethodField(help_text="The round's results in the API.")
 
@@ -46,10 +54,21 @@ class RoundSerializer(serializers.ModelSerializer):
             "reference_system",
             "history",
             "notes",
+            "phase",
+            "opens_at",
+            "deadline_at",
+            "grace_minutes",
+            "review_ends_at",
+            "publish_at",
+            "published_at",
             "benchmarks",
             "url",
             "results_url",
         ]
+
+    @extend_schema_field({"type": "string", "enum": list(calendar.PHASES)})
+    def get_phase(self, obj) -> str:
+        return obj.phase(timezone.now())
 
     def get_url(self, obj) -> str:
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())

@@ -314,3 +314,16 @@ def test_an_unknown_api_path_answers_json_to_a_post_with_a_cookie_too(rounds):
     client.cookies["csrftoken"] = "x" * 32
     response = client.delete("/api/v1/tokens/not.a.uid/")
     assert response.status_code == 404 and response.json() == {"detail": "Not found."}
+
+
+def test_a_round_says_its_phase_in_its_calendar(client, v51):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    v51.deadline_at, v51.publish_at = now - timedelta(hours=1), now + timedelta(days=1)
+    v51.save()
+    body = client.get("/api/v1/rounds/training-v5.1/").json()
+    assert body["phase"] == "review" and body["publish_at"]
+    assert client.get("/api/v1/rounds/training-v0.5/").json()["phase"] == "history"
