@@ -17,12 +17,12 @@ from datetime import timedelta
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Prefetch, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from leaderboard.accelerators import family_of, placement
-from leaderboard.models import Division, Result
+from leaderboard.models import Division, Result, Run
 
 from ..models import Agent, ReferenceCheck
 from ..safejson import storable
@@ -84,14 +84,23 @@ def _request(check: ReferenceCheck, benchmark: str, hp: dict, batch: int, rule, 
     }
 
 
+def _results():
+    """Results with what planning reads: system, round, benchmark and runs (eval curves included)."""
+    return Result.objects.select_related("system__round", "benchmark").prefetch_related(
+        Prefetch("runs", Run.objects.defer("convergence").order_by("index"))
+    )
+
+
 def plan(result: Result, *, reason: str, user=None, any_agent: bool = False) -> ReferenceCheck:
     """A new check of the result. It is queued for the agents of the claimed accelerator's family (with
     `any_agent`, for any agent), or recorded at once as could-not-run with why: no probe for the benchmark,
-    no agent for the accelerator, no throughput implied by the logs."""
-    result = Result.objects.select_related("system__round", "benchmark").get(pk=result.pk)
+    no agent for the accelerator, no throughput implied by the logs. `result` as _results() reads it, or
+    any Result (read again)."""
+    if "runs" not in getattr(result, "_prefetched_objects_cache", {}):
+        result = _results().get(pk=result.pk)
     system, rule = result.system, verdict.rule(result.benchmark.key)
     where = placement(system.accelerator_model)
-    runs = list(result.runs.defer("convergence").order_by("index"))
+    runs = list(result.runs.all())
     figure = implied.implied_throughput(runs, system.accelerator_count, rule.dataset_samples)
     check = ReferenceCheck(
         result=result,
@@ -143,7 +152,8 @@ def plan_for_submission(submission_id: int) -> list[ReferenceCheck]:
     it has one already (a repeated finalize, a re-validation: the same logs need no second GPU run; staff
     can ask for one)."""
     results = (
-        Result.objects.filter(
+        _results()
+        .filter(
             system__submission_id=submission_id,
             system__division=Division.CLOSED,
             system__round__history=False,
