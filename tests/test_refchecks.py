@@ -305,6 +305,9 @@ def test_each_step_of_a_check_is_in_the_audit_log(v51, settings):
     events = AuditEvent.objects.filter(object_uid=str(check.uid)).order_by("pk")
     assert [e.action for e in events] == ["reference_check.queued", "reference_check.failed"]
     assert events[0].round_key == "training-v5.1" and "vanished" in events[1].details["why"]
+    assert events[0].details["result"] == str(check.result.uid)
+    appeared = AuditEvent.objects.get(action="agent.appeared")
+    assert appeared.details["accelerator"] == "NVIDIA H100 80GB HBM3"
 
 
 def test_the_agents_page_is_for_staff(client, users, v51):

@@ -21,6 +21,7 @@ from django.db.models import F, Prefetch, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from audit.log import record
 from leaderboard.accelerators import family_of, placement
 from leaderboard.models import Division, Result, Run
 
@@ -37,13 +38,10 @@ OPEN = [State.QUEUED, State.RUNNING]
 
 
 def _audit(action: str, check: ReferenceCheck, actor=None, **details) -> None:
-    """audit.log.record, where the audit app is installed (helper "accounts" lands it)."""
-    try:
-        from audit.log import record
-    except ImportError:
-        return
     result = check.result
-    record(action, actor=actor, obj=check, round=result.system.round, result=result.pk, **details)
+    record(
+        action, actor=actor, obj=check, round=result.system.round, result=str(result.uid), **details
+    )
 
 
 def _send(check: ReferenceCheck) -> None:
@@ -189,7 +187,7 @@ def heartbeat(payload: dict) -> Agent | None:
     queues = payload.get("queues")
     memory = implied._finite(payload.get("memory_bytes"))
     now = timezone.now()
-    agent, _ = Agent.objects.update_or_create(
+    agent, created = Agent.objects.update_or_create(
         hostname=_text(payload["hostname"], 255),
         defaults=dict(
             queues=[_text(q, 100) for q in queues][:50] if isinstance(queues, list) else [],
@@ -206,6 +204,14 @@ def heartbeat(payload: dict) -> Agent | None:
             last_seen=now,
         ),
     )
+    if created:
+        record(
+            "agent.appeared",
+            obj=agent,
+            accelerator=agent.accelerator,
+            queues=agent.queues,
+            torch=agent.torch,
+        )
     job = _uid(agent.current_job)
     if job is not None:
         ReferenceCheck.objects.filter(uid=job, state=State.QUEUED).update(
