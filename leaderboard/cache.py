@@ -8,6 +8,8 @@ publish step; editing a price in the admin calls it too.
 """
 
 import hashlib
+import threading
+import time
 
 from django.conf import settings
 from django.core.cache import caches
@@ -17,6 +19,28 @@ from .models import Round, new_cache_token
 
 # A safety net: even without an invalidation a cached page lives at most this long.
 TIMEOUT = getattr(settings, "LEADERBOARD_CACHE_SECONDS", 3600)
+# How long a process trusts the round (and its token) it read last: a warm round page then needs
+# no database query. A publication from another process shows within this time; in the process
+# that published, at once (invalidate_round forgets it).
+ROUND_MEMO_SECONDS = getattr(settings, "LEADERBOARD_ROUND_MEMO_SECONDS", 1.0)
+_memo: dict[str, tuple[float, Round]] = {}
+_memo_lock = threading.Lock()
+
+
+def current_round(round_key: str) -> Round | None:
+    """The round with its current cache token, read at most once per ROUND_MEMO_SECONDS in this
+    process (a warm round page then costs no query)."""
+    now = time.monotonic()
+    hit = _memo.get(round_key)
+    if hit is not None and now - hit[0] < ROUND_MEMO_SECONDS:
+        return hit[1]
+    round_ = Round.objects.filter(key=round_key).first()
+    with _memo_lock:
+        if round_ is None:
+            _memo.pop(round_key, None)
+        else:
+            _memo[round_key] = (now, round_)
+    return round_
 
 
 def cache():
@@ -28,6 +52,13 @@ def invalidate_round(round_key: str) -> None:
     Round.objects.filter(key=round_key).update(
         cache_token=new_cache_token(), changed_at=timezone.now()
     )
+    forget_round(round_key)
+
+
+def forget_round(round_key: str) -> None:
+    """Read the round from the database at its next page (it changed in this process)."""
+    with _memo_lock:
+        _memo.pop(round_key, None)
 
 
 def key(round_: Round, kind: str, *parts: str) -> str:

@@ -7,7 +7,7 @@ keyed by the query string; a publication replaces the token.
 import gzip
 from urllib.parse import urlencode
 
-from django.http import HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
@@ -40,7 +40,9 @@ def home(request):
 
 @require_safe
 def round_page(request, round_key):
-    round_ = get_object_or_404(Round, key=round_key)
+    round_ = cache.current_round(round_key)
+    if round_ is None:
+        raise Http404("No such round.")
     other = request.GET.get("round")
     if other and other != round_.key:
         target = get_object_or_404(Round, key=other)
