@@ -17,8 +17,13 @@
      each after `invalidate_round`), p50/p95;
    - warm: the cached page under concurrent load (wrk), p50/p95 and requests per second;
    - uncached render: every request a different filter (rows cached, HTML not), under load.
+   - the static floor: the same bytes as the warm round page, written before the start as a
+     static file and served by whitenoise from the same gunicorn, in the same run; the ratio
+     warm page ÷ static file is the figure to watch, since absolute req/s swing 2–4× between
+     days on these machines.
 Targets (issue 4, 2-core machine): warm round page p95 < 50 ms and ≥ 500 req/s; cold render
-of the largest round < 300 ms.
+of the largest round < 300 ms. Issue 15: the warm round page at least 0.5 of the static file's
+req/s.
 """
 
 import argparse
@@ -343,6 +348,28 @@ def wrk(url: str, seconds: int, connections: int, unique: bool = False) -> dict:
     return json.loads(line)
 
 
+def fetch_gzipped(url: str) -> bytes:
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return response.read()
+
+
+def write_static_copy(path: str, static_root: Path) -> str:
+    """The round page as the server sends it (gzipped), written as a static file with its gzip copy,
+    for whitenoise to serve from the same gunicorn; returns its URL path."""
+    import gzip
+
+    from django.test import Client
+
+    response = Client().get(path, HTTP_ACCEPT_ENCODING="gzip")
+    assert response.status_code == 200 and response["Content-Encoding"] == "gzip"
+    folder = static_root / "bench"
+    folder.mkdir(exist_ok=True)
+    (folder / "round-page.html").write_bytes(gzip.decompress(response.content))
+    (folder / "round-page.html.gz").write_bytes(response.content)
+    return "/static/bench/round-page.html"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=50)
@@ -366,6 +393,9 @@ def main() -> int:
         print(f"skipped: PostgreSQL at {BENCH_DB} does not answer ({error})")
         return 0
     media = tempfile.mkdtemp(prefix="bench-media-")
+    # Collected static files, as a deployment has them; the server inherits STATIC_ROOT.
+    static_root = tempfile.mkdtemp(prefix="bench-static-")
+    os.environ["STATIC_ROOT"] = static_root
     setup_django(BENCH_DB, media)
     from django.core.management import call_command
 
@@ -399,6 +429,9 @@ def main() -> int:
     )
     per_round = Result.objects.filter(system__round=largest).count()
     print(f"  {total} published results; measured round {largest.key} has {per_round} results")
+
+    call_command("collectstatic", interactive=False, verbosity=0)
+    static_page = write_static_copy(f"/r/{largest.key}/", Path(static_root))
 
     port = free_port()
     # Persistent database connections, as a deployment would set them (a new PostgreSQL
@@ -477,7 +510,34 @@ def main() -> int:
             )
         )
         for _ in range(20):  # warm every worker's cache
-            get(page), get(export), get(filtered)
+            get(page), get(export), get(filtered), get(f"{base}{static_page}")
+        same = fetch_gzipped(page) == fetch_gzipped(f"{base}{static_page}")
+        # The page and the static file in turns (static, page, static), so drift hits both.
+        floor = [wrk(f"{base}{static_page}", args.seconds, args.connections)]
+        warm_page = wrk(page, args.seconds, args.connections)
+        floor.append(wrk(f"{base}{static_page}", args.seconds, args.connections))
+        static_rps = statistics.mean(w["rps"] for w in floor)
+        ratio = warm_page["rps"] / static_rps
+        rows.append(
+            (
+                "static file, the same bytes (whitenoise)" + ("" if same else " [BYTES DIFFER]"),
+                f"{floor[0]['p50']:.1f}",
+                f"{floor[0]['p95']:.1f}",
+                f"{static_rps:.0f}",
+                f"mean of 2 runs around the page's ({floor[0]['rps']:.0f}, {floor[1]['rps']:.0f})",
+                None,
+            )
+        )
+        rows.append(
+            (
+                "round page, warm, ÷ the static file",
+                f"{warm_page['p50']:.1f}",
+                f"{warm_page['p95']:.1f}",
+                f"{warm_page['rps']:.0f}",
+                f"ratio {ratio:.2f} (target ≥ 0.5)",
+                ratio >= 0.5,
+            )
+        )
         for label, url, target in (
             ("round page, warm", page, True),
             ("CSV export, warm", export, None),
@@ -510,6 +570,7 @@ def main() -> int:
         os.killpg(server.pid, 15)
         server.wait(timeout=20)
         shutil.rmtree(media, ignore_errors=True)
+        shutil.rmtree(static_root, ignore_errors=True)
 
     print(f"\n{'measure':<68} {'p50 ms':>8} {'p95 ms':>8} {'req/s':>7}  notes")
     for label, p50, p95, rps, notes, ok in rows:
