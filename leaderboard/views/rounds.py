@@ -14,7 +14,7 @@ from django.utils.cache import patch_vary_headers
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from .. import cache, charts
+from .. import cache, charts, overview
 from ..exports import FORMATS, table_frame
 from ..models import Round
 from ..tables import round_data
@@ -34,8 +34,24 @@ def _raw_key(request) -> str:
 
 @require_safe
 def home(request):
-    rounds = list(Round.objects.all())
-    return render(request, "leaderboard/home.html", {"rounds": rounds})
+    """Each round with its counts, the latest round's fastest result per benchmark, and a search
+    for systems across rounds (?q=) whose hits link to their rows."""
+    rounds = overview.round_counts()
+    latest = next((r for r in rounds if r.results), None)
+    q = request.GET.get("q", "").strip()[:100]
+    hits, more = overview.search(q) if q else ([], False)
+    return render(
+        request,
+        "leaderboard/home.html",
+        {
+            "rounds": rounds,
+            "latest": latest,
+            "fastest": overview.fastest(latest.round) if latest else [],
+            "q": q,
+            "hits": hits,
+            "more": more,
+        },
+    )
 
 
 @require_safe

@@ -1,0 +1,86 @@
+"""The home page: each round with its counts, the latest round's fastest result per benchmark, and a
+search across rounds whose hits link to the systems' rows in the round tables."""
+
+import re
+
+import pytest
+
+from . import leaderboard_factories as make
+
+
+@pytest.fixture
+def catalogue(rounds):
+    v51, v05 = rounds["training-v5.1"], rounds["training-v0.5"]
+    fast = make.system(
+        v51,
+        "NVIDIA",
+        "tyche_72",
+        name="Tyche (1x NVIDIA GB200 NVL72)",
+        accelerator_model="NVIDIA Blackwell GPU (GB200)",
+        accelerator_count=72,
+    )
+    slow = make.system(
+        v51, "Dell", "xe9680", name="XE9680", accelerator_model="NVIDIA H200-SXM5-141GB"
+    )
+    make.result(fast, "retinanet", 10)
+    make.result(slow, "retinanet", 30)
+    make.result(slow, "rgat", 5)
+    opened = make.system(v51, "Acme", "open_one", division="open")
+    make.result(opened, "retinanet", 1)  # open division: not comparable, not the fastest
+    make.result(make.system(v51, "Hidden", "h"), "retinanet", 0.5, published=False)
+    make.result(
+        make.system(v05, "Google", "tpu", name="tpuv2-8", accelerator_model="tpuv2-8"),
+        "resnet",
+        300,
+    )
+    return rounds
+
+
+def test_each_round_is_listed_with_its_public_counts(client, catalogue):
+    html = client.get("/").content.decode()
+    rows = re.findall(
+        r'<tr><th scope="row"><a href="/r/([^/]+)/">.*?</th>\s*<td>[^<]*</td>'
+        r'<td class="num">(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td>',
+        html,
+        re.S,
+    )
+    counts = {key: tuple(map(int, c)) for key, *c in rows}
+    assert counts["training-v5.1"] == (
+        3,
+        3,
+        4,
+    )  # submitters, systems, results: the hidden one left out
+    assert counts["training-v0.5"] == (1, 1, 1) and counts["training-v0.6"] == (0, 0, 0)
+    assert [k for k, *_ in rows][0] == "training-v5.1"  # newest first
+
+
+def test_the_latest_rounds_fastest_closed_result_per_benchmark(client, catalogue):
+    html = client.get("/").content.decode()
+    assert "Fastest in Training v5.1" in html
+    fastest = re.findall(
+        r'<small class="muted">(\w+)</small></th>\s*<td class="num"><a href="([^"]+)">([\d.,]+)</a>',
+        html,
+    )
+    assert fastest == [
+        ("rgat", "/r/training-v5.1/Dell/xe9680/rgat/", "5.00"),
+        ("retinanet", "/r/training-v5.1/NVIDIA/tyche_72/retinanet/", "10.00"),
+    ]
+    assert 'href="/r/training-v5.1/#row-NVIDIA--tyche_72"' in html
+
+
+def test_a_search_across_rounds_links_each_hit_to_its_row(client, catalogue):
+    html = client.get("/?q=gb200 nvidia").content.decode()
+    hits = re.findall(r'<li><a href="([^"]+)">([^<]+)</a>', html)
+    assert hits == [
+        ("/r/training-v5.1/#row-NVIDIA--tyche_72", "NVIDIA: Tyche (1x NVIDIA GB200 NVL72)")
+    ]
+    # The anchor is the row's id in the round page.
+    assert 'id="row-NVIDIA--tyche_72"' in client.get("/r/training-v5.1/").content.decode()
+    across = re.findall(r'<li><a href="/r/([^/]+)/#', client.get("/?q=t").content.decode())
+    assert set(across) == {"training-v5.1", "training-v0.5"}
+    assert "No published system matches" in client.get("/?q=hidden").content.decode()
+
+
+def test_the_home_page_takes_any_query_without_failing(client, catalogue):
+    for q in ["", "%", "'; drop table x", "x" * 500, "a b c d e f g h i j"]:
+        assert client.get("/", {"q": q}).status_code == 200
