@@ -92,6 +92,26 @@ def test_compare_shows_systems_side_by_side_with_ratios(client, v51):
     assert "<strong>0.50×</strong>" in html
 
 
+def test_compare_per_accelerator_shows_accelerator_hours_and_keeps_the_mode_in_its_links(
+    client, v51
+):
+    big = make.system(v51, "Acme", "big", accelerator_count=512)
+    small = make.system(v51, "Beta", "small", accelerator_count=8)
+    make.result(big, "retinanet", 3)  # 3 min × 512 = 25.6 accelerator-hours
+    make.result(small, "retinanet", 60)  # 60 min × 8 = 8 accelerator-hours
+    url = "/r/training-v5.1/compare/?s=Acme/big&s=Beta/small"
+    html = client.get(url + "&show=acc_hours").content.decode()
+    assert "25.60 acc-h" in html and "8.00 acc-h" in html
+    assert "<strong>3.20×</strong>" in html and "(less)" in html  # 25.6 ÷ 8: less accelerator time
+    assert "accelerator-hours to train per benchmark (hours × accelerators)" in html
+    assert "base=1&amp;show=acc_hours" in html  # the baseline links keep the mode
+    chart = figure(html, "chart-compare")
+    assert chart["layout"]["yaxis"]["title"]["text"] == "Accelerator-hours (log)"
+    assert sorted(y for trace in chart["data"] for y in trace["y"]) == [8.0, 25.6]
+    plain = client.get(url).content.decode()
+    assert "<strong>0.05×</strong>" in plain and "acc-h" not in plain  # in minutes: 20× slower
+
+
 @pytest.mark.parametrize(
     "query, message",
     [

@@ -40,19 +40,28 @@ def compare_page(request, round_key):
         base = min(max(int(request.GET.get("base", 0)), 0), max(len(chosen) - 1, 0))
     except ValueError:
         base = 0
+    # Per accelerator: accelerator-hours to train (minutes ÷ 60 × accelerators), as in the table.
+    per_accelerator = request.GET.get("show") == "acc_hours"
+
+    def value(row, cell):
+        if cell is None:
+            return None
+        return charts.accelerator_hours(row, cell.minutes) if per_accelerator else cell.minutes
+
     lines = []
     for bench in data.benchmarks:
         if not any(bench.key in row.cells for row in chosen):
             continue
-        baseline = chosen[base].cells.get(bench.key) if chosen else None
+        baseline = value(chosen[base], chosen[base].cells.get(bench.key)) if chosen else None
         entries = []
         for row in chosen:
             cell = row.cells.get(bench.key)
-            ratio = None
-            if cell and baseline and cell.score_s and baseline.score_s:
-                ratio = baseline.score_s / cell.score_s
-            entries.append({"cell": cell, "ratio": ratio})
+            shown = value(row, cell)
+            ratio = baseline / shown if shown and baseline else None
+            entries.append({"cell": cell, "value": shown, "ratio": ratio})
         lines.append({"bench": bench, "entries": entries})
+    systems = [("s", r.slug) for r in chosen]
+    shown_as = [("show", "acc_hours")] if per_accelerator else []
     return render(
         request,
         "leaderboard/compare.html",
@@ -63,12 +72,15 @@ def compare_page(request, round_key):
             "base": base,
             "error": error,
             "unknown": unknown,
-            "chart": json_script(charts.compare(chosen, data.benchmarks))
+            "per_accelerator": per_accelerator,
+            "chart": json_script(charts.compare(chosen, data.benchmarks, per_accelerator))
             if len(chosen) >= 2
             else "",
             "base_links": [
-                urlencode([*(("s", r.slug) for r in chosen), ("base", i)])
-                for i in range(len(chosen))
+                urlencode([*systems, ("base", i), *shown_as]) for i in range(len(chosen))
             ],
+            "toggle_link": urlencode(
+                [*systems, ("base", base), *([] if per_accelerator else [("show", "acc_hours")])]
+            ),
         },
     )
