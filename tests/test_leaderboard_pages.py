@@ -112,6 +112,18 @@ def test_compare_per_accelerator_shows_accelerator_hours_and_keeps_the_mode_in_i
     assert "<strong>0.05×</strong>" in plain and "acc-h" not in plain  # in minutes: 20× slower
 
 
+def test_the_result_page_states_the_quality_metric_its_target_and_direction(client, v51):
+    make.result(make.system(v51, "Acme", "alpha"), "llama2_70b_lora", 10)
+    make.result(make.system(v51, "Beta", "beta"), "rgat", 10)
+    lora = client.get("/r/training-v5.1/Acme/alpha/llama2_70b_lora/").content.decode()
+    assert (
+        "Train until the evaluation loss (SCROLLS GovReport) of 0.925 or lower (lower is better)"
+        in lora
+    )
+    rgat = client.get("/r/training-v5.1/Beta/beta/rgat/").content.decode()
+    assert "validation accuracy (IGBH) of 0.72 or higher (higher is better)" in rgat
+
+
 @pytest.mark.parametrize(
     "query, message",
     [

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from .. import charts, findings_words, panels, public
+from .. import charts, findings_words, panels, public, quality
 from ..exports import FORMATS, runs_frame
 from ..models import CloudPrice, Result, System
 from ..prices import cloud_scale
@@ -104,6 +104,9 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             "result": result,
             "system": system,
             "runs": runs,
+            "quality_target": quality.target_text(
+                bench.key, bench.quality_target, bench.higher_is_better
+            ),
             "findings_note": public.findings_note(
                 result.error_count, result.warning_count, result.advisory
             ),

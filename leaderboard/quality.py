@@ -1,0 +1,28 @@
+"""The quality target in words: which metric a benchmark's target is on (quality_metrics.toml) and
+which way is better. Pure (no Django)."""
+
+import functools
+import tomllib
+from pathlib import Path
+
+DATA_FILE = Path(__file__).resolve().parent / "quality_metrics.toml"
+
+
+@functools.cache
+def _metrics() -> dict[str, str]:
+    with open(DATA_FILE, "rb") as f:
+        return tomllib.load(f).get("metrics", {})
+
+
+def metric_of(benchmark_key: str) -> str:
+    """The metric the benchmark's target is on, '' where the file does not say."""
+    return _metrics().get(benchmark_key, "")
+
+
+def target_text(benchmark_key: str, target: float | None, higher_is_better: bool) -> str:
+    """'log perplexity (C4 validation) of 5.6 or lower (lower is better)'; '' without a target."""
+    if target is None:
+        return ""
+    metric = metric_of(benchmark_key) or "quality"
+    bound, better = ("or higher", "higher") if higher_is_better else ("or lower", "lower")
+    return f"{metric} of {target:g} {bound} ({better} is better)"
