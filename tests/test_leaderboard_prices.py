@@ -13,6 +13,12 @@ from . import leaderboard_factories as make
 
 
 @pytest.fixture
+def v51(rounds):
+    prices.load_all()
+    return rounds["training-v5.1"]
+
+
+@pytest.fixture
 def v05(rounds):
     prices.load_all()
     return rounds["training-v0.5"]
@@ -110,7 +116,21 @@ def test_the_table_shows_cloud_scale_with_its_prices_on_hover_and_the_system_pag
     detail = client.get("/r/training-v0.5/Google%20Inc./cloud_v2.8/").content.decode()
     assert "Cloud scale <strong>3.08</strong>" in detail
     assert "USD 4.50" in detail and "USD 1.46" in detail and "12 Dec 2018" in detail
-    assert "Unverified" in detail
+    assert "<td>not yet</td>" in detail  # checked against its source: not yet
+
+
+def test_without_a_known_price_the_cloud_scale_is_left_out_with_one_sentence(client, v51):
+    # v5.1's price table lists its cloud systems as placeholders, with no reference price.
+    nebius = make.system(v51, "Nebius", "nebius_b200_n1", name="Nebius B200 n1", category="cloud")
+    make.result(nebius, "retinanet", 20)
+    html = client.get("/r/training-v5.1/").content.decode()
+    assert "Cloud scale</a>" not in html and 'value="cloud_scale"' not in html
+    assert "No cloud scale column: the round's price table has no known price" in html
+    detail = client.get("/r/training-v5.1/Nebius/nebius_b200_n1/").content.decode()
+    assert "No cloud scale: the round's price table has no reference price yet." in detail
+    for page in (html, detail):
+        text = page.lower()
+        assert "placeholder:" not in text and "no date" not in text and "n/a" not in text
 
 
 def test_editing_a_price_refreshes_the_cached_table(client, v05):

@@ -49,6 +49,9 @@ def system_page(request, round_key, submitter, system_key):
             "system": system,
             "results": results,
             "scale": scale,
+            "scale_lines": [("This system", scale.price), ("Reference", scale.reference)]
+            if scale and scale.value is not None
+            else [],
             "description": description,
             "is_cloud": system.category == "cloud",
         },
