@@ -120,5 +120,21 @@ def test_the_window_shrinks_to_fit_max_seconds_and_grows_to_min_seconds():
     )
     assert 1 <= short.steps < 20
     long = common.measure(step, cpu, samples_per_step=4, warmup_steps=1, steps=1, min_seconds=0.1)
-    assert long.steps >= 4
+    assert long.steps >= 4 and long.seconds >= 0.1
     assert long.samples_per_second == pytest.approx(4 * long.steps / long.seconds)
+
+
+def test_a_window_that_speeds_up_after_the_warm_up_still_lasts_min_seconds():
+    cpu = torch.device("cpu")
+    delays = iter([0.2] + [0.01] * 1000)  # a slow warm-up step, then fast ones
+
+    window = common.measure(
+        lambda: time.sleep(next(delays)),
+        cpu,
+        samples_per_step=1,
+        warmup_steps=1,
+        steps=1,
+        min_seconds=0.3,
+        max_seconds=5,
+    )
+    assert window.seconds >= 0.3 and window.steps > 2

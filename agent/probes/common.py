@@ -137,7 +137,22 @@ def measure(
     for _ in range(steps):
         step()
     synchronize(dev)
-    return Window(warmup_steps, steps, time.perf_counter() - t0, samples_per_step)
+    seconds = time.perf_counter() - t0
+    # Steps got faster after the warm-up (allocator and caches settled): top the window up to
+    # min_seconds at the rate just seen, within max_seconds.
+    while seconds < min_seconds:
+        rate = seconds / steps
+        more = math.ceil((min_seconds - seconds) / max(rate, 1e-9))
+        if max_seconds is not None:
+            more = min(more, math.floor((max_seconds - (time.perf_counter() - started)) / rate))
+        if more < 1:
+            break
+        for _ in range(more):
+            step()
+        synchronize(dev)
+        steps += more
+        seconds = time.perf_counter() - t0
+    return Window(warmup_steps, steps, seconds, samples_per_step)
 
 
 def layer_scaled(
