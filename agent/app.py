@@ -17,6 +17,7 @@ import os
 import threading
 import time
 
+from billiard.exceptions import WorkerLostError
 from celery import Celery, bootsteps, signals
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.worker.request import Request
@@ -56,6 +57,10 @@ GRACE_S = _env_float("AGENT_GRACE_S", 120)
 KILL_AFTER_S = 30
 # The first heartbeat waits this long for the pool process to describe the host (it imports torch).
 DESCRIBE_WAIT_S = 120
+
+# A job whose probe kills the pool process (out of host memory, a crash in a kernel) is queued
+# again by Celery; after this many times on one agent it is answered with an error instead.
+MAX_LOST = int(_env_float("AGENT_MAX_LOST", 2))
 
 TASK = "agent.reference_check"
 STORE_TASK = "submissions.store_reference_check"
@@ -105,6 +110,16 @@ class JobRequest(Request):
     def _job(self):
         args = self.args
         return args[0] if isinstance(args, list | tuple) and args else None
+
+    def on_failure(self, exc_info, send_failed_event=True, return_ok=False):
+        exc = getattr(exc_info, "exception", None)
+        exc = getattr(exc, "exc", exc)  # ExceptionWithTraceback
+        if isinstance(exc, WorkerLostError):
+            # Celery queues the job again (reject_on_worker_lost); the heartbeat must not go on
+            # saying it runs, and the job is refused once it has taken down two pool processes.
+            job = self._job()
+            STATE.lost(str(job.get("check")) if isinstance(job, dict) else None)
+        return super().on_failure(exc_info, send_failed_event, return_ok)
 
     def on_timeout(self, soft, timeout):
         super().on_timeout(soft, timeout)
@@ -183,6 +198,10 @@ def reference_check(self, job):
     """One reference check: the probe's measurement, or the reason it has none, sent to the portal."""
     hostname = self.request.hostname
     check = job.get("check") if isinstance(job, dict) else None
+    if STATE.times_lost(str(check) if check else None) >= MAX_LOST:
+        times = "once" if MAX_LOST == 1 else f"{MAX_LOST} times"
+        reply(job, hostname, error=f"the probe took this agent's pool process down {times}")
+        return
     STATE.start(str(check) if check else None)
     _safe_heartbeat()  # the portal marks the check running on this agent
     if _preloading is not None:  # a job that comes first must not share the process with it

@@ -75,8 +75,13 @@ class State:
     worker's name and queues, the host's description), shared between the worker's processes.
     Torn reads are harmless: the next heartbeat corrects them."""
 
+    # The layout: done, failed, current job at 0; the last job that took a pool process down and
+    # how often at _LOST_AT; then each JSON part in its [start, end).
     _HEAD = struct.Struct("<II40s")
-    _PARTS = {"worker": (64, 4096), "host": (4096, 16384)}  # [start, end) of each JSON part
+    _LOST = struct.Struct("<I40s")
+    _LOST_AT = _HEAD.size
+    _PARTS = {"worker": (128, 4096), "host": (4096, 16384)}
+    assert _LOST_AT + _LOST.size <= _PARTS["worker"][0]
 
     def __init__(self):
         self._map = mmap.mmap(-1, 16384)  # anonymous and MAP_SHARED: inherited by forks
@@ -94,6 +99,20 @@ class State:
     def finish(self, ok: bool) -> None:
         done, failed, _ = self._head()
         self._write(done + ok, failed + (not ok), "")
+
+    def lost(self, job: str | None) -> int:
+        """The pool process died running `job` (killed, out of memory): count it failed and no
+        longer current; returns how many pool processes it has taken down here in a row."""
+        self.finish(ok=False)
+        times, last = self._LOST.unpack_from(self._map, self._LOST_AT)
+        key = (job or "").encode()[:40]
+        times = times + 1 if last.rstrip(b"\0") == key else 1
+        self._LOST.pack_into(self._map, self._LOST_AT, times, key)
+        return times
+
+    def times_lost(self, job: str | None) -> int:
+        times, last = self._LOST.unpack_from(self._map, self._LOST_AT)
+        return times if job and last.rstrip(b"\0") == job.encode()[:40] else 0
 
     def snapshot(self) -> dict:
         done, failed, current = self._head()

@@ -73,7 +73,7 @@ def test_a_job_s_time_limit_comes_from_its_max_seconds():
 class Agent:
     """A real `celery -A agent.app worker` on Redis, on private queues that this test consumes."""
 
-    def __init__(self, broker: str, log: Path):
+    def __init__(self, broker: str, log: Path, **env):
         tag = uuid.uuid4().hex[:8]
         self.jobs, self.replies = f"test-gpu-{tag}", f"test-checks-{tag}"
         self.name = f"agent-{tag}"
@@ -84,6 +84,7 @@ class Agent:
             AGENT_HEARTBEAT_QUEUE=self.replies,
             AGENT_HEARTBEAT_S="2",
             AGENT_DEVICE="cpu",
+            **env,
         )
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "agent.app", "worker", "-Q", self.jobs]
@@ -123,6 +124,17 @@ class Agent:
                 return body
         pytest.fail(f"no {task} from the agent; its log: {Path(self.log.name).read_text()[-3000:]}")
 
+    def pool_process(self) -> int:
+        """The pid of the worker's pool process (the main process's child)."""
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == self.process.pid:
+                return int(stat.parent.name)
+        pytest.fail("the agent has no pool process")
+
     def stop(self):
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
@@ -136,14 +148,25 @@ class Agent:
 
 
 @pytest.fixture
-def agent(settings, tmp_path):
+def start_agent(settings, tmp_path):
     if importlib.util.find_spec("torch") is None:  # the worker imports it, not this process
         pytest.skip("PyTorch is not installed (requirements-agent.txt)")
     if not settings.CELERY_BROKER_URL.startswith("redis://"):
         pytest.skip(f"needs a Redis broker (CELERY_BROKER_URL is {settings.CELERY_BROKER_URL})")
-    worker = Agent(settings.CELERY_BROKER_URL, tmp_path / "agent.log")
-    yield worker
-    worker.stop()
+    workers = []
+
+    def start(**env):
+        workers.append(Agent(settings.CELERY_BROKER_URL, tmp_path / "agent.log", **env))
+        return workers[-1]
+
+    yield start
+    for worker in workers:
+        worker.stop()
+
+
+@pytest.fixture
+def agent(start_agent):
+    return start_agent()
 
 
 def test_an_agent_announces_itself_measures_and_answers_the_portal_s_tasks(agent):
@@ -188,3 +211,33 @@ def test_an_agent_announces_itself_measures_and_answers_the_portal_s_tasks(agent
     answer = agent.next("submissions.store_reference_check")
     assert answer["check"] == stuck
     assert answer["error"] == "the probe was killed after its hard time limit of 0.1 s"
+
+
+def test_a_job_that_takes_the_pool_process_down_is_queued_again_then_refused(start_agent):
+    # AGENT_CPU_MIN_WINDOW_S keeps the probe running until it is killed.
+    agent = start_agent(AGENT_CPU_MIN_WINDOW_S="60", AGENT_MAX_LOST="1")
+    agent.next("submissions.agent_heartbeat")
+    check = str(uuid.uuid4())
+    agent.send(check=check, benchmark="resnet", batch_size=2, seq_len=None, precision="bf16")
+    agent.next("submissions.agent_heartbeat", lambda b: b["current_job"] == check)
+    os.kill(agent.pool_process(), signal.SIGKILL)  # as the kernel's out-of-memory killer would
+
+    answer = agent.next("submissions.store_reference_check")
+    assert answer["check"] == check
+    assert answer["error"] == "the probe took this agent's pool process down once"
+    beat = agent.next("submissions.agent_heartbeat")
+    assert (beat["current_job"], beat["jobs_done"], beat["jobs_failed"]) == (None, 0, 1)
+
+
+def test_the_shared_state_keeps_its_parts_apart():
+    from agent.host import State
+
+    state = State()
+    state.set_part("worker", {"hostname": "a@h", "queues": ["gpu"]})
+    state.set_part("host", {"accelerator": "CPU"})
+    state.start("c" * 36)
+    assert state.lost("c" * 36) == 1 and state.lost("c" * 36) == 2
+    assert state.times_lost("c" * 36) == 2 and state.times_lost("other") == 0
+    assert state.snapshot() == {"current_job": None, "jobs_done": 0, "jobs_failed": 2}
+    assert state.part("worker") == {"hostname": "a@h", "queues": ["gpu"]}
+    assert state.part("host") == {"accelerator": "CPU"}
