@@ -73,6 +73,7 @@ def compare_page(request, round_key):
             "error": error,
             "unknown": unknown,
             "per_accelerator": per_accelerator,
+            "any_cloud_scale": any(r.cloud_scale is not None for r in chosen),
             "chart": json_script(charts.compare(chosen, data.benchmarks, per_accelerator))
             if len(chosen) >= 2
             else "",
