@@ -15,7 +15,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-agent.txt
 	touch $@
 
 # The log parser's C scanner, built in place (the parser falls back to Python without a compiler).
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.installed node_modules/.installed tests/browser/axe/node_modules/.installed
 	@$(PY) bin/build_scan.py
 
 # Browser-side files the pages serve themselves (package.json: plotly.js's basic bundle); without npm
@@ -23,6 +23,11 @@ setup: $(VENV)/.installed node_modules/.installed
 node_modules/.installed: package.json package-lock.json
 	@if command -v npm >/dev/null; then npm ci --no-audit --no-fund --loglevel=error && touch $@; \
 	  else echo "npm is not installed: the pages serve the full plotly bundle (apt-get install -y npm)"; fi
+
+# axe-core for the browser tests' accessibility check (tests/browser/axe/package.json), injected into pages.
+tests/browser/axe/node_modules/.installed: tests/browser/axe/package.json tests/browser/axe/package-lock.json
+	@if command -v npm >/dev/null; then cd tests/browser/axe && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	  else echo "npm is not installed: the accessibility tests will fail (apt-get install -y npm)"; fi
 
 # Embedded: SQLite and a file-system Celery transport under ./var (VAR_DIR), DEBUG on for the demo. The site,
 # a worker and beat run under bin/serve.py, which stops them all however it is stopped (make passes SIGTERM on).

@@ -110,7 +110,7 @@ def shared_catalogue(django_db_setup, django_db_blocker, tmp_path_factory, brows
             f"\nbrowser tests: ingested the three shared rounds in {time.monotonic() - started:.0f} s"
         )
         try:
-            yield
+            yield media  # where the bundles are kept: the log viewer reads them there
         finally:
             app.conf.task_always_eager = eager
             call_command("flush", interactive=False, verbosity=0)
