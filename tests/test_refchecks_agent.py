@@ -77,20 +77,31 @@ def until(condition, timeout: float, what: str, *logs):
     pytest.fail(f"{what} within {timeout:.0f} s\n" + "\n".join(x.text() for x in logs))
 
 
-@pytest.fixture
-def services(transactional_db, rounds, tmp_path, media, worker):
-    """The module's portal worker (tests/worker.py) and a function that starts agents, stopped after."""
-    require_services()
+LONG_WINDOWS = {"AGENT_CPU_MIN_WINDOW_S": "100"}  # CPU windows last up to each job's max_seconds
+
+
+@pytest.fixture(scope="module")
+def first_agent(worker, media_root):
+    """An agent for the module, started once the portal's worker is up; a test kills it mid-job."""
     if importlib.util.find_spec("agent") is None or importlib.util.find_spec("torch") is None:
         pytest.skip("the agent (agent/) or PyTorch (requirements-agent.txt) is not installed")
-    agents = []
+    agent = AgentProcess(media_root.parent / "first.log", "first", **LONG_WINDOWS)
+    yield agent
+    agent.stop()
 
-    def start_agent(name, **env):
-        agents.append(AgentProcess(tmp_path / f"{name}.log", name, **env))
-        return agents[-1]
 
-    yield worker, start_agent
-    for agent in agents:
+@pytest.fixture
+def services(transactional_db, rounds, media, first_agent, tmp_path):
+    """The first agent, and a function that starts more (stopped after the test)."""
+    require_services()
+    started = []
+
+    def start_agent(name):
+        started.append(AgentProcess(tmp_path / f"{name}.log", name, **LONG_WINDOWS))
+        return started[-1]
+
+    yield first_agent, start_agent
+    for agent in started:
         agent.stop()
 
 
@@ -119,36 +130,35 @@ def _check(check):
     return check
 
 
-def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, users):
-    portal, start_agent = services
-    agent = start_agent("ci-agent")
+def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, users, settings):
+    settings.REFCHECK_MAX_SECONDS = 2.0  # a short window: the agents would time 100 s
     result = v51_closed_result(rounds)
     [planned] = jobs.plan_for_submission(result.system.submission_id)  # as finalize does
     assert planned.queue == "gpu.h100"
-    # The agent says who it is; it serves "gpu" only, so the H100 job waits for an H100 agent.
+    # The agents say who they are; they serve "gpu" only, so the H100 job waits for an H100 agent.
+    agent = services[0]
     online = until(
-        lambda: Agent.objects.filter(hostname__startswith="ci-agent@").first(),
+        lambda: Agent.objects.filter(hostname__startswith="first@").first(),
         90,
         "no heartbeat from the agent",
         agent,
     )
-    assert online.queues == ["gpu"] and online.accelerator_count == 0
-    assert (
-        jobs.state_label(planned, jobs.online_queues()) == "waiting for an agent with NVIDIA H100"
-    )
+    assert (online.queues, online.accelerator_count) == (["gpu"], 0)
+    waiting = jobs.state_label(planned, jobs.online_queues())
+    assert waiting == "waiting for an agent with NVIDIA H100"
 
     started = time.monotonic()
     check = jobs.send_to_any_agent(result, users["reviewer"])
     until(lambda: _check(check).is_final, 120, "no answer stored", agent)
     elapsed = time.monotonic() - started
     assert (check.state, check.verdict) == (State.DONE, Verdict.CPU), check.message
-    assert check.agent.hostname == online.hostname and check.attempts == 1
+    assert check.agent == online and check.attempts == 1
     assert check.measured > 0 and check.measurement["cpu"] is True
     assert {"model", "shapes", "steps", "dtype", "device", "versions"} <= set(check.measurement)
     assert check.implied == pytest.approx(159_744 / (600.0 * 8))
     assert "never compared" in check.message
     until(
-        lambda: Agent.objects.filter(pk=online.pk, jobs_done=1, current_job="").exists(),
+        lambda: Agent.objects.filter(pk=check.agent_id, jobs_done=1, current_job="").exists(),
         30,
         "the agent's count of jobs done",
         agent,
@@ -160,13 +170,11 @@ def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, us
 def test_an_agent_killed_mid_job_leads_to_a_retry_then_a_recorded_failure(
     services, rounds, settings
 ):
-    portal, start_agent = services
+    first, start_agent = services
     settings.AGENT_OFFLINE_AFTER_S = 3 * HEARTBEAT_S
     settings.REFCHECK_MAX_ATTEMPTS = 2
-    settings.REFCHECK_MAX_SECONDS = 120.0  # the job lasts: a CPU window of many steps
-    long_jobs = {"AGENT_CPU_MIN_WINDOW_S": "100"}
+    settings.REFCHECK_MAX_SECONDS = 120.0  # the job lasts: a CPU window of 100 s
     result = v51_closed_result(rounds)
-    first = start_agent("first", **long_jobs)
     check = jobs.send_to_any_agent(result, None)
 
     def running_on(name):
@@ -183,7 +191,7 @@ def test_an_agent_killed_mid_job_leads_to_a_retry_then_a_recorded_failure(
     assert (_check(check).state, check.attempts) == (State.QUEUED, 2)
     assert "first@" in check.message and "vanished" in check.message
 
-    second = start_agent("second", **long_jobs)
+    second = start_agent("second")
     until(lambda: running_on("second"), 120, "the retry never ran on another agent", second)
     second.kill()
     until(lambda: [a for _, a in jobs.sweep() if a.startswith("failed")], 30, "no failure", second)
