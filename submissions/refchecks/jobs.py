@@ -248,7 +248,7 @@ def store(payload: dict) -> str:
         outcome = "error"
     else:
         measurement, _ = storable(measurement)
-        measured = implied._finite(measurement.get("samples_per_second_per_accelerator"))
+        measured = implied._finite(measurement.get(FIGURE))
         device = _text(measurement.get("device"), 200)
         measured_on = family_of(agent.accelerator if agent and agent.accelerator else device)
         judged = verdict.judge(
@@ -390,7 +390,7 @@ def state_label(check: ReferenceCheck, queues: set[str]) -> str:
     return check.get_state_display().lower()
 
 
-PROBE_KEYS = ("model", "shapes", "steps", "dtype", "device", "versions", "cpu", "scaled_by_layers")
+FIGURE = "samples_per_second_per_accelerator"
 
 
 def as_dict(check: ReferenceCheck, queues: set[str]) -> dict:
@@ -416,7 +416,8 @@ def as_dict(check: ReferenceCheck, queues: set[str]) -> dict:
         "verdict": check.verdict,
         "verdict_label": check.get_verdict_display() if check.verdict else "",
         "message": check.message,
-        "probe": {key: measurement[key] for key in PROBE_KEYS if key in measurement},
+        # Exactly what the probe ran (model, shapes, steps, dtype, device, versions, cpu, scaling...).
+        "probe": {key: value for key, value in measurement.items() if key != FIGURE},
         "request": check.request,
         "reason": check.reason,
         "created_at": check.created_at,

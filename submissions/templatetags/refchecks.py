@@ -1,6 +1,8 @@
 """{% reference_checks submission %}: each result's reference checks on the submission's page, with the staff's
 buttons to ask for one."""
 
+import json
+
 from django import template
 
 from leaderboard.models import Result
@@ -25,3 +27,9 @@ def reference_checks(context, submission):
         "user": context.get("user"),
         "csrf_token": context.get("csrf_token"),
     }
+
+
+@register.filter
+def plain(value):
+    """A probe's value as text: JSON for lists and dicts (shapes, versions), else as it is."""
+    return json.dumps(value) if isinstance(value, dict | list) else value
