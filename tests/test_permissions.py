@@ -472,6 +472,10 @@ def _must_show(base, sessions, world, phase) -> list[str]:
     own = get("member_a", f"/submissions/{world.submissions['a'].uid}/")
     if own.status_code != 200 or MARKERS["a"][1] not in own.text:
         problems.append(f"{phase}: member_a does not see A's own submission ({own.status_code})")
+    if phase == "review":  # peer review: the other submitters read A's submission
+        peer = get("member_b", f"/submissions/{world.submissions['a'].uid}/")
+        if peer.status_code != 200 or MARKERS["a"][1] not in peer.text:
+            problems.append(f"review: member_b does not see A's submission ({peer.status_code})")
     review_page = get("reviewer", f"/review/{world.round.key}/")
     if review_page.status_code != 200:
         problems.append(f"{phase}: the reviewer's review page answers {review_page.status_code}")
