@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from . import calendar
@@ -29,9 +30,7 @@ VISIBLE = Q(published=True, system__published=True) & (Q(error_count=0) | Q(advi
 
 def embargo_over(now: datetime | None = None, path: str = "system__round__") -> Q:
     """The rows of rounds whose publication minute has come (or that have none)."""
-    return Q(**{f"{path}publish_at__isnull": True}) | Q(
-        **{f"{path}publish_at__lte": now or timezone.now()}
-    )
+    return Q(**{f"{path}publish_at__isnull": True}) | Q(**{f"{path}publish_at__lte": now or Now()})
 
 
 def results():

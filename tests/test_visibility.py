@@ -94,3 +94,20 @@ def test_unpublished_results_of_a_live_round_stay_off_the_public_pages(client, l
     assert (
         Submission.objects.filter(public.viewer(orgs["member_a"]).submission_filter()).count() == 2
     )
+
+
+def test_the_api_lifts_the_embargo_when_published_not_when_it_was_imported(
+    client, live, django_capture_on_commit_callbacks
+):
+    """The API's viewsets build their querysets once, when the module is imported: the embargo must
+    compare publish_at with the clock when each query runs."""
+    from submissions.pipeline import publish_round
+
+    round_, _ = live
+    set_phase(round_, "review")
+    client.logout()
+    assert client.get("/api/v1/results/?round=training-v5.1").json()["count"] == 0  # imported
+    with django_capture_on_commit_callbacks(execute=True):  # the caches follow
+        publish_round(round_)  # by staff, now: publish_at becomes now, after the import
+    assert client.get("/api/v1/results/?round=training-v5.1").json()["count"] == 2
+    assert client.get("/api/v1/systems/?round=training-v5.1").json()["count"] == 2
