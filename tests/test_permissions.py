@@ -148,6 +148,7 @@ ROWS = {
     "api/^(?P<rest>((rounds|systems|results|prices)/.*)?)$": Row(
         skip="a redirect to the same path under /api/v1/, asked there"
     ),
+    "api/^(?P<rest>.*)$": Row(extra={"paths": ("/api/nothing-here/",)}),
     # Django's own
     "login": Row(),
     "logout": Row(skip=POST_ONLY),
@@ -342,15 +343,9 @@ def _objection_filed_in_review(world: World, orgs):
 
 
 def _publish(round_: Round) -> None:
-    try:
-        from submissions.pipeline.publication import publish_due_rounds
-    except ImportError:  # TODO(review): until helper accounts lands it
-        from submissions.pipeline.publication import publish
+    from submissions.pipeline.publication import publish_due_rounds
 
-        for submission in round_.submissions.all():
-            publish(submission.pk)
-        return
-    publish_due_rounds(now=timezone.now())
+    assert publish_due_rounds(now=timezone.now()) == [round_.key]
 
 
 # -- asking --------------------------------------------------------------------------------------
