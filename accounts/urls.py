@@ -4,6 +4,12 @@ from . import views
 
 app_name = "accounts"
 urlpatterns = [
-    path("", views.tokens, name="tokens"),
-    path("<uuid:uid>/revoke/", views.revoke_token, name="revoke-token"),
+    path("tokens/", views.tokens, name="tokens"),
+    path("tokens/<uuid:uid>/revoke/", views.revoke_token, name="revoke-token"),
+    path("organisations/<slug:slug>/", views.organisation, name="organisation"),
+    path(
+        "organisations/<slug:slug>/members/<int:membership_id>/",
+        views.membership,
+        name="membership",
+    ),
 ]

@@ -1,12 +1,15 @@
-"""A user's own API tokens: make one (its key shown once), list them, revoke one."""
+"""A user's own API tokens (make one, its key shown once; list; revoke) and their organisations' pages
+(members; admins add, change and remove them). What a user may not see answers 404."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from .forms import TokenForm
-from .models import ApiToken
+from . import members
+from .forms import MemberForm, TokenForm
+from .models import ApiToken, Membership, Organisation
 from .tokens import issue, revoke
 
 
@@ -24,6 +27,7 @@ def tokens(request):
             "form": form,
             "key": key,  # shown in this answer only: it is not stored
             "tokens": ApiToken.objects.filter(user=request.user),
+            "memberships": request.user.memberships.select_related("organisation"),
         },
         status=201 if key else 200,
     )
@@ -36,3 +40,64 @@ def revoke_token(request, uid):
     if revoke(token, request.user):
         messages.success(request, f"Token “{token.name}” is revoked.")
     return redirect("accounts:tokens")
+
+
+def _organisation(request, slug) -> Organisation:
+    organisation = get_object_or_404(Organisation, slug=slug)
+    if not members.may_see(request.user, organisation):
+        raise Http404("No organisation matches the given query.")
+    return organisation
+
+
+@login_required
+def organisation(request, slug):
+    organisation = _organisation(request, slug)
+    manage = members.may_manage(request.user, organisation)
+    form = MemberForm(request.POST or None)
+    if request.method == "POST":
+        if not manage:
+            raise Http404("No organisation matches the given query.")
+        if form.is_valid():
+            try:
+                members.add(
+                    request.user,
+                    organisation,
+                    form.cleaned_data["username"],
+                    form.cleaned_data["role"],
+                )
+            except members.NotAllowed as error:
+                form.add_error("username", str(error))
+            else:
+                messages.success(request, f"{form.cleaned_data['username']} is a member now.")
+                return redirect("accounts:organisation", slug=slug)
+    return render(
+        request,
+        "accounts/organisation.html",
+        {
+            "organisation": organisation,
+            "memberships": organisation.memberships.select_related("user").order_by(
+                "user__username"
+            ),
+            "manage": manage,
+            "form": form,
+            "roles": Membership.Role.choices,
+        },
+    )
+
+
+@require_POST
+@login_required
+def membership(request, slug, membership_id):
+    organisation = _organisation(request, slug)
+    if not members.may_manage(request.user, organisation):
+        raise Http404("No organisation matches the given query.")
+    held = get_object_or_404(Membership, pk=membership_id, organisation=organisation)
+    try:
+        if request.POST.get("action") == "remove":
+            members.remove(request.user, held)
+            messages.success(request, f"{held.user.get_username()} is no longer a member.")
+        elif request.POST.get("role") in Membership.Role.values:
+            members.change_role(request.user, held, request.POST["role"])
+    except members.NotAllowed as error:
+        messages.error(request, str(error))
+    return redirect("accounts:organisation", slug=slug)

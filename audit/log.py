@@ -22,7 +22,10 @@ def _round_key(round_) -> str:
 
 def _organisation(organisation, obj) -> str:
     if organisation is None and obj is not None and not isinstance(obj, tuple):
-        organisation = getattr(obj, "organisation", None)
+        is_one = (
+            obj._meta.label_lower == "accounts.organisation"
+        )  # an event about the organisation itself
+        organisation = obj if is_one else getattr(obj, "organisation", None)
     if organisation is None:
         return ""
     return organisation if isinstance(organisation, str) else organisation.name

@@ -5,7 +5,7 @@ from submissions.refchecks.views import agents_page
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/tokens/", include("accounts.urls")),
+    path("accounts/", include("accounts.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("portal.api")),
     path("submissions/", include("submissions.urls")),

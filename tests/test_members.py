@@ -1,0 +1,65 @@
+"""An organisation's page: its members see it, its admins manage it, everyone else gets 404."""
+
+import pytest
+
+from accounts.models import Membership
+from audit.models import AuditEvent
+
+pytestmark = pytest.mark.django_db
+
+
+def page(orgs, org="a"):
+    return f"/accounts/organisations/{orgs[org].slug}/"
+
+
+def test_members_see_their_organisation_others_get_404(client, orgs):
+    for who, status in (
+        ("member_a", 200),
+        ("admin_a", 200),
+        ("staff", 200),
+        ("member_b", 404),
+        ("reviewer", 404),
+        ("outsider", 404),
+    ):
+        client.force_login(orgs[who])
+        response = client.get(page(orgs))
+        assert response.status_code == status, who
+        assert ("admin_a" in response.content.decode()) == (status == 200)
+
+
+def test_an_admin_adds_changes_and_removes_members_audited(client, orgs):
+    client.force_login(orgs["admin_a"])
+    client.post(page(orgs), {"username": "outsider", "role": "member"})
+    added = Membership.objects.get(user=orgs["outsider"], organisation=orgs["a"])
+    client.post(f"{page(orgs)}members/{added.pk}/", {"role": "admin"})
+    added.refresh_from_db()
+    assert added.role == "admin"
+    client.post(f"{page(orgs)}members/{added.pk}/", {"action": "remove"})
+    assert not Membership.objects.filter(pk=added.pk).exists()
+    assert list(
+        AuditEvent.objects.filter(organisation="Acme")
+        .order_by("at")
+        .values_list("action", flat=True)
+    ) == ["membership.added", "membership.role_changed", "membership.removed"]
+
+
+def test_a_member_who_is_not_admin_changes_nothing(client, orgs):
+    client.force_login(orgs["member_a"])
+    assert client.post(page(orgs), {"username": "outsider", "role": "admin"}).status_code == 404
+    admin = Membership.objects.get(user=orgs["admin_a"])
+    assert client.post(f"{page(orgs)}members/{admin.pk}/", {"action": "remove"}).status_code == 404
+    assert Membership.objects.filter(organisation=orgs["a"]).count() == 2
+
+
+def test_the_last_admin_stays(client, orgs):
+    client.force_login(orgs["admin_a"])
+    own = Membership.objects.get(user=orgs["admin_a"])
+    response = client.post(f"{page(orgs)}members/{own.pk}/", {"action": "remove"}, follow=True)
+    assert "keeps at least one admin" in response.content.decode()
+    assert Membership.objects.filter(pk=own.pk).exists()
+
+
+def test_a_membership_of_another_organisation_is_not_found_here(client, orgs):
+    client.force_login(orgs["admin_a"])
+    theirs = Membership.objects.get(user=orgs["member_b"])
+    assert client.post(f"{page(orgs)}members/{theirs.pk}/", {"action": "remove"}).status_code == 404
