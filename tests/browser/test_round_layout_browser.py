@@ -164,3 +164,23 @@ def test_the_column_chooser_and_per_accelerator_mode_survive_a_reload(live_serve
     expected = float(minutes.replace(",", "")) * int(count) / 60
     assert float(link.text.replace(",", "")) == pytest.approx(expected, rel=0.01)
     screenshot(d, "14-round-v5.1-per-accelerator", full_page=False)
+
+
+def test_a_search_hit_on_the_home_page_lands_on_its_row(live_server, browser, screen):
+    d = browser
+    screen(1400, 900)
+    open_page(d, f"{live_server.url}/?q=Tyche-hsg 80x")
+    hit = d.find_element(By.CSS_SELECTOR, "ul.hits a")
+    assert hit.text == "NVIDIA: Tyche-hsg (80x NVIDIA GB200 NVL72)"
+    hit.click()
+    wait(d, lambda d: "/r/training-v5.1/#row-NVIDIA--hsg_ngpu5120" in d.current_url)
+    wait(d, lambda d: d.execute_script("return document.readyState") == "complete")
+    row = d.find_element(By.CSS_SELECTOR, "tr:target")
+    assert row.get_attribute("data-system") == "NVIDIA/hsg_ngpu5120_ngc25.09_nemo"
+    top, bottom = d.execute_script(
+        "var r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", row
+    )
+    header = row.find_element(By.XPATH, "ancestor::table//thead")
+    header_bottom = d.execute_script("return arguments[0].getBoundingClientRect().bottom", header)
+    assert header_bottom <= top and bottom <= 900  # on screen, below the sticky header
+    screenshot(d, "15-search-hit-row", full_page=False)
