@@ -316,23 +316,51 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
     return objection
 
 
-def _apply(objection: Objection, decision: str) -> list[str]:
+def _targets(objection: Objection, submissions=None):
+    """The systems and results a decision on the objection applies to: the same system (by key) and
+    result (by benchmark) in every submission of the organisation objected to in the round, so that a
+    later upload (a fix) carries the decision (or in `submissions` only)."""
+    if submissions is None:
+        submissions = Submission.objects.filter(
+            round_id=objection.round_id, organisation_id=objection.against_organisation_id
+        )
+    systems = System.objects.filter(submission__in=submissions, key=objection.system.key)
+    results = Result.objects.filter(system__in=systems)
+    if objection.result_id is not None:
+        results = results.filter(benchmark_id=objection.result.benchmark_id)
+    return systems, results
+
+
+def _apply(objection: Objection, decision: str, submissions=None) -> list[str]:
     """The decision's effect on the results; returns what changed, for the audit log."""
-    results = (
-        Result.objects.filter(pk=objection.result_id)
-        if objection.result_id
-        else Result.objects.filter(system_id=objection.system_id)
-    )
+    systems, results = _targets(objection, submissions)
     if decision == Decision.MOVED_TO_OPEN:
-        System.objects.filter(pk=objection.system_id).update(division=Division.OPEN)
+        systems.update(division=Division.OPEN)
         return [f"system {objection.system.key}: division open"]
     if decision == Decision.WITHDRAWN:
-        labels = [
-            f"{key}/{bench}" for key, bench in results.values_list("system__key", "benchmark__key")
-        ]
+        labels = sorted(
+            {
+                f"{key}/{bench}"
+                for key, bench in results.values_list("system__key", "benchmark__key")
+            }
+        )
         results.update(withdrawn=True, published=False)
         return [f"{label}: withdrawn" for label in labels]
     return []
+
+
+def carry_decisions(submission: Submission) -> None:
+    """Apply the round's decisions against the submission's organisation (moved to open, withdrawn)
+    to this submission: publication calls it, so that an upload made after a decision keeps it."""
+    if submission.organisation_id is None:
+        return
+    decided = Objection.objects.filter(
+        round_id=submission.round_id,
+        against_organisation_id=submission.organisation_id,
+        decision__in=(Decision.MOVED_TO_OPEN, Decision.WITHDRAWN),
+    ).select_related("system", "result")
+    for objection in decided:
+        _apply(objection, objection.decision, [submission])
 
 
 def fix_requested(organisation, round_: Round) -> bool:

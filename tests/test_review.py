@@ -1,6 +1,7 @@
 """Peer review and withdrawal (submissions/review.py): who may object, answer, decide and withdraw,
 what each decision does, and the pages and API around them."""
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -50,9 +51,9 @@ def _submission(round_, org, user, systems=("sys",)) -> Submission:
         submitter=submitter,
         organisation=org,
         uploaded_by=user,
-        bundle=f"bundles/{org.name}.tgz",
+        bundle=f"bundles/{org.name}-{uuid.uuid4().hex}.tgz",
         original_name=f"{org.name}.tgz",
-        sha256=org.name.lower().ljust(64, "0"),
+        sha256=uuid.uuid4().hex * 2,
         size=1,
         status=Submission.Status.VALID,
     )
@@ -312,3 +313,29 @@ def test_the_api_withdraws_and_answers_404_for_another_organisations_submission(
     assert one.json()["withdrawn"] == ["a1/bert"]
     whole = client.post(url, {}, content_type="application/json")
     assert whole.json()["status"] == "withdrawn"
+
+
+def test_a_decision_holds_for_a_fix_uploaded_after_it(live):
+    from submissions.pipeline import publish
+
+    objection = _object(live)
+    review.decide(live["reviewer"], objection, "fix_required")
+    fix = _submission(live["round"], live["a"], live["member_a"], systems=("a1", "a2"))
+    objection.refresh_from_db()
+    assert objection.fix == fix
+    review.decide(live["reviewer"], objection, "withdrawn", "the fix did not help")
+    assert set(
+        Result.objects.filter(withdrawn=True).values_list("system__submission", flat=True)
+    ) == {
+        live["sub_a"].pk,
+        fix.pk,
+    }
+    moved = _object(live, benchmark_key="", system_key="a2")
+    review.decide(live["reviewer"], moved, "moved_to_open")
+    later = _submission(live["round"], live["a"], live["member_a"], systems=("a1", "a2"))
+    publish(later.pk)  # uploaded after both decisions: publication carries them
+    published = dict(
+        Result.objects.filter(system__submission=later).values_list("system__key", "published")
+    )
+    assert published == {"a1": False, "a2": True}
+    assert later.systems.get(key="a2").division == "open"

@@ -109,6 +109,9 @@ def publish(submission_id: int) -> int:
     earlier published submission of the round (withdrawn, saying by which). With none, nothing changes.
     """
     submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
+    from ..review import carry_decisions  # review withdraws through this module: imported here
+
+    carry_decisions(submission)  # a reviewer's decision holds for a bundle uploaded after it
     # A withdrawn result (submissions/review.py) stays off the tables as a held one does.
     withdrawn = set(
         Result.objects.filter(system__submission=submission, withdrawn=True).values_list(
