@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from leaderboard.api import Pages
 from leaderboard.models import Round
 
-from . import receipts, uploads
+from . import bodies, receipts, uploads
 from .forms import BUNDLE_SUFFIXES
 from .models import Submission, Upload
 from .reports import report_dict
@@ -242,7 +242,7 @@ class UploadViewSet(
                 status=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
             )
         try:
-            uploads.append(upload, offset, request._request.read, length)
+            uploads.append(upload, offset, bodies.reader(request._request, length), length)
         except uploads.UploadRefused as error:
             return _refused(error)
         upload.refresh_from_db()
