@@ -8,13 +8,12 @@ The protocol (spoken by the API in api.py, the upload page's script and portal-s
     POST  uploads/<uid>/complete/   {sha256} → 201 the submission (200: those bytes were already one)
 Parts are appended to a local file (MEDIA_ROOT/uploads/<uid>.part, shared by the web processes). A part cut
 off keeps what arrived: the client asks the offset and goes on from there. The sha256 is computed as parts
-arrive, by the process that took them (a part taken by another process, or a restart, makes the completion
-read the file once instead). On completion the file goes through intake: stored, deduplicated, queued.
+arrive; its running state is kept with the upload (sha256state.py), so whichever web process takes the next
+part goes on with it. On completion the file goes through intake: stored, deduplicated, queued.
 """
 
 import hashlib
 import os
-from collections import OrderedDict
 from pathlib import Path
 
 from django.conf import settings
@@ -25,15 +24,11 @@ from accounts.models import Organisation
 from audit.log import record
 from leaderboard import calendar
 
-from . import intake
+from . import intake, sha256state
 from .bundles.limits import size_text
 from .models import Submission, Upload
 
 BLOCK = 1024 * 1024
-HASHES_KEPT = 32  # uploads whose running sha256 a process keeps (the last ones it took parts of)
-_hashes: "OrderedDict[int, tuple[int, object]]" = (
-    OrderedDict()
-)  # upload pk → (offset, sha256 so far)
 
 
 class UploadRefused(Exception):
@@ -148,16 +143,27 @@ def append(upload: Upload, offset: int, read, length: int) -> int:
                 f"({upload.size:,} bytes); nothing of it was written.",
                 offset=upload.offset,
             )
-        written = _write(upload, offset, read, length)
+        digest = _running_sha256(upload, offset)
+        written = _write(upload, offset, read, length, digest)
         upload.offset = offset + written
-        upload.save(update_fields=["offset", "updated_at"])
+        upload.sha256_state = digest.state if digest is not None else b""
+        upload.save(update_fields=["offset", "sha256_state", "updated_at"])
     return upload.offset
 
 
-def _write(upload: Upload, offset: int, read, length: int) -> int:
-    known, digest = _hashes.pop(upload.pk, (None, None))
-    if known != offset:
-        digest = hashlib.sha256() if offset == 0 else None  # else completion reads the file
+def _running_sha256(upload: Upload, offset: int):
+    """The sha256 of the bytes before `offset`, to go on with; None where it cannot be had (completion
+    then reads the file)."""
+    if not sha256state.AVAILABLE:
+        return None
+    if offset == 0:
+        return sha256state.Sha256()
+    if upload.sha256_state:
+        return sha256state.Sha256(bytes(upload.sha256_state))
+    return None
+
+
+def _write(upload: Upload, offset: int, read, length: int, digest) -> int:
     written = 0
     fd = os.open(part_path(upload), os.O_WRONLY | os.O_CREAT, 0o600)
     try:
@@ -174,17 +180,12 @@ def _write(upload: Upload, offset: int, read, length: int) -> int:
             written += len(block)
     finally:
         os.close(fd)
-    if digest is not None:
-        _hashes[upload.pk] = (offset + written, digest)
-        while len(_hashes) > HASHES_KEPT:
-            _hashes.popitem(last=False)
     return written
 
 
 def _sha256_of(upload: Upload, path: Path) -> str:
-    known, digest = _hashes.pop(upload.pk, (None, None))
-    if known == upload.size:
-        return digest.hexdigest()
+    if upload.sha256_state and sha256state.AVAILABLE:
+        return sha256state.Sha256(bytes(upload.sha256_state)).hexdigest()
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(BLOCK):
@@ -217,7 +218,7 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
         sha = _sha256_of(upload, path)
         expected = (sha256 or upload.sha256).lower()
         if expected and expected != sha:
-            Upload.objects.filter(pk=upload.pk).update(offset=0)
+            Upload.objects.filter(pk=upload.pk).update(offset=0, sha256_state=b"")
             os.truncate(path, 0)
             mismatch = UploadRefused(
                 f"The bytes received have sha256 {sha}, not {expected}: some were damaged on the way. "
@@ -244,7 +245,6 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
 
 def abandon(upload: Upload) -> None:
     """Drop an open upload and its bytes (a complete one keeps its row, which names its submission)."""
-    _hashes.pop(upload.pk, None)
     with transaction.atomic():
         upload = Upload.objects.select_for_update().get(pk=upload.pk)
         if upload.status == Upload.Status.OPEN:
