@@ -1,0 +1,282 @@
+"""portal-submit: upload a bundle in resumable chunks, wait for its checking, print the report.
+
+Speaks the portal's upload protocol (API v1 `uploads/`): create with name, size and sha256; PATCH each chunk
+at the offset the portal holds (a 409 answers the right one); complete; then follow `submissions/<uid>/`.
+Exit status: 0 taken (and valid, with --wait), 1 blocking findings or a bundle that could not be opened,
+2 refused or unreachable.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+OK, BLOCKED, REFUSED = 0, 1, 2
+FINAL = {"valid", "invalid", "failed", "published", "withdrawn"}
+PASSING = {"valid", "published"}
+RETRIES = 8  # transport errors in a row before giving up
+TIMEOUT_S = 120
+
+
+class Refused(Exception):
+    """The portal said no (or could not be reached); str(e) says why."""
+
+
+def sha256_of(path: Path, block: int = 4 * 1024 * 1024) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while data := f.read(block):
+            digest.update(data)
+    return digest.hexdigest()
+
+
+def _detail(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return f"HTTP {response.status_code}: {response.text[:300]}"
+    if isinstance(body, dict) and "detail" in body:
+        return f"HTTP {response.status_code}: {body['detail']}"
+    return f"HTTP {response.status_code}: {json.dumps(body)[:500]}"
+
+
+class Portal:
+    def __init__(self, url: str, token: str, out=sys.stdout):
+        self.api = url.rstrip("/") + "/api/v1/"
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Token {token}"
+        self.out = out
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def call(self, method: str, url: str, *, ok=(200,), **kwargs) -> requests.Response:
+        """One request, retried on transport errors (RETRIES, with growing pauses)."""
+        for attempt in range(RETRIES):
+            try:
+                response = self.session.request(method, url, timeout=TIMEOUT_S, **kwargs)
+            except requests.RequestException as error:
+                if attempt == RETRIES - 1:
+                    raise Refused(f"the portal could not be reached: {error}") from None
+                time.sleep(min(2**attempt * 0.5, 15))
+                continue
+            if response.status_code in ok:
+                return response
+            if response.status_code >= 500 and attempt < RETRIES - 1:
+                time.sleep(min(2**attempt * 0.5, 15))
+                continue
+            raise Refused(_detail(response))
+        raise AssertionError("unreachable")
+
+    # Uploading
+
+    def start(self, round_key: str, path: Path, size: int, sha: str, organisation=None) -> dict:
+        given = {"round": round_key, "name": path.name, "size": size, "sha256": sha}
+        if organisation:
+            given["organisation"] = organisation
+        return self.call("POST", self.api + "uploads/", ok=(201,), json=given).json()
+
+    def offset_of(self, uid: str) -> int | None:
+        """The offset the portal holds for an upload, None if it knows no such open upload."""
+        try:
+            response = self.call("HEAD", f"{self.api}uploads/{uid}/", ok=(200, 404))
+        except Refused:
+            return None
+        if response.status_code == 404:
+            return None
+        return int(response.headers["Upload-Offset"])
+
+    def send(self, uid: str, path: Path, size: int, offset: int, chunk: int) -> None:
+        """Send the bytes from `offset` on, chunk by chunk; a chunk cut off is sent again from the offset
+        the portal answers."""
+        url = f"{self.api}uploads/{uid}/"
+        failures = 0
+        last_report = 0.0
+        with open(path, "rb") as f:
+            while offset < size:
+                f.seek(offset)
+                data = f.read(min(chunk, size - offset))
+                try:
+                    response = self.session.patch(
+                        url,
+                        data=data,
+                        headers={
+                            "Upload-Offset": str(offset),
+                            "Content-Type": "application/offset+octet-stream",
+                        },
+                        timeout=TIMEOUT_S,
+                    )
+                except requests.RequestException as error:
+                    failures += 1
+                    if failures >= RETRIES:
+                        raise Refused(f"the upload kept failing: {error}") from None
+                    self.say(
+                        f"connection lost at byte {offset:,} ({error.__class__.__name__}); resuming"
+                    )
+                    time.sleep(min(2**failures * 0.25, 15))
+                    held = self.offset_of(uid)
+                    if held is None:
+                        raise Refused("the portal no longer knows this upload") from None
+                    offset = held
+                    continue
+                if response.status_code == 409 and "Upload-Offset" in response.headers:
+                    offset = int(response.headers["Upload-Offset"])  # the portal holds more or less
+                    continue
+                if response.status_code >= 500 and failures < RETRIES:
+                    failures += 1
+                    time.sleep(min(2**failures * 0.25, 15))
+                    held = self.offset_of(uid)
+                    offset = held if held is not None else offset
+                    continue
+                if response.status_code != 204:
+                    raise Refused(_detail(response))
+                failures = 0
+                offset = int(response.headers["Upload-Offset"])
+                if time.monotonic() - last_report > 5 or offset == size:
+                    last_report = time.monotonic()
+                    self.say(f"sent {offset:,} of {size:,} bytes ({100 * offset / size:.0f}%)")
+
+    def complete(self, uid: str, sha: str) -> dict:
+        response = self.call(
+            "POST", f"{self.api}uploads/{uid}/complete/", ok=(200, 201), json={"sha256": sha}
+        )
+        submission = response.json()
+        submission["_created"] = response.status_code == 201
+        return submission
+
+    # Following
+
+    def submission(self, uid: str) -> dict:
+        return self.call("GET", f"{self.api}submissions/{uid}/").json()
+
+    def findings(self, uid: str) -> dict:
+        return self.call("GET", f"{self.api}submissions/{uid}/findings/").json()
+
+    def wait(self, uid: str, poll_s: float, timeout_s: float) -> dict:
+        deadline = time.monotonic() + timeout_s
+        seen = None
+        while True:
+            submission = self.submission(uid)
+            steps = [(s["label"], s["state"], s["detail"]) for s in submission["steps"]]
+            if steps != seen:
+                seen = steps
+                self.say(
+                    "  ".join(f"{label}: {state}" for label, state, _ in steps)
+                    + "".join(
+                        f"\n    {label}: {detail}"
+                        for label, state, detail in steps
+                        if detail and state in ("running", "waiting", "failed")
+                    )
+                )
+            if submission["status"] in FINAL:
+                return submission
+            if time.monotonic() > deadline:
+                raise Refused(f"still {submission['status']} after {timeout_s:.0f} s")
+            time.sleep(poll_s)
+
+
+def report_text(submission: dict, report: dict) -> str:
+    counts = report["counts"]
+    lines = [
+        f"Submission {submission['uid']} ({submission['round']}): {submission['status']}",
+        f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info",
+    ]
+    if submission.get("message"):
+        lines.append(submission["message"])
+    for step in submission["steps"]:
+        if step["detail"]:
+            lines.append(f"{step['label']}: {step['state']}. {step['detail']}")
+    for f in report["findings"]:
+        where = f["file"] + (f":{f['line']}" if f["line"] else "")
+        lines.append(f"{f['severity'].upper():7} {f['rule']:32} {where}")
+        lines.append(f"        {f['message']}")
+        if f.get("hint"):
+            lines.append(f"        hint: {f['hint']}")
+    lines.append(f"Details: {submission['url']}")
+    return "\n".join(lines)
+
+
+def state_file(state_dir: Path, url: str, round_key: str, sha: str) -> Path:
+    key = hashlib.sha256(f"{url.rstrip('/')}\n{round_key}\n{sha}".encode()).hexdigest()[:32]
+    return state_dir / f"{key}.json"
+
+
+def upload(portal: Portal, args, path: Path) -> dict:
+    size = path.stat().st_size
+    portal.say(f"hashing {path.name} ({size:,} bytes)")
+    sha = sha256_of(path)
+    saved = state_file(Path(args.state_dir), args.url, args.round, sha)
+    uid = None
+    if saved.is_file():
+        uid = json.loads(saved.read_text()).get("upload")
+        offset = portal.offset_of(uid) if uid else None
+        if offset is None:
+            uid = None
+        else:
+            portal.say(f"resuming upload {uid} at byte {offset:,}")
+    if uid is None:
+        created = portal.start(args.round, path, size, sha, args.organisation)
+        uid, offset = created["uid"], created["offset"]
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(json.dumps({"upload": uid, "bundle": str(path.resolve())}))
+        portal.say(f"upload {uid} started")
+    portal.send(uid, path, size, offset, max(1, int(args.chunk_mb * 1024 * 1024)))
+    submission = portal.complete(uid, sha)
+    saved.unlink(missing_ok=True)
+    portal.say(
+        ("received" if submission["_created"] else "already received")
+        + f": submission {submission['uid']}, sha256 {submission['sha256']}\n"
+        f"receipt: {submission['receipt_url']}"
+    )
+    return submission
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="portal-submit", description=__doc__.split("\n\n")[0])
+    parser.add_argument("bundle", type=Path, help=".tar, .tar.gz, .tgz, .tar.xz or .zip")
+    parser.add_argument("--url", required=True, help="the portal, e.g. https://results.example.org")
+    parser.add_argument("--token", default=os.environ.get("PORTAL_TOKEN"), help="or PORTAL_TOKEN")
+    parser.add_argument("--round", required=True, help="the round's key, e.g. training-v5.1")
+    parser.add_argument(
+        "--organisation", help="the slug of the organisation you upload for, if you have several"
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help="wait for the checking; print the report"
+    )
+    parser.add_argument("--chunk-mb", type=float, default=16, help="bytes per request, in MiB (16)")
+    parser.add_argument("--poll", type=float, default=3.0, help="seconds between looks (3)")
+    parser.add_argument(
+        "--timeout", type=float, default=3600, help="longest wait in seconds (3600)"
+    )
+    parser.add_argument(
+        "--state-dir",
+        default=os.path.join(
+            os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "portal-submit"
+        ),
+        help="where an unfinished upload's id is kept, to resume it",
+    )
+    args = parser.parse_args(argv)
+    if not args.token:
+        parser.error("give --token or set PORTAL_TOKEN")
+    if not args.bundle.is_file():
+        parser.error(f"{args.bundle} is not a file")
+    portal = Portal(args.url, args.token)
+    try:
+        submission = upload(portal, args, args.bundle)
+        if not args.wait:
+            return OK
+        submission = portal.wait(submission["uid"], args.poll, args.timeout)
+        print(report_text(submission, portal.findings(submission["uid"])), flush=True)
+    except Refused as error:
+        print(f"portal-submit: refused: {error}", file=sys.stderr, flush=True)
+        return REFUSED
+    return OK if submission["status"] in PASSING else BLOCKED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

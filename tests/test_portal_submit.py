@@ -1,0 +1,252 @@
+"""portal-submit (clients/portal-submit), installed with pip, against the portal served by gunicorn on loopback
+with a real worker: a connection dropped mid-chunk is resumed; it waits, prints the report, and its exit
+status says valid (0), blocking findings (1) or refused (2)."""
+
+import hashlib
+import io
+import os
+import socket
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+import urllib.request
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from accounts.models import ApiToken
+from submissions.models import Submission
+from submissions.synthetic.bundles import SystemSpec, write_bundle
+
+from .test_faults import free_port
+from .test_pages import TARGETS, bundle_bytes
+from .worker import ROOT, media, media_root, worker  # noqa: F401
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """`pip install ./clients/portal-submit`, into a folder of its own (no download: the build backend is the
+    setuptools already installed)."""
+    target = tmp_path_factory.mktemp("portal-submit")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(ROOT / "clients" / "portal-submit"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    assert (target / "bin" / "portal-submit").is_file()
+    return target
+
+
+@pytest.fixture(scope="module")
+def gunicorn(worker, media_root, tmp_path_factory):  # noqa: F811 - the fixture above
+    db = connection.settings_dict
+    port = free_port()
+    env = dict(
+        os.environ,
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+        MEDIA_ROOT=str(media_root),
+        DEBUG="0",
+        SECRET_KEY="test-only",
+        LOG_LEVEL="ERROR",
+    )
+    log = open(tmp_path_factory.mktemp("gunicorn") / "gunicorn.log", "w")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "portal.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/v1/", timeout=2).read()
+            break
+        except OSError:
+            assert process.poll() is None and time.monotonic() < deadline, "gunicorn did not start"
+            time.sleep(0.2)
+    yield url
+    process.terminate()
+    process.wait(timeout=20)
+    log.close()
+
+
+class DroppingProxy:
+    """Forwards connections to the portal; the first PATCH is cut after `keep` bytes of its body."""
+
+    def __init__(self, target: str, keep: int):
+        self.target = ("127.0.0.1", int(target.rsplit(":", 1)[1]))
+        self.keep, self.dropped = keep, False
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connection, args=(client,), daemon=True).start()
+
+    def _connection(self, client):
+        upstream = socket.create_connection(self.target)
+        threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+        head, cut = b"", None
+        try:
+            while data := client.recv(65536):
+                if cut is None:
+                    head += data
+                    if b"\r\n\r\n" in head and not self.dropped and head.startswith(b"PATCH"):
+                        self.dropped = True
+                        cut = head.index(b"\r\n\r\n") + 4 + self.keep
+                if cut is not None and len(head) >= cut:
+                    upstream.sendall(head[:cut])
+                    break  # the connection drops half-way through the chunk
+                if cut is None and b"\r\n\r\n" in head:
+                    upstream.sendall(head)
+                    head, cut = b"", -1  # forward the rest as it comes
+                elif cut == -1:
+                    upstream.sendall(data)
+        except OSError:
+            pass
+        for s in (client, upstream):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def _pipe(self, source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+
+    def close(self):
+        self.server.close()
+
+
+def portal_submit(installed, url, token, bundle, *args):
+    return subprocess.run(
+        [
+            str(installed / "bin" / "portal-submit"),
+            "--url",
+            url,
+            "--token",
+            token,
+            "--round",
+            "training-v5.1",
+            str(bundle),
+            *args,
+        ],
+        env={
+            **os.environ,
+            "PYTHONPATH": str(installed),
+            "XDG_CACHE_HOME": str(bundle.parent / "cache"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.services
+def test_a_connection_dropped_mid_chunk_is_resumed_and_the_valid_report_exits_0(
+    installed, gunicorn, rounds, users, tmp_path
+):
+    bundle = tmp_path / "acme.tgz"
+    bundle.write_bytes(bundle_bytes(tmp_path))
+    proxy = DroppingProxy(gunicorn, keep=500)
+    try:
+        done = portal_submit(
+            installed,
+            proxy.url,
+            ApiToken.create(users["owner"], "ci")[1],
+            bundle,
+            "--wait",
+            "--chunk-mb",
+            "0.001",
+            "--poll",
+            "0.5",
+        )
+    finally:
+        proxy.close()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert proxy.dropped and "connection lost at byte 0" in done.stdout
+    submission = Submission.objects.get()
+    assert (
+        submission.status == "valid"
+        and submission.sha256 == hashlib.sha256(bundle.read_bytes()).hexdigest()
+    )
+    assert f"Submission {submission.uid} (training-v5.1): valid" in done.stdout
+    assert "Runs checked: done. checked 5 of 5 runs" in done.stdout
+
+
+@pytest.mark.services
+def test_blocking_findings_exit_1_and_are_printed(installed, gunicorn, rounds, users, tmp_path):
+    root = write_bundle(
+        tmp_path / "Acme",
+        "Acme",
+        [SystemSpec("alpha", results={"retinanet": [10.0, 11.0]})],
+        TARGETS,
+    )
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(root, arcname="Acme")
+    bundle = tmp_path / "short.tgz"
+    bundle.write_bytes(buffer.getvalue())
+    done = portal_submit(
+        installed,
+        gunicorn,
+        ApiToken.create(users["owner"], "ci")[1],
+        bundle,
+        "--wait",
+        "--poll",
+        "0.5",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    submission = Submission.objects.get()
+    assert submission.status == "invalid"
+    assert (
+        "ERROR" in done.stdout
+        and f"Submission {submission.uid} (training-v5.1): invalid" in done.stdout
+    )
+
+
+@pytest.mark.services
+def test_a_refused_upload_exits_2_with_the_reason(installed, gunicorn, rounds, users, tmp_path):
+    bundle = tmp_path / "acme.tgz"
+    bundle.write_bytes(b"not really")
+    done = portal_submit(installed, gunicorn, "not-a-token", bundle)
+    assert done.returncode == 2 and "refused: HTTP 401" in done.stderr
+    done = portal_submit(installed, gunicorn, ApiToken.create(users["reviewer"], "ci")[1], bundle)
+    assert done.returncode == 2 and "member of none" in done.stderr
+    assert not Submission.objects.exists()
