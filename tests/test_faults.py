@@ -144,6 +144,73 @@ def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_min
         worker.stop()
 
 
+@pytest.mark.services
+@pytest.mark.commits  # the worker process reads the upload
+def test_a_chunked_upload_while_the_broker_is_down_is_kept_and_checked_once_it_is_back(
+    rounds, users, client, settings, tmp_path, private_redis, monkeypatch
+):
+    """Through API v1 in parts: completion answers at once, the submission waits with the reason in its
+    steps, and the sweeper hands it over when Redis returns."""
+    import hashlib
+
+    from accounts.models import ApiToken
+
+    require_services()
+    media = tmp_path / "media"
+    media.mkdir()
+    settings.MEDIA_ROOT = media
+    auth = {"HTTP_AUTHORIZATION": f"Token {ApiToken.create(users['owner'], 'ci')[1]}"}
+    data = bundle_bytes(tmp_path)
+    worker = Worker(media, concurrency=1, name="faults-api", beat=True, broker=private_redis.url)
+    try:
+        with celery_client_at(private_redis.url, monkeypatch):
+            private_redis.stop()
+            uid = client.post(
+                "/api/v1/uploads/",
+                {"round": "training-v5.1", "name": "acme.tgz", "size": len(data)},
+                content_type="application/json",
+                **auth,
+            ).json()["uid"]
+            half = len(data) // 2
+            for offset, part in ((0, data[:half]), (half, data[half:])):
+                assert (
+                    client.patch(
+                        f"/api/v1/uploads/{uid}/",
+                        part,
+                        content_type="application/offset+octet-stream",
+                        HTTP_UPLOAD_OFFSET=str(offset),
+                        **auth,
+                    ).status_code
+                    == 204
+                )
+            asked = time.monotonic()
+            done = client.post(
+                f"/api/v1/uploads/{uid}/complete/",
+                {"sha256": hashlib.sha256(data).hexdigest()},
+                content_type="application/json",
+                **auth,
+            )
+            assert done.status_code == 201, done.content
+            print(f"completion answered in {time.monotonic() - asked:.1f} s with the broker down")
+            status = client.get(f"/api/v1/submissions/{done.json()['uid']}/", **auth).json()
+            unpacked = status["steps"][1]
+            assert unpacked["state"] == "waiting"
+            assert "task queue is not answering" in unpacked["detail"]
+            submission = Submission.objects.get()
+            assert submission.queue_pending and (media / submission.bundle.name).is_file()
+
+            private_redis.start()
+            back = time.monotonic()
+            while not Submission.objects.get(pk=submission.pk).is_final:
+                assert time.monotonic() - back < 180, "not checked within 3 minutes of the return"
+                time.sleep(0.5)
+            print(f"checked {time.monotonic() - back:.0f} s after the broker's return")
+        submission.refresh_from_db()
+        assert submission.status == "valid" and not submission.queue_pending
+    finally:
+        worker.stop()
+
+
 def _processes_with(marker: str) -> list[int]:
     """Pids of the processes whose environment holds the marker (every process `make run` started)."""
     found = []
