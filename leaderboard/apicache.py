@@ -1,14 +1,15 @@
 """Conditional and cached answers of the API for published data, keyed by the rounds' cache tokens.
 
 Published data changes only through `leaderboard.cache.invalidate_round`, which replaces the round's
-`cache_token` and sets its `changed_at`. So for a viewer who sees published data only (today: anyone
-not signed in), one small query over the rounds gives:
-- an ETag (the tokens, the request's URL and its format) and a Last-Modified (the latest
+`cache_token` and sets its `changed_at`. So for a request that carries no credentials (no token, no
+session: it can see published data only), one small query over the rounds gives:
+- an ETag (the tokens, the request's URL and Accept header) and a Last-Modified (the latest
   `changed_at`), with 304 Not Modified on a matching If-None-Match or If-Modified-Since;
-- the key under which the rendered body is kept gzipped (leaderboard.cache), so a repeated page
-  costs that query and a cache read, whatever its size.
-Signed-in viewers, who may see unpublished rows of their organisation, and the browsable API are
-answered fresh each time.
+- the key under which the rendered body is kept gzipped (leaderboard.cache).
+A repeated page is answered from there before DRF's machinery runs, so it costs what the cached round
+page costs: that query and a cache read, whatever its size. Throttling guards the work, so it counts
+the answers that are built, not those served from the cache. Requests with credentials, who may see
+their organisation's unpublished rows, and the browsable API are answered fresh each time.
 """
 
 import gzip
@@ -23,71 +24,89 @@ from .models import Round
 
 # Headers of a rendered answer that are kept with its body.
 KEPT_HEADERS = ("Link",)
+VARY = ("Accept", "Accept-Encoding", "Cookie", "Authorization")
 
 
-def published_state() -> tuple[str, float | None]:
-    """(a digest of every round's cache token, the latest change as a timestamp): one query."""
-    rows = list(Round.objects.order_by("key").values_list("key", "cache_token", "changed_at"))
-    digest = hashlib.sha1(repr([(k, t) for k, t, _ in rows]).encode()).hexdigest()
-    latest = max((c for _, _, c in rows if c), default=None)
-    return digest, latest.timestamp() if latest else None
+class State:
+    """What a credential-free GET of published data depends on, from one query over the rounds."""
+
+    def __init__(self, request):
+        rounds = Round.objects.order_by("key")
+        named = request.GET.getlist("round")
+        if named:  # a list of one round's rows depends on that round only
+            rounds = rounds.filter(key__in=named[:20])
+        rows = list(rounds.values_list("key", "cache_token", "changed_at"))
+        latest = max((c for _, _, c in rows if c), default=None)
+        self.last_modified = int(latest.timestamp()) if latest else None
+        # The body holds absolute links, so the scheme and host are part of what it depends on.
+        parts = [repr([(k, t) for k, t, _ in rows]), request.build_absolute_uri()]
+        parts.append(request.META.get("HTTP_ACCEPT", ""))
+        self.key = hashlib.sha1("\x1f".join(parts).encode()).hexdigest()
+        self.etag = f'"{self.key[:32]}"'
+
+    def headers(self, response):
+        response["ETag"] = self.etag
+        if self.last_modified:
+            response["Last-Modified"] = http_date(self.last_modified)
+        patch_vary_headers(response, VARY)
+        return response
 
 
-def sees_published_only(request) -> bool:
-    return not request.user.is_authenticated
+def without_credentials(request) -> bool:
+    """Sent with no token and no session: the sender sees published data only."""
+    from django.conf import settings
+
+    return (
+        "HTTP_AUTHORIZATION" not in request.META
+        and settings.SESSION_COOKIE_NAME not in request.COOKIES
+    )
 
 
 class PublishedCache:
     """A viewset mixin: list and retrieve answered with ETag and Last-Modified, 304, and a cached body."""
 
+    _state = None
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.method == "GET" and without_credentials(request):
+            self._state = state = State(request)
+            not_modified = get_conditional_response(
+                request, etag=state.etag, last_modified=state.last_modified
+            )
+            if not_modified is not None:
+                return state.headers(not_modified)
+            stored = cache.cache().get(f"lb:api:{state.key}")
+            if stored is not None:
+                return state.headers(_gzipped(request, *stored))
+        return super().dispatch(request, *args, **kwargs)
+
     def list(self, request, *args, **kwargs):
-        return self._answer(request, super().list, args, kwargs)
+        return self._answer(request, super().list(request, *args, **kwargs))
 
     def retrieve(self, request, *args, **kwargs):
-        return self._answer(request, super().retrieve, args, kwargs)
+        return self._answer(request, super().retrieve(request, *args, **kwargs))
 
-    def _answer(self, request, build, args, kwargs):
-        fmt = request.accepted_renderer.format
-        if fmt == "api" or not sees_published_only(request):
-            return build(request, *args, **kwargs)
-        digest, last_modified = published_state()
-        # The body holds absolute links, so the scheme and host are part of what it depends on.
-        key = hashlib.sha1(
-            "\x1f".join([digest, request.build_absolute_uri(), fmt]).encode()
-        ).hexdigest()
-        etag = f'"{key[:32]}"'
-        not_modified = get_conditional_response(
-            request, etag=etag, last_modified=last_modified and int(last_modified)
-        )
-        if not_modified is None:
-            cache_key = f"lb:api:{key}"
-            stored = cache.cache().get(cache_key)
-            if stored is None:
-                response = build(request, *args, **kwargs)
-                if response.status_code != 200:
-                    return response
-                self._render(request, response)
-                stored = (
-                    response["Content-Type"],
-                    gzip.compress(response.content, compresslevel=6, mtime=0),
-                    {h: response[h] for h in KEPT_HEADERS if h in response},
-                )
-                cache.cache().set(cache_key, stored, cache.TIMEOUT)
-            answer = _gzipped(request, *stored)
-        else:
-            answer = not_modified
-        answer["ETag"] = etag
-        if last_modified:
-            answer["Last-Modified"] = http_date(last_modified)
-        patch_vary_headers(answer, ("Accept", "Accept-Encoding", "Cookie", "Authorization"))
-        return answer
-
-    def _render(self, request, response):
-        """Render now, as finalize_response and Django would later, to keep the bytes."""
+    def _answer(self, request, response):
+        """Keep a built answer for the next request like this one, and answer it the same way."""
+        state = self._state
+        if (
+            state is None
+            or response.status_code != 200
+            or request.accepted_renderer.format == "api"
+        ):
+            return response
+        # Render now, as finalize_response and Django would later, to keep the bytes.
         response.accepted_renderer = request.accepted_renderer
         response.accepted_media_type = request.accepted_media_type
         response.renderer_context = self.get_renderer_context()
         response.render()
+        stored = (
+            response["Content-Type"],
+            gzip.compress(response.content, compresslevel=6, mtime=0),
+            {h: response[h] for h in KEPT_HEADERS if h in response},
+        )
+        cache.cache().set(f"lb:api:{state.key}", stored, cache.TIMEOUT)
+        return state.headers(_gzipped(request, *stored))
 
 
 def _gzipped(request, content_type: str, packed: bytes, headers: dict) -> HttpResponse:

@@ -271,6 +271,11 @@ def test_anonymous_clients_are_throttled(client, v51, api_rates):
     cache.clear()
     codes = [client.get("/api/v1/rounds/").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
+    # An answer served from the cache costs no work, so it is not counted (nor refused).
+    cache.clear()
+    codes = [client.get("/api/v1/results/").status_code for _ in range(6)]
+    built = [client.get(f"/api/v1/results/?q={q}").status_code for q in "xyz"]
+    assert codes == [200] * 6 and built == [200, 200, 429]
 
 
 def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(
