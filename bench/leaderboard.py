@@ -21,6 +21,8 @@
      static file and served by whitenoise from the same gunicorn, in the same run; the ratio
      warm page ÷ static file is the figure to watch, since absolute req/s swing 2–4× between
      days on these machines.
+   - the API's v1 results list (a page of 100, filtered by the round), cold and warm, against the
+     warm round page in the same run (issue 16: at least its requests/s, a p95 no higher).
 Targets (issue 4, 2-core machine): warm round page p95 < 50 ms and ≥ 500 req/s; cold render
 of the largest round < 300 ms. Issue 15: the warm round page at least 0.5 of the static file's
 req/s.
@@ -475,6 +477,7 @@ def main() -> int:
         page = f"{base}/r/{largest.key}/"
         export = f"{page}?format=csv"
         filtered = f"{page}?category=cloud&sort=b.b3"
+        api = f"{base}/api/v1/results/?round={largest.key}&page_size=100"
         print(
             f"\ngunicorn: {args.workers} sync workers on 127.0.0.1:{port} (DEBUG off, conn_max_age=600); load from wrk "
             f"(-t2 -c{args.connections}, {args.seconds} s per run, Accept-Encoding: gzip as browsers send)"
@@ -509,8 +512,19 @@ def main() -> int:
                 None,
             )
         )
+        c = cold(api, largest.key, args.cold_samples)
+        rows.append(
+            (
+                "v1 results list (a page of 100, by round), cold",
+                f"{c['p50']:.1f}",
+                f"{c['p95']:.1f}",
+                "-",
+                f"{c['bytes'] / 1024:.0f} KB gzipped",
+                None,
+            )
+        )
         for _ in range(20):  # warm every worker's cache
-            get(page), get(export), get(filtered), get(f"{base}{static_page}")
+            get(page), get(export), get(filtered), get(api), get(f"{base}{static_page}")
         same = fetch_gzipped(page) == fetch_gzipped(f"{base}{static_page}")
         # The page and the static file in turns (static, page, static), so drift hits both.
         floor = [wrk(f"{base}{static_page}", args.seconds, args.connections)]
@@ -538,12 +552,15 @@ def main() -> int:
                 ratio >= 0.5,
             )
         )
+        warm = {}
         for label, url, target in (
             ("round page, warm", page, True),
+            # Right after the round page, which it is compared with: the load of this machine drifts.
+            ("v1 results list (a page of 100, by round), warm", api, None),
             ("CSV export, warm", export, None),
             ("filtered round page, warm", filtered, None),
         ):
-            w = wrk(url, args.seconds, args.connections)
+            w = warm[url] = wrk(url, args.seconds, args.connections)
             ok = (w["p95"] < 50 and w["rps"] >= 500) if target else None
             rows.append(
                 (
@@ -578,6 +595,14 @@ def main() -> int:
         print(f"{label:<68} {p50:>8} {p95:>8} {rps:>7}  {notes}{verdict}")
     print(
         "\ntargets: warm round page p95 < 50 ms and ≥ 500 req/s; cold render of the largest round < 300 ms"
+    )
+    # Issue 16: the API's page of results, in the same run, at least as fast as the round page.
+    a, r = warm[api], warm[page]
+    met = a["rps"] >= r["rps"] and a["p95"] <= r["p95"]
+    print(
+        f"v1 results list against the round page: {a['rps']:.0f} vs {r['rps']:.0f} req/s "
+        f"({a['rps'] / r['rps']:.2f}×), p95 {a['p95']:.1f} vs {r['p95']:.1f} ms"
+        + ("  target met" if met else "  TARGET MISSED")
     )
     return 0
 
