@@ -256,7 +256,9 @@ def test_the_result_page_says_what_the_check_waits_for_and_then_its_verdict(clie
     jobs.store({"check": str(check.uid), "agent": "gpu-host-1", "measurement": measurement(10.0)})
     html = client.get(url).content.decode()
     assert "Implausibly fast" in html and "tolerance of 3x" in html and "3.33×" in html
-    assert "{&quot;batch&quot;: 2, &quot;seq_len&quot;: 8192}" in html  # what the probe ran, as JSON
+    assert (
+        "{&quot;batch&quot;: 2, &quot;seq_len&quot;: 8192}" in html
+    )  # what the probe ran, as JSON
     assert "gpu-host-1" not in html  # the agents' host names are for staff
 
 
