@@ -79,7 +79,7 @@ class Row:
 POST_ONLY = "answers POST only: a GET is refused before anything is read"
 ROWS = {
     # leaderboard: public pages, exports and chart data (the round page holds its charts' data)
-    "leaderboard:home": Row(),
+    "leaderboard:home": Row(query=("", "?q=SYSNAME", "?q=sys", "?q=Acme")),  # with search
     "leaderboard:progress": Row(query=("", "?division=closed&organisation=Acme")),
     "leaderboard:round": Row(
         kind="round",
