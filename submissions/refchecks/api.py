@@ -2,7 +2,6 @@
 reference-checks (a result's checks, as the pages show them) and, for staff, agents."""
 
 import django_filters
-from django.db.models import Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, pagination, permissions, serializers, status, viewsets
 from rest_framework.response import Response
@@ -100,8 +99,8 @@ class StaffMayAsk(permissions.BasePermission):
 
 
 class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
-    """Reference checks, newest first: those of published results; staff see all, a submitter also those of
-    their own uploads. Staff POST {"result": uid, "any_agent": false} to check any result again."""
+    """Reference checks, newest first, of the results the user may see (published ones; a member's own
+    organisation's; a round's reviewers that round's; staff all). Staff POST {"result": uid, "any_agent": false} to check any result again."""
 
     serializer_class = ReferenceCheckSerializer
     filterset_class = ReferenceCheckFilter
@@ -130,10 +129,8 @@ class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewS
         user = self.request.user
         if user.is_staff:
             return checks
-        visible = Q(result__in=public.results())
-        if user.is_authenticated:
-            visible |= Q(result__system__submission__uploaded_by=user)
-        return checks.filter(visible)
+        # Those of the results the user may see (leaderboard.public: public ones, their organisation's...).
+        return checks.filter(result__in=public.results_for(public.viewer(user)))
 
     def get_serializer_context(self):
         return {**super().get_serializer_context(), "queues": jobs.online_queues()}
