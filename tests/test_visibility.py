@@ -111,3 +111,31 @@ def test_the_api_lifts_the_embargo_when_published_not_when_it_was_imported(
         publish_round(round_)  # by staff, now: publish_at becomes now, after the import
     assert client.get("/api/v1/results/?round=training-v5.1").json()["count"] == 2
     assert client.get("/api/v1/systems/?round=training-v5.1").json()["count"] == 2
+
+
+def test_a_members_unpublished_run_log_is_theirs_to_read_only(client, live, orgs):
+    from leaderboard.models import Run
+
+    round_, acme = live
+    set_phase(round_, "open")
+    result = Result.objects.get(system__submission=acme)
+    run = Run.objects.create(
+        result=result, index=1, path="Acme/results/alpha/retinanet/result_1.txt"
+    )
+    url = "/r/training-v5.1/Acme/alpha/retinanet/log/1/"
+    # The test's bundle is not stored, so the log page itself says its bytes are missing (404); what
+    # matters is whose request reaches the run at all.
+    for who, sees in (
+        ("member_a", True),
+        ("reviewer", True),
+        ("member_b", False),
+        ("outsider", False),
+    ):
+        client.force_login(orgs[who])
+        response = client.get(url)
+        reached = response.context is not None and "run" in response.context
+        assert reached == sees and (not sees or response.context["run"].pk == run.pk), who
+        assert sees or response.status_code == 404
+    client.logout()
+    response = client.get(url)
+    assert response.status_code == 404 and "run" not in (response.context or {})

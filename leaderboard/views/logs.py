@@ -10,7 +10,6 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from .. import findings_words, logview, panels, public
-from ..models import Run
 
 
 def _number(value, default: int = 1) -> int:
@@ -22,25 +21,29 @@ def _number(value, default: int = 1) -> int:
 
 @require_safe
 def run_log(request, round_key, submitter, system_key, benchmark_key, index):
-    try:
-        run = (
-            public.runs()
-            .select_related(
-                "result__system__round",
-                "result__system__submitter",
-                "result__system__submission",
-                "result__benchmark",
-            )
-            .get(
-                result__system__round__key=round_key,
-                result__system__submitter__name=submitter,
-                result__system__key=system_key,
-                result__benchmark__key=benchmark_key,
-                index=index,
-            )
+    # Published logs for everyone; a member's organisation's, a reviewer's round's and, in review, the
+    # round's peers' too (leaderboard.public). Several submissions of one system may be visible to them: the
+    # published one, else the latest.
+    run = (
+        public.runs_for(public.viewer(request.user))
+        .select_related(
+            "result__system__round",
+            "result__system__submitter",
+            "result__system__submission",
+            "result__benchmark",
         )
-    except Run.DoesNotExist:
-        raise Http404("No published run log at this address.") from None
+        .filter(
+            result__system__round__key=round_key,
+            result__system__submitter__name=submitter,
+            result__system__key=system_key,
+            result__benchmark__key=benchmark_key,
+            index=index,
+        )
+        .order_by("-result__published", "-result__system__submission__created_at", "-pk")
+        .first()
+    )
+    if run is None:
+        raise Http404("No run log you may read at this address.")
     result = run.result
     system = result.system
     findings = [
