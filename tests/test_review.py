@@ -339,3 +339,19 @@ def test_a_decision_holds_for_a_fix_uploaded_after_it(live):
     )
     assert published == {"a1": False, "a2": True}
     assert later.systems.get(key="a2").division == "open"
+
+
+def test_the_objection_form_is_for_other_submitters_during_review(client, live):
+    url = f"/review/object/{live['sub_a'].uid}/"
+    client.force_login(live["member_a"])
+    assert client.get(url).status_code == 404  # one's own submission
+    client.force_login(live["member_b"])
+    form = client.get(url + "?system=a2").content.decode()
+    assert "<option selected>a2</option>" in form and 'name="rule"' in form
+    refused = client.post(url, {"system": "a1", "rule": "", "comment": "c"})
+    assert refused.status_code == 400 and "Say rule" in refused.content.decode()
+    made = client.post(url, {"system": "a1", "benchmark": "bert", "rule": "8.2", "comment": "c"})
+    objection = Objection.objects.get()
+    assert made.status_code == 302 and made["Location"] == objection.get_absolute_url()
+    set_phase(live["round"], "open")
+    assert client.get(url).status_code == 404
