@@ -164,7 +164,18 @@ def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, us
         agent,
     )
     assert _check(planned).state == State.QUEUED  # still waiting for an H100
-    print(f"\nreference check queued to stored through the agent: {elapsed:.2f} s")
+
+    # The path's own cost per job, on the now warm agent: queued to stored, less the probe's time.
+    again = jobs.send_to_any_agent(result, users["reviewer"])
+    until(lambda: _check(again).is_final, 60, "no answer stored", agent)
+    total = (again.finished_at - again.created_at).total_seconds()
+    overhead = total - again.measurement["probe_seconds"]
+    print(
+        f"\nqueued to stored: first job {elapsed:.2f} s (the agent's preload included); "
+        f"warm job {total:.2f} s, of which the probe {again.measurement['probe_seconds']:.2f} s: "
+        f"overhead {overhead:.2f} s"
+    )
+    assert overhead < 5.0  # the target is under 1 s; CI's cores are shared
 
 
 def test_an_agent_killed_mid_job_leads_to_a_retry_then_a_recorded_failure(
