@@ -41,7 +41,7 @@ COLUMNS = {
     "cloud_scale": "Cloud scale",
     "power": "Avg. power",
 }
-DEFAULT_COLUMNS = ("nodes", "accelerator", "software", "links", "cloud_scale", "power")
+DEFAULT_COLUMNS = ("nodes", "accelerator", "software", "cloud_scale", "power")
 NO_COLUMNS = "none"  # `cols=none`: every descriptive column hidden (an empty list is the default)
 FAMILY = "family:"  # a filter value for every name of a family (accelerators.toml, frameworks.toml)
 TEXT_SORTS = {

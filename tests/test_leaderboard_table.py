@@ -28,7 +28,9 @@ def table_rows(html):
     """[(system name, [cell texts])] of every row in the page's tables, in order."""
     rows = []
     for tr in re.findall(r'<tr data-system="[^"]*"[^>]*>(.*?)</tr>', html, re.S):
-        name = re.search(r'<th scope="row" class="sys">.*?<a [^>]*data-name>(.*?)</a>', tr).group(1)
+        name = re.search(
+            r'<th scope="row" class="sys">.*?<a [^>]*data-name[^>]*>(.*?)</a>', tr
+        ).group(1)
         cells = [
             re.sub(r"<[^>]+>", "", c).strip()
             for c in re.findall(r'<td class="num">(.*?)</td>', tr, re.S)
