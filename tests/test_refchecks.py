@@ -6,7 +6,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from leaderboard.models import Result, Run
@@ -363,3 +363,20 @@ def test_finalize_queues_checks_for_closed_results_of_a_live_round_only(rounds, 
     assert check.implied > 0 and len(check.implied_runs) == 8  # the olympic mean's counted runs
     jobs.store({"check": str(check.uid), "agent": "a", "error": "CUDA out of memory"})
     assert jobs.plan_for_submission(submission.pk) == []  # a re-validation: no second GPU run
+
+
+def test_the_command_queues_a_round_s_checks_and_counts_them(v51):
+    from io import StringIO
+
+    llama_result(v51)
+    system = make.system(v51, "Acme", division="open")
+    make.result(system, "retinanet", 10, runs=5)
+    out = StringIO()
+    call_command("reference_checks", "--round", "training-v5.1", "--queue", stdout=out)
+    assert "queued 1 checks: 1 gpu.h100" in out.getvalue()  # not the open division's
+    assert "1  waiting for an agent with NVIDIA H100" in out.getvalue()
+    out = StringIO()
+    call_command("reference_checks", "--round", "training-v5.1", "--queue", stdout=out)
+    assert "queued 0 checks: none" in out.getvalue()  # each result has one now
+    with pytest.raises(CommandError):
+        call_command("reference_checks", "--round", "no-such-round")
