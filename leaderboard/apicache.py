@@ -2,12 +2,13 @@
 
 Published data changes only through `leaderboard.cache.invalidate_round`, which replaces the round's
 `cache_token` and sets its `changed_at`. So for a request that carries no credentials (no token, no
-session: it can see published data only), one small query over the rounds gives:
+session: it can see published data only), the rounds (read as the round page reads them, see State)
+give:
 - an ETag (the tokens, the request's URL and Accept header) and a Last-Modified (the latest
   `changed_at`), with 304 Not Modified on a matching If-None-Match or If-Modified-Since;
 - the key under which the rendered body is kept gzipped (leaderboard.cache).
 A repeated page is answered from there before DRF's machinery runs, so it costs what the cached round
-page costs: that query and a cache read, whatever its size. Throttling guards the work, so it counts
+page costs: a cache read, whatever its size. Throttling guards the work, so it counts
 the answers that are built, not those served from the cache. Requests with credentials, who may see
 their organisation's unpublished rows, and the browsable API are answered fresh each time.
 """
@@ -16,6 +17,7 @@ import gzip
 import hashlib
 
 from django.http import HttpResponse
+from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_vary_headers
 from django.utils.http import http_date
 
@@ -28,19 +30,28 @@ VARY = ("Accept", "Accept-Encoding", "Cookie", "Authorization")
 
 
 class State:
-    """What a credential-free GET of published data depends on, from one query over the rounds."""
+    """What a credential-free GET of published data depends on: the rounds' cache tokens, and
+    whether each round's publication minute has come (its results show from then on)."""
 
     def __init__(self, request):
-        rounds = Round.objects.order_by("key")
-        named = request.GET.getlist("round")
-        if named:  # a list of one round's rows depends on that round only
-            rounds = rounds.filter(key__in=named[:20])
-        rows = list(rounds.values_list("key", "cache_token", "changed_at"))
-        latest = max((c for _, _, c in rows if c), default=None)
+        named = [k for k in request.GET.getlist("round")[:20] if "\x00" not in k]
+        if named:
+            # A list of one round's rows depends on that round only, read as the round page reads it
+            # (cache.current_round: at most once a second per process, so usually no query).
+            found = [cache.current_round(k) for k in named]
+            rows = [(r.key, r.cache_token, r.changed_at, r.publish_at) for r in found if r]
+        else:
+            rows = list(
+                Round.objects.order_by("key").values_list(
+                    "key", "cache_token", "changed_at", "publish_at"
+                )
+            )
+        now = timezone.now()
+        latest = max((c for _, _, c, _ in rows if c), default=None)
         self.last_modified = int(latest.timestamp()) if latest else None
         # The body holds absolute links, so the scheme and host are part of what it depends on.
-        parts = [repr([(k, t) for k, t, _ in rows]), request.build_absolute_uri()]
-        parts.append(request.META.get("HTTP_ACCEPT", ""))
+        parts = [repr([(k, t, p is None or p <= now) for k, t, _, p in rows])]
+        parts += [request.build_absolute_uri(), request.META.get("HTTP_ACCEPT", "")]
         self.key = hashlib.sha1("\x1f".join(parts).encode()).hexdigest()
         self.etag = f'"{self.key[:32]}"'
 
