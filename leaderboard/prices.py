@@ -119,9 +119,14 @@ class CloudScale:
         """One line for a tooltip: both prices with their dates, sources and status."""
 
         def describe(p):
+            # Words for readers: no "as of no date", no "placeholder" (issue 15).
             amount = f"{p.currency} {p.price_per_hour:.2f}/h" if p.known else "price not known"
-            date = p.as_of.strftime("%-d %b %Y") if p.as_of else "no date"
-            return f"{p.provider} {p.instance}: {amount} (as of {date}; {p.get_status_display().split(':')[0].lower()}; source: {p.source or 'none'})"
+            date = f"as of {p.as_of.strftime('%-d %b %Y')}" if p.as_of else "undated"
+            checked = {
+                CloudPrice.Status.SOURCED: "checked against its source",
+                CloudPrice.Status.UNVERIFIED: "not yet checked",
+            }.get(p.status, "no price yet")
+            return f"{p.provider} {p.instance}: {amount} ({date}; {checked}; source: {p.source or 'none'})"
 
         if self.value is None:
             why = (

@@ -75,6 +75,9 @@ def test_cloud_scale_is_the_systems_price_over_the_reference_price(v05):
     assert "https://cloud.google.com/tpu/pricing" in scale.explanation
     pod = prices.cloud_scale(lines, "Google Inc.", "x", "tpuv2-512 + tpuv2-8")
     assert pod.value is None and "no price for this system" in pod.explanation
+    for text in (scale.explanation, pod.explanation):  # words for readers, not the data's
+        assert "placeholder" not in text.lower() and "no date" not in text
+    assert "not yet checked" in scale.explanation
     assert prices.cloud_scale(lines, "nvidia", "dgx1", "DGX-1V") is None
 
 
