@@ -86,3 +86,38 @@ def test_a_user_of_no_organisation_is_told_why_they_cannot_upload(client, rounds
     response = upload(client, data)
     assert "you are a member of none" in response.content.decode()
     assert not Submission.objects.exists()
+
+
+def test_a_bundle_of_another_registered_organisation_is_not_recorded(rounds, orgs, tmp_path):
+    from submissions.intake import submit
+    from submissions.pipeline import ingest
+
+    globex = bundle_bytes(tmp_path, org="Globex")
+    submission, _ = submit(
+        rounds["training-v5.1"], [globex], "g.tgz", user=orgs["member_a"], organisation=orgs["a"]
+    )
+    ingest(submission.pk)
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.FAILED
+    assert submission.rule == "bundle.other-organisation"
+    assert "which is Globex's, and it was uploaded for Acme" in submission.message
+    assert not submission.systems.exists()
+
+
+def test_a_bundle_of_its_own_or_an_unregistered_organisation_is_recorded(rounds, orgs, tmp_path):
+    from submissions.intake import submit
+    from submissions.pipeline import ingest
+
+    for org in ("Acme", "Initech"):
+        data = bundle_bytes(tmp_path / org, org=org)
+        submission, _ = submit(
+            rounds["training-v5.1"],
+            [data],
+            f"{org}.tgz",
+            user=orgs["member_a"],
+            organisation=orgs["a"],
+        )
+        ingest(submission.pk)
+        submission.refresh_from_db()
+        assert submission.status != Submission.Status.FAILED, (org, submission.message)
+        assert submission.systems.exists()

@@ -3,7 +3,9 @@
 from django.db import transaction
 from django.db.models import F, Max
 
+from accounts.models import Organisation
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
+from leaderboard.organisations import organisation_of
 
 from ..bundles import BundleError, LayoutError, detect
 from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
@@ -23,13 +25,39 @@ def ingest(submission_id: int) -> tuple[int | None, list[int]]:
     )
     if not claimed:
         return None, []
-    submission = Submission.objects.select_related("round").get(pk=submission_id)
+    submission = Submission.objects.select_related("round", "organisation").get(pk=submission_id)
     try:
         files = open_submission(submission)
-        return _record(submission, detect(files), files)
+        layout = detect(files)
+        if refusal := other_organisation(submission, layout.submitter):
+            fail(submission_id, refusal, OTHER_ORGANISATION)
+            return None, []
+        return _record(submission, layout, files)
     except (BundleError, LayoutError) as error:
         fail(submission_id, str(error), error.rule)
         return None, []
+
+
+OTHER_ORGANISATION = "bundle.other-organisation"
+
+
+def other_organisation(submission: Submission, submitter: str) -> str | None:
+    """Why the bundle may not be recorded for the organisation it was uploaded for: its submitter belongs to
+    another organisation registered here (a member uploads for their own organisation only, and what goes
+    public is filed under the bundle's submitter). A name no organisation here holds is let through: the
+    organisations' names need not cover every spelling of a submitter's."""
+    if submission.organisation is None:
+        return None
+    name = organisation_of(submitter)
+    if name == submission.organisation.name:
+        return None
+    other = Organisation.objects.filter(name=name).first()
+    if other is None:
+        return None
+    return (
+        f"The bundle is {submitter}'s (its folder names that submitter), which is {other.name}'s, and it "
+        f"was uploaded for {submission.organisation.name}. Upload bundles for your own organisation only."
+    )
 
 
 def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, list[int]]:
