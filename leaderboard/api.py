@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from . import public
 from .apicache import PublishedCache
 from .filters import PriceFilter, ResultFilter, SystemFilter
-from .models import Benchmark, CloudPrice, Round, Run
+from .models import Benchmark, CloudPrice, Result, Round, Run, System
 from .serializers import (
     PriceSerializer,
     ResultDetailSerializer,
@@ -56,18 +56,20 @@ class RoundViewSet(ReadOnly):
 
 
 class SystemViewSet(PublishedCache, ReadOnly):
-    """Published systems (those with at least one public result): one hardware and software
-    configuration of one submitter in one round."""
+    """Systems: one hardware and software configuration of one submitter in one round. Those with
+    a published result; signed in, also those of the submissions you may see (leaderboard.public)."""
 
     serializer_class = SystemSerializer
     filterset_class = SystemFilter
     lookup_field = "uid"
     lookup_value_regex = UID
-    queryset = (
-        public.systems()
-        .select_related("round", "submitter")
-        .order_by("round__key", "submitter__name", "key", "id")
+    queryset = System.objects.select_related("round", "submitter").order_by(
+        "round__key", "submitter__name", "key", "id"
     )
+
+    def get_queryset(self):
+        visible = public.results_for(public.viewer(self.request.user))
+        return super().get_queryset().filter(pk__in=visible.values("system_id"))
 
 
 RESULT_ID = OpenApiParameter(
@@ -80,30 +82,31 @@ RESULT_ID = OpenApiParameter(
 
 @extend_schema_view(retrieve=extend_schema(parameters=[RESULT_ID]))
 class ResultViewSet(PublishedCache, ReadOnly):
-    """Published results: one system on one benchmark, with its score (the olympic mean of its
-    counted runs, in seconds and minutes), its speedup over the round's reference where the round
-    has one, and a one-line summary of its findings. One result, by public id, holds its runs."""
+    """Results: one system on one benchmark, with its score (the olympic mean of its
+        counted runs, in seconds and minutes), its speedup over the round's reference where the round
+        has one, and a one-line summary of its findings. One result, by public id, holds its runs.
+    Published results; signed in, also those of the submissions you may see (your organisation's,
+    and during peer review the round's), which have no public id yet: find them by uid."""
 
     filterset_class = ResultFilter
     lookup_field = "public_id"
     lookup_value_regex = "[^/]+"  # public ids have dots: 5.1-0042
-    queryset = (
-        public.results()
-        .select_related("system__round", "system__submitter", "benchmark")
-        .order_by(
-            "system__round__key",
-            "system__submitter__name",
-            "system__key",
-            "benchmark__position",
-            "id",
-        )
+    queryset = Result.objects.select_related(
+        "system__round", "system__submitter", "benchmark"
+    ).order_by(
+        "system__round__key",
+        "system__submitter__name",
+        "system__key",
+        "benchmark__position",
+        "id",
     )
 
     def get_serializer_class(self):
         return ResultDetailSerializer if self.action == "retrieve" else ResultSerializer
 
     def get_queryset(self):
-        queryset = super().get_queryset()
+        who = public.viewer(self.request.user)
+        queryset = super().get_queryset().filter(who.result_filter())
         if self.action == "retrieve":
             queryset = queryset.prefetch_related(
                 Prefetch("runs", queryset=Run.objects.order_by("index"))

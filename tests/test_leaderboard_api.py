@@ -368,3 +368,23 @@ def test_a_warm_list_of_one_round_needs_no_query(
     assert client.get(url).status_code == 200
     with django_assert_num_queries(0):
         assert client.get(url).json()["count"] == 4
+
+
+def test_a_member_sees_the_organisations_unpublished_results_and_no_one_else_does(
+    client, v51, orgs
+):
+    fill(v51, 1)
+    draft = make.system(v51, "Acme", "draft", published=False)
+    Submission = type(draft.submission)
+    Submission.objects.filter(pk=draft.submission_id).update(organisation=orgs["a"])
+    hidden = make.result(draft, "rgat", 9, published=False)
+    counts = {}
+    for who in ("member_a", "member_b", None):
+        client.logout()
+        if who:
+            client.force_login(orgs[who])
+        counts[who] = client.get("/api/v1/results/?round=training-v5.1").json()["count"]
+        found = client.get(f"/api/v1/results/{hidden.uid}/").status_code
+        systems = client.get("/api/v1/systems/").json()["count"]
+        counts[who] = (counts[who], found, systems)
+    assert counts == {"member_a": (3, 200, 2), "member_b": (2, 404, 1), None: (2, 404, 1)}
