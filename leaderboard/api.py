@@ -17,7 +17,7 @@ from rest_framework import pagination, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from . import public
+from . import panels, public
 from .apicache import PublishedCache
 from .filters import PriceFilter, ResultFilter, SystemFilter
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
@@ -104,6 +104,18 @@ class ResultViewSet(PublishedCache, ReadOnly):
     def get_serializer_class(self):
         return ResultDetailSerializer if self.action == "retrieve" else ResultSerializer
 
+    # The findings of the results on the page (or of the one result), from one call to
+    # leaderboard.panels, which the submissions app answers with one query.
+    _findings = None
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        self._findings = panels.findings([r.id for r in page or []])
+        return page
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "findings": self._findings}
+
     def get_queryset(self):
         who = public.viewer(self.request.user)
         queryset = super().get_queryset().filter(who.result_filter())
@@ -122,6 +134,8 @@ class ResultViewSet(PublishedCache, ReadOnly):
             lookup = {"public_id": value}
         result = get_object_or_404(self.filter_queryset(self.get_queryset()), **lookup)
         self.check_object_permissions(self.request, result)
+        if self.action == "retrieve":
+            self._findings = panels.findings([result.id])
         return result
 
     @extend_schema(parameters=[RESULT_ID], responses=RunSerializer(many=True))

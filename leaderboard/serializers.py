@@ -8,7 +8,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from . import calendar
+from . import calendar, findings_words
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
 from .public import findings_note
 from .units import minutes
@@ -133,6 +133,9 @@ class ResultSerializer(serializers.ModelSerializer):
     findings = serializers.SerializerMethodField(
         help_text="What a reader should know of the result's findings, e.g. '1 warning' ('' for none)."
     )
+    findings_summary = serializers.SerializerMethodField(
+        help_text="The result's findings in one line of plain words, as its page says them."
+    )
     url = serializers.SerializerMethodField(help_text="The result's page.")
     api_url = serializers.SerializerMethodField(help_text="The result in the API, with its runs.")
     runs_url = serializers.SerializerMethodField()
@@ -165,6 +168,7 @@ class ResultSerializer(serializers.ModelSerializer):
             "warning_count",
             "advisory",
             "findings",
+            "findings_summary",
             "url",
             "api_url",
             "runs_url",
@@ -178,6 +182,13 @@ class ResultSerializer(serializers.ModelSerializer):
 
     def get_findings(self, obj) -> str:
         return findings_note(obj.error_count, obj.warning_count, obj.advisory)
+
+    def get_findings_summary(self, obj) -> str:
+        return findings_words.summary(self._findings_of(obj), obj.advisory)
+
+    def _findings_of(self, obj) -> list[dict]:
+        """From the page's one call to leaderboard.panels (the view puts it in the context)."""
+        return (self.context.get("findings") or {}).get(obj.id, [])
 
     def get_api_url(self, obj) -> str:
         return self.context["request"].build_absolute_uri(
@@ -238,8 +249,27 @@ class PriceSerializer(serializers.ModelSerializer):
         ]
 
 
+class ReaderFindingSerializer(serializers.Serializer):
+    """A finding as public pages show it: the checker's rule expressions put in words."""
+
+    severity = serializers.CharField()
+    kind = serializers.CharField(help_text="What kind of finding it is, in words.")
+    rule = serializers.CharField()
+    file = serializers.CharField(allow_blank=True)
+    line = serializers.IntegerField(allow_null=True)
+    message = serializers.CharField(allow_blank=True)
+    hint = serializers.CharField(allow_blank=True)
+
+
 class ResultDetailSerializer(ResultSerializer):
     runs = RunSerializer(many=True, read_only=True, help_text="In index order.")
+    findings_list = serializers.SerializerMethodField(help_text="Each finding, in words.")
 
     class Meta(ResultSerializer.Meta):
-        fields = [*ResultSerializer.Meta.fields, "runs"]
+        fields = [*ResultSerializer.Meta.fields, "findings_list", "runs"]
+
+    @extend_schema_field(ReaderFindingSerializer(many=True))
+    def get_findings_list(self, obj) -> list[dict]:
+        return ReaderFindingSerializer(
+            findings_words.for_readers(self._findings_of(obj)), many=True
+        ).data

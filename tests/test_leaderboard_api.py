@@ -101,8 +101,33 @@ def test_a_result_by_public_id_holds_its_runs_and_findings(client, v51):
     )
     result.warning_count = 2
     result.save()
+    from submissions.models import Finding, Validation
+
+    validation = Validation.objects.create(
+        submission=result.system.submission, number=1, status=Validation.Status.DONE
+    )
+    for line in (3, 9):
+        Finding.objects.create(
+            validation=validation,
+            result=result,
+            severity=Finding.Severity.WARNING,
+            rule="run.not-successful",
+            file=f"{result.path}/result_1.txt",
+            line=line,
+            message="run_stop status is 'aborted'",
+        )
     body = client.get("/api/v1/results/5.1-0007/").json()
     assert body["public_id"] == "5.1-0007" and body["findings"] == "2 warnings"
+    assert body["findings_summary"] == (
+        "The checks found 2 warnings: runs that did not finish successfully (2). "
+        "None of them holds the result back."
+    )
+    assert [(f["line"], f["kind"]) for f in body["findings_list"]] == [
+        (3, "runs that did not finish successfully"),
+        (9, "runs that did not finish successfully"),
+    ]
+    listed = client.get("/api/v1/results/").json()["results"][0]
+    assert listed["findings_summary"] == body["findings_summary"]
     assert [r["index"] for r in body["runs"]] == [0, 1, 2, 3, 4]
     runs = client.get("/api/v1/results/5.1-0007/runs/").json()
     assert [r["index"] for r in runs] == [0, 1, 2, 3, 4] and runs[0]["dropped"] is True
@@ -299,15 +324,16 @@ def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(
     for size in (2, 30):
         fill(v51, size, f"n{size}-")
         CloudPrice.objects.create(round=v51, submitter=f"n{size}", provider="P", instance="I")
-        # tokens, count, page
-        queries("/api/v1/results/?round=training-v5.1", 3)
+        # the round, count, page, the page's findings (leaderboard.panels)
+        queries("/api/v1/results/?round=training-v5.1", 4)
+        # the rounds, count, page
         queries("/api/v1/systems/", 3)
         queries("/api/v1/prices/", 3)
     with django_assert_num_queries(3):  # count, rounds, their benchmarks
         client.get("/api/v1/rounds/")
     result = make.result(make.system(v51, "Acme", "runs"), "rgat", 3, runs=5, public_id="5.1-1")
     cache.clear()
-    with django_assert_num_queries(3):  # tokens, the result, its runs
+    with django_assert_num_queries(4):  # the rounds, the result, its runs, its findings
         assert client.get(f"/api/v1/results/{result.public_id}/").status_code == 200
 
 
