@@ -112,7 +112,8 @@ def detail(request, uid):
     )
     validation = submission.validations.filter(status=Validation.Status.DONE).first()
     findings = findings_of(validation) if validation else []
-    held = held_results(submission)
+    withdrawn = {r.pk for r in results if r.withdrawn}
+    held = [h for h in held_results(submission) if h.result_id not in withdrawn]
     return render(
         request,
         "submissions/detail.html",
@@ -121,7 +122,8 @@ def detail(request, uid):
             "results": results,
             "validation": validation,
             "held": held,
-            "publishable": len(results) - len(held),
+            "publishable": len(results) - len(held) - len(withdrawn),
+            "withdrawn": len(withdrawn),
             "findings": findings[:FINDINGS_SHOWN],
             "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
             "validations": submission.validations.all(),

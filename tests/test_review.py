@@ -215,6 +215,14 @@ def test_a_member_withdraws_a_result_or_the_submission_before_publication(live):
     ]
 
 
+def test_the_submission_page_counts_a_withdrawn_result_apart(client, live):
+    review.withdraw_result(live["member_a"], live["sub_a"], "a2", "bert")
+    client.force_login(live["member_a"])
+    page = client.get(live["sub_a"].get_absolute_url()).content.decode()
+    assert "1 of 2 results can be published; 1 withdrawn." in page
+    assert "<strong>Withdrawn.</strong>" in page
+
+
 def test_nothing_is_withdrawn_after_publication(live):
     Round.objects.filter(pk=live["round"].pk).update(publish_at=timezone.now() - HOUR)
     live["sub_a"].round.refresh_from_db()
