@@ -60,3 +60,19 @@ def test_staff_read_the_log_in_the_admin_but_cannot_change_it(client, orgs):
     assert client.get("/admin/audit/auditevent/add/").status_code == 403
     client.force_login(orgs["reviewer"])  # not staff: the admin sends them to its login
     assert client.get("/admin/audit/auditevent/").status_code == 302
+
+
+def test_the_database_refuses_to_change_an_event_too(orgs):
+    from django.db import DatabaseError, connection, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the trigger is PostgreSQL's")
+    event = record("round.published", round="training-v5.1")
+    for sql in (
+        "UPDATE audit_auditevent SET action = 'x' WHERE id = %s",
+        "DELETE FROM audit_auditevent WHERE id = %s",
+    ):
+        with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(sql, [event.pk])
+    assert AuditEvent.objects.get(pk=event.pk).action == "round.published"
