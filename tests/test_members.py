@@ -63,3 +63,13 @@ def test_a_membership_of_another_organisation_is_not_found_here(client, orgs):
     client.force_login(orgs["admin_a"])
     theirs = Membership.objects.get(user=orgs["member_b"])
     assert client.post(f"{page(orgs)}members/{theirs.pk}/", {"action": "remove"}).status_code == 404
+
+
+def test_the_local_demo_admin_can_upload_for_an_organisation(settings):
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    settings.DEBUG = True
+    call_command("ensure_admin")
+    admin = get_user_model().objects.get(username="admin")
+    assert admin.memberships.get().role == Membership.Role.ADMIN

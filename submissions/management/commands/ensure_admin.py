@@ -10,5 +10,13 @@ class Command(BaseCommand):
         User = get_user_model()
         if not settings.DEBUG or User.objects.exists():
             return
-        User.objects.create_superuser("admin", "admin@localhost", "admin")
-        self.stdout.write("Created the local staff user admin (password admin) for uploads.")
+        from accounts.models import Membership, Organisation
+
+        admin = User.objects.create_superuser("admin", "admin@localhost", "admin")
+        # Uploads are made for one's own organisation: give the demo's user one, as its admin.
+        demo, _ = Organisation.objects.get_or_create(name="Demo organisation")
+        Membership.objects.create(user=admin, organisation=demo, role=Membership.Role.ADMIN)
+        self.stdout.write(
+            "Created the local staff user admin (password admin), admin of the Demo organisation, "
+            "for uploads."
+        )
