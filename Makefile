@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: run test test-fast bench setup test-browser bench-leaderboard browser-deps fuzz lint format
+.PHONY: run test test-fast bench setup lighthouse test-browser bench-leaderboard browser-deps fuzz lint format
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-agent.txt
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ test-browser: setup browser-deps
 	$(PY) bin/run_tests.py tests/browser
 
 # The round page and CSV export on 50 rounds × 400 systems × 10 benchmarks, served by gunicorn, loaded by wrk.
+# Lighthouse (bench/lighthouse/package.json) on the v5.1 round page, run against Debian's chromium:
+# prints the performance and accessibility scores. Not part of the tests.
+lighthouse: setup browser-deps
+	bench/lighthouse.sh
+
 bench-leaderboard: setup
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(PY) bench/leaderboard.py
