@@ -216,7 +216,8 @@ def _shoot(d, name: str, width: int, height: int) -> Path:
         "Emulation.setDeviceMetricsOverride", {**metrics, "height": max(full, height)}
     )
     if d.find_elements(By.CSS_SELECTOR, "script[data-chart]"):
-        charts_drawn(d)
+        charts_drawn(d)  # scrolls each chart into view: a page past 6,000 px then starts part-way
+        d.execute_script("window.scrollTo(0, 0)")
     path = SCREENSHOTS / f"{name}-{width}x{height}.png"
     d.save_screenshot(str(path))
     return path
