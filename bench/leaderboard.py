@@ -525,7 +525,21 @@ def main() -> int:
         )
         for _ in range(20):  # warm every worker's cache
             get(page), get(export), get(filtered), get(api), get(f"{base}{static_page}")
-        same = fetch_gzipped(page) == fetch_gzipped(f"{base}{static_page}")
+        served, copied = fetch_gzipped(page), fetch_gzipped(f"{base}{static_page}")
+        same = served == copied
+        if not same:  # say where, so that a difference is a finding, not a mystery
+            import difflib
+            import gzip
+
+            lines = difflib.unified_diff(
+                gzip.decompress(copied).decode().splitlines(),
+                gzip.decompress(served).decode().splitlines(),
+                "static copy",
+                "served page",
+                lineterm="",
+                n=0,
+            )
+            print("  the page differs from its static copy:", *list(lines)[:8], sep="\n    ")
         # The page and the static file in turns (static, page, static), so drift hits both.
         floor = [wrk(f"{base}{static_page}", args.seconds, args.connections)]
         warm_page = wrk(page, args.seconds, args.connections)
