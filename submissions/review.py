@@ -145,6 +145,13 @@ def _reply(objection, author, side, text) -> ObjectionReply:
     return ObjectionReply.objects.create(objection=objection, author=author, side=side, text=text)
 
 
+def _plain(*texts: str) -> None:
+    """Text from a form or the API: PostgreSQL stores no NUL character (nor finds one), so a NUL is
+    refused with the reason rather than ending as a 500."""
+    if any("\x00" in (text or "") for text in texts):
+        raise ReviewError("The text holds a NUL character (\\x00); remove it.")
+
+
 def _required(**fields) -> dict:
     missing = [name for name, value in fields.items() if not (value or "").strip()]
     if missing:
@@ -169,6 +176,7 @@ def file_objection(
     """A member of a submitting organisation objects to another organisation's result (system and
     benchmark) or system (no benchmark), during the round's review."""
     now = now or timezone.now()
+    _plain(system_key, benchmark_key, rule, comment, file, lines)
     round_ = submission.round
     mine = organisation_ids(user) & submitting_organisation_ids(round_)
     # Only the round's submitters read each other's submissions, and only during review: to anyone
@@ -235,6 +243,7 @@ def reply(user, objection: Objection, text: str) -> ObjectionReply:
     """The organisation objected to answers; the objector and reviewers reply. Until decided."""
     if not can_see(user, objection):
         raise NotFound("No objection matches the given query.")
+    _plain(text)
     if objection.status not in UNDECIDED:
         raise ReviewError("This objection is decided: its thread is closed.")
     if objection.round.phase(timezone.now()) == calendar.PUBLISHED:
@@ -269,6 +278,7 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
     """A reviewer decides, and the decision takes effect (see the module's docstring)."""
     if not can_see(user, objection):
         raise NotFound("No objection matches the given query.")
+    _plain(decision, note)
     if not is_reviewer(user, objection.round):
         raise NotAllowed("Only a reviewer of the round decides an objection.")
     if {objection.from_organisation_id, objection.against_organisation_id} & organisation_ids(user):
@@ -444,6 +454,7 @@ def withdraw_result(
     """Withdraw one result of the user's organisation before publication: it is never published."""
     now = now or timezone.now()
     _may_withdraw(user, submission, now)
+    _plain(system_key, benchmark_key, reason)
     result = (
         Result.objects.select_for_update()
         .filter(system__submission=submission, system__key=system_key, benchmark__key=benchmark_key)
@@ -473,6 +484,7 @@ def withdraw_submission(user, submission: Submission, reason: str = "", now=None
     """Withdraw a whole submission of the user's organisation before publication."""
     now = now or timezone.now()
     _may_withdraw(user, submission, now)
+    _plain(reason)
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status == Submission.Status.WITHDRAWN:
         raise ReviewError("This submission is already withdrawn.")

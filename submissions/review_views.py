@@ -43,6 +43,8 @@ def index(request):
 
 @login_required
 def round_review(request, round_key):
+    if "\x00" in round_key:  # PostgreSQL finds no NUL: no round has one
+        raise Http404("No round review matches the given query.")
     round_ = get_object_or_404(Round, key=round_key)
     if not review.is_reviewer(request.user, round_):
         raise Http404("No round review matches the given query.")

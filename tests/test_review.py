@@ -363,3 +363,30 @@ def test_the_objection_form_is_for_other_submitters_during_review(client, live):
     assert made.status_code == 302 and made["Location"] == objection.get_absolute_url()
     set_phase(live["round"], "open")
     assert client.get(url).status_code == 404
+
+
+def test_a_nul_character_is_refused_with_the_reason_never_a_500(client, live):
+    client.force_login(live["member_b"])
+    url = f"/review/object/{live['sub_a'].uid}/"
+    fields = {"system": "a1", "benchmark": "bert", "rule": "8.2", "comment": "c"}
+    for name in fields:
+        refused = client.post(url, {**fields, name: fields[name] + "\x00"})
+        assert refused.status_code == 400 and "NUL" in refused.content.decode(), name
+    api = client.post(
+        "/api/v1/objections/",
+        {"submission": str(live["sub_a"].uid), **fields, "comment": "\x00"},
+        content_type="application/json",
+    )
+    assert api.status_code == 400
+    objection = _object(live)
+    assert (
+        client.post(f"/review/objections/{objection.uid}/reply/", {"text": "\x00"}).status_code
+        == 302
+    )
+    assert not objection.replies.exists()
+    client.force_login(live["member_a"])
+    withdraw = f"/review/withdraw/{live['sub_a'].uid}/"
+    assert client.post(withdraw, {"result": "a\x001/bert"}).status_code == 302
+    assert not Result.objects.filter(withdrawn=True).exists()
+    client.force_login(live["reviewer"])
+    assert client.get("/review/a%00b/").status_code == 404
