@@ -310,11 +310,14 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 
 def cold(url: str, round_key: str, samples: int) -> dict:
-    from leaderboard.cache import invalidate_round
+    from leaderboard.cache import ROUND_MEMO_SECONDS, invalidate_round
 
     times, size = [], 0
     for _ in range(samples):
         invalidate_round(round_key)
+        # The server's processes trust their copy of the round this long (leaderboard.cache): a
+        # request sooner is answered from the cache of the old token, which is not a cold render.
+        time.sleep(ROUND_MEMO_SECONDS + 0.05)
         ms, status, size = get(url)
         assert status == 200, status
         times.append(ms)
@@ -569,12 +572,13 @@ def main() -> int:
         warm = {}
         for label, url, target in (
             ("round page, warm", page, True),
-            # Right after the round page, which it is compared with: the load of this machine drifts.
+            # Between two runs of the round page, which it is compared with: the load drifts.
             ("v1 results list (a page of 100, by round), warm", api, None),
+            ("round page, warm, again after the v1 list", page, None),
             ("CSV export, warm", export, None),
             ("filtered round page, warm", filtered, None),
         ):
-            w = warm[url] = wrk(url, args.seconds, args.connections)
+            w = warm[label] = wrk(url, args.seconds, args.connections)
             ok = (w["p95"] < 50 and w["rps"] >= 500) if target else None
             rows.append(
                 (
@@ -611,12 +615,14 @@ def main() -> int:
         "\ntargets: warm round page p95 < 50 ms and ≥ 500 req/s; cold render of the largest round < 300 ms"
     )
     # Issue 16: the API's page of results, in the same run, at least as fast as the round page.
-    a, r = warm[api], warm[page]
+    a = warm["v1 results list (a page of 100, by round), warm"]
+    around = [warm["round page, warm"], warm["round page, warm, again after the v1 list"]]
+    r = {k: statistics.mean(w[k] for w in around) for k in ("rps", "p95")}
     met = a["rps"] >= r["rps"] and a["p95"] <= r["p95"]
     print(
-        f"v1 results list against the round page: {a['rps']:.0f} vs {r['rps']:.0f} req/s "
-        f"({a['rps'] / r['rps']:.2f}×), p95 {a['p95']:.1f} vs {r['p95']:.1f} ms"
-        + ("  target met" if met else "  TARGET MISSED")
+        f"v1 results list against the round page (mean of the runs before and after it): "
+        f"{a['rps']:.0f} vs {r['rps']:.0f} req/s ({a['rps'] / r['rps']:.2f}×), "
+        f"p95 {a['p95']:.1f} vs {r['p95']:.1f} ms" + ("  target met" if met else "  TARGET MISSED")
     )
     return 0
 
