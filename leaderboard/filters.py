@@ -10,8 +10,10 @@ may be repeated to match any of several values, as the page's multiple choices d
 import django_filters as filters
 from django.db.models import Q
 
+from . import accelerators, frameworks
 from .models import Category, CloudPrice, Division, Result, System
 from .organisations import organisation_of
+from .tableview import FAMILY
 
 MAX_VALUES = 20  # values of one repeated parameter that are read, as on the page
 ORGANISATION_HELP = (
@@ -39,7 +41,32 @@ TEXT_FIELDS = {
     "processor": "processor_model",
     "framework": "framework",
 }
-ACCELERATOR_HELP = "Part of the accelerator's name, e.g. H100; repeat to match any of several"
+ACCELERATOR_HELP = (
+    "Part of the accelerator's name, e.g. H100, or a family as the round page names it, e.g. "
+    "family:NVIDIA H100 (leaderboard/accelerators.toml); repeat to match any of several"
+)
+FRAMEWORK_HELP = (
+    "Part of the software's name, or a family, e.g. family:PyTorch (leaderboard/frameworks.toml); "
+    "repeat to match any of several"
+)
+
+
+def _family_members(name: str, family: str) -> list[str]:
+    """The exact names of the catalogue that a family covers, read with the page's rule (so names
+    that arrive later are covered too): one query over the distinct names."""
+    field = TEXT_FIELDS[name]
+    texts = System.objects.values_list(field, flat=True).distinct()
+    return [t for t in texts if t and _in_family(name, family, t)]
+
+
+def _in_family(name: str, family: str, text: str) -> bool:
+    if name == "accelerator":
+        return accelerators.family_of(text) == family
+    if name == "framework":
+        return family in frameworks.families_of(text)
+    return False
+
+
 COUNT_HELP = "Accelerators in the system, at least (acc_min) or at most (acc_max)"
 SEARCH_HELP = "Words that must all appear in submitter, system, hardware or software"
 
@@ -69,7 +96,7 @@ def _facets(prefix: str):
         "organisation": filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP),
         "accelerator": text(ACCELERATOR_HELP),
         "processor": text("Part of the processor's name; repeat for any of several"),
-        "framework": text("Part of the software's name; repeat for any of several"),
+        "framework": text(FRAMEWORK_HELP),
         "acc_min": count("gte"),
         "acc_max": count("lte"),
         # The names of before v1, kept.
@@ -87,7 +114,10 @@ class Facets(filters.FilterSet):
         values = [v for v in self.data.getlist(name) if v][:MAX_VALUES] or [value]
         match = Q()
         for v in values:
-            match |= Q(**{f"{field}__icontains": v})
+            if v.startswith(FAMILY):
+                match |= Q(**{f"{field}__in": _family_members(name, v.removeprefix(FAMILY))})
+            else:
+                match |= Q(**{f"{field}__icontains": v})
         return queryset.filter(match)
 
     def by_organisation(self, queryset, name, value):

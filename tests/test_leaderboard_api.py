@@ -78,6 +78,11 @@ def test_ids_are_uids_and_public_ids_never_primary_keys(client, v51):
         ("accelerator=h100", 8),
         ("accelerator=mi300&accelerator=h100", 8),
         ("accelerator=mi300", 0),
+        ("accelerator=family:NVIDIA H100", 8),
+        ("accelerator=family:NVIDIA GB300", 0),
+        ("accelerator=family:NVIDIA GB300&accelerator=family:NVIDIA H100", 8),
+        ("framework=family:PyTorch", 8),
+        ("framework=family:NeMo", 0),
         ("has_findings=true", 0),
     ],
 )
