@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files before sessions and the rest: a stylesheet needs none of them (portal/staticstorage.py).
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "portal.middleware.RefuseNulMiddleware",  # before any view looks a NUL up in PostgreSQL
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

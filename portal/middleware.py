@@ -1,0 +1,24 @@
+"""Requests the portal refuses before any view reads them."""
+
+from django.http import HttpResponseBadRequest
+
+
+class RefuseNulMiddleware:
+    """A NUL character in the path or the query string answers 400. PostgreSQL neither stores nor
+    finds a NUL: a view that looked one up (a round key, a search) ended as a 500, and no address or
+    filter of the portal holds one."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "\x00" in request.path or any(
+            "\x00" in key or "\x00" in value
+            for key, values in request.GET.lists()
+            for value in values
+        ):
+            return HttpResponseBadRequest(
+                "The address holds a NUL character (%00): no page of the portal has one.",
+                content_type="text/plain",
+            )
+        return self.get_response(request)
