@@ -213,13 +213,20 @@ def _shoot(d, name: str, width: int, height: int) -> Path:
     """The page at this viewport width, as tall as its content (up to 6,000 px), as a phone or a desktop."""
     metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
     d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-    full = d.execute_script("return Math.min(document.documentElement.scrollHeight, 6000)")
-    d.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride", {**metrics, "height": max(full, height)}
-    )
     if d.find_elements(By.CSS_SELECTOR, "script[data-chart]"):
-        charts_drawn(d)  # scrolls each chart into view: a page past 6,000 px then starts part-way
-        d.execute_script("window.scrollTo(0, 0)")
+        charts_drawn(d)  # scrolls each chart into view
+    full = 0
+    for _ in range(
+        4
+    ):  # sections laid out lazily (content-visibility) grow once on screen: measure again
+        now = d.execute_script("return Math.min(document.documentElement.scrollHeight, 6000)")
+        if now == full:
+            break
+        full = now
+        d.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride", {**metrics, "height": max(full, height)}
+        )
+    d.execute_script("window.scrollTo(0, 0)")  # a page past 6,000 px would start part-way
     path = SCREENSHOTS / f"{name}-{width}x{height}.png"
     d.save_screenshot(str(path))
     return path
