@@ -374,8 +374,11 @@ def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> 
         )
     else:
         layout = _layout("Minutes to train per benchmark", "Benchmark", "Minutes (log)", y_log=True)
+    shown = {key for trace in data for key in trace["x"]}  # no empty slot for a benchmark none has
     layout["xaxis"].update(
-        type="category", categoryorder="array", categoryarray=[b.key for b in benchmarks]
+        type="category",
+        categoryorder="array",
+        categoryarray=[b.key for b in benchmarks if b.key in shown],
     )
     layout["scattermode"] = "group"
     return _full_log_labels({"data": data, "layout": layout})

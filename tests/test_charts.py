@@ -76,10 +76,11 @@ def test_log_axes_are_labelled_in_full():
 
 def test_compare_draws_dots_on_a_log_axis_not_bars():
     systems = [row("H100", 8, 30, "a"), row("B200", 8, 12, "b")]
-    fig = charts.compare(systems, [Bench("b", "B", None, 1, True)])
+    fig = charts.compare(systems, [Bench("b", "B", None, 1, True), Bench("c", "C", None, 1, True)])
     assert fig["layout"]["yaxis"]["type"] == "log"
     assert all(t["type"] == "scatter" and t["mode"] == "markers" for t in fig["data"])
     assert fig["data"][0]["customdata"] == ["/x/a/b/"]
+    assert fig["layout"]["xaxis"]["categoryarray"] == ["b"]  # c: no system has it
 
 
 def test_a_charts_table_has_a_row_per_point_with_its_link():
