@@ -73,3 +73,79 @@ def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
     with django_db_blocker.unblock():
         submission = Submission.objects.get(original_name="acme.tgz")
         assert submission.uploaded_by.username == "submitter" and submission.status == "valid"
+
+
+def test_an_upload_cut_off_before_a_reload_goes_on_from_the_offset_the_portal_holds(
+    live_server, browser, tmp_path, django_db_blocker
+):
+    """Half of the bundle went up before the page was closed (here: sent through the API); the page, shown
+    the same file again, asks the offset, sends the rest and completes that same upload."""
+    import hashlib
+
+    import requests
+    from django.contrib.auth import get_user_model
+
+    from accounts.models import ApiToken, Membership, Organisation
+    from submissions.models import Upload
+
+    with django_db_blocker.unblock():
+        user, created = get_user_model().objects.get_or_create(username="submitter")
+        if created:
+            user.set_password("a-long-password-1")
+            user.save()
+        acme, _ = Organisation.objects.get_or_create(name="Acme")
+        Membership.objects.get_or_create(user=user, organisation=acme)
+        key = ApiToken.create(user, "half")[1]
+    root = write_bundle(
+        tmp_path,
+        "Acme",
+        [SystemSpec("beta", results={"retinanet": [10.0, 11.0, 12.0, 13.0, 14.0]})],
+        {"retinanet": 0.34},
+    )
+    bundle = tmp_path / "acme-beta.tgz"
+    with tarfile.open(bundle, "w:gz") as tar:
+        tar.add(root, arcname="Acme")
+    data = bundle.read_bytes()
+    api = requests.Session()
+    api.headers["Authorization"] = f"Token {key}"
+    uid = api.post(
+        f"{live_server.url}/api/v1/uploads/",
+        json={"round": "training-v5.1", "name": bundle.name, "size": len(data)},
+    ).json()["uid"]
+    half = len(data) // 2
+    sent = api.patch(
+        f"{live_server.url}/api/v1/uploads/{uid}/",
+        data=data[:half],
+        headers={"Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"},
+    )
+    assert sent.headers["Upload-Offset"] == str(half)
+
+    d = browser
+    open_page(d, f"{live_server.url}/submissions/upload/")
+    if "/accounts/login/" in d.current_url:
+        d.find_element(By.ID, "id_username").send_keys("submitter")
+        d.find_element(By.ID, "id_password").send_keys("a-long-password-1")
+        d.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
+        wait(d, lambda d: urlparse(d.current_url).path == "/submissions/upload/")
+    Select(d.find_element(By.ID, "id_round")).select_by_value("training-v5.1")
+    d.find_element(By.ID, "id_bundle").send_keys(str(bundle))
+    # What the page kept when it was closed: this file's upload id, under the key it files it by.
+    d.execute_script(
+        "const f = document.getElementById('id_bundle').files[0];"
+        "localStorage.setItem(`portal-upload:training-v5.1:${f.name}:${f.size}:${f.lastModified}`, arguments[0]);",
+        uid,
+    )
+    d.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
+    wait(
+        d,
+        lambda d: (
+            "/submissions/" in d.current_url and _is_uuid(d.current_url.rstrip("/").split("/")[-1])
+        ),
+    )
+    wait(d, lambda d: "Valid" in d.find_element(By.CSS_SELECTOR, "[data-field=status_label]").text)
+    with django_db_blocker.unblock():
+        upload = Upload.objects.select_related("submission").get(uid=uid)
+        assert upload.status == "complete" and upload.offset == len(data)
+        assert upload.submission.sha256 == hashlib.sha256(data).hexdigest()
+        assert Upload.objects.filter(name=bundle.name).count() == 1  # no second upload was started
+    assert d.execute_script("return Object.keys(localStorage).length") == 0
