@@ -1,6 +1,6 @@
 """Reading a large request body in blocks, for the chunks of an upload: `reader(request, length)` gives a
-`read(n)` that returns at most n bytes (a memoryview, valid until the next call; empty at the end of the body
-or when the client went away).
+`readinto(view)` that fills the start of a buffer and says how many bytes it put there (0 at the end of the
+body, or when the client went away).
 
 Under gunicorn the body is read from the connection's socket into one reused buffer: gunicorn's own reader
 copies each block five or six times on its way (recv, BytesIO, getvalue, slices), which held an upload to
@@ -9,18 +9,18 @@ the headers is taken first; gunicorn is then told that the body is consumed. Els
 runserver, another server) the body is read through wsgi.input as usual.
 """
 
-BLOCK = 1024 * 1024
-
 
 def reader(request, length: int):
-    return _from_gunicorn_socket(request.META, length) or _from_stream(request, length)
+    return _from_gunicorn_socket(request.META, length) or _from_stream(request)
 
 
-def _from_stream(request, length: int):
-    def read(n: int) -> bytes:
-        return request.read(n)
+def _from_stream(request):
+    def readinto(view: memoryview) -> int:
+        data = request.read(len(view))
+        view[: len(data)] = data
+        return len(data)
 
-    return read
+    return readinto
 
 
 def _from_gunicorn_socket(environ, length: int):
@@ -42,24 +42,23 @@ def _from_gunicorn_socket(environ, length: int):
         ahead = ahead[:length]
     source.length = 0  # read here: gunicorn must not read it again after the response
     pending = memoryview(ahead)
-    buffer = bytearray(BLOCK)
-    view = memoryview(buffer)
     left = length
 
-    def read(n: int) -> memoryview:
+    def readinto(view: memoryview) -> int:
         nonlocal pending, left
-        n = min(n, left, BLOCK)
+        n = min(len(view), left)
         if n <= 0:
-            return view[:0]
+            return 0
         if pending:
             part, pending = pending[:n], pending[n:]
-            left -= len(part)
-            return part
-        try:
-            got = sock.recv_into(buffer, n)
-        except OSError:  # reset, or gunicorn's timeout: what arrived so far is kept
-            got = 0
+            view[: len(part)] = part
+            got = len(part)
+        else:
+            try:
+                got = sock.recv_into(view, n)
+            except OSError:  # reset, or gunicorn's timeout: what arrived so far is kept
+                got = 0
         left -= got
-        return view[:got]
+        return got
 
-    return read
+    return readinto

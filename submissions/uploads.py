@@ -14,6 +14,7 @@ part goes on with it. On completion the file goes through intake: stored, dedupl
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from django.conf import settings
@@ -123,9 +124,10 @@ def create(round_, user, organisation, name: str, size: int, sha256: str = "") -
     return upload
 
 
-def append(upload: Upload, offset: int, read, length: int) -> int:
-    """Write the next `length` bytes, read by `read(n)`, at `offset`; returns the offset now held. Bytes cut
-    off on the way (read gives less) are kept. The row is locked meanwhile: one part at a time."""
+def append(upload: Upload, offset: int, readinto, length: int) -> int:
+    """Write the next `length` bytes, received by `readinto(buffer)`, at `offset`; returns the offset now
+    held. Bytes cut off on the way (readinto gives 0 before the end) are kept. The row is locked meanwhile:
+    one part at a time."""
     with transaction.atomic():
         upload = Upload.objects.select_for_update().get(pk=upload.pk)
         if upload.status != Upload.Status.OPEN:
@@ -144,7 +146,7 @@ def append(upload: Upload, offset: int, read, length: int) -> int:
                 offset=upload.offset,
             )
         digest = _running_sha256(upload, offset)
-        written = _write(upload, offset, read, length, digest)
+        written = _write(upload, offset, readinto, length, digest)
         upload.offset = offset + written
         upload.sha256_state = digest.state if digest is not None else b""
         upload.save(update_fields=["offset", "sha256_state", "updated_at"])
@@ -163,21 +165,32 @@ def _running_sha256(upload: Upload, offset: int):
     return None
 
 
-def _write(upload: Upload, offset: int, read, length: int, digest) -> int:
+def _write(upload: Upload, offset: int, readinto, length: int, digest) -> int:
+    """Receive into one of two buffers while the sha256 of the other is computed in a thread (the hash
+    releases the GIL): hashing no longer waits for the network, nor the network for hashing."""
     written = 0
+    buffers = [memoryview(bytearray(BLOCK)), memoryview(bytearray(BLOCK))]
+    hashing = None
     fd = os.open(part_path(upload), os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        os.lseek(fd, offset, os.SEEK_SET)
-        while written < length:
-            block = read(min(BLOCK, length - written))
-            if not block:  # the client went away: what arrived is kept
-                break
-            view = memoryview(block)
-            while view:
-                view = view[os.write(fd, view) :]
-            if digest is not None:
-                digest.update(block)
-            written += len(block)
+        with ThreadPoolExecutor(1) as hasher:
+            os.lseek(fd, offset, os.SEEK_SET)
+            while written < length:
+                block = buffers[0][: min(BLOCK, length - written)]
+                got = readinto(block)
+                if not got:  # the client went away: what arrived is kept
+                    break
+                view = block[:got]
+                while view:
+                    view = view[os.write(fd, view) :]
+                if digest is not None:
+                    if hashing is not None:
+                        hashing.result()  # the other buffer is hashed: it may be filled again
+                    hashing = hasher.submit(digest.update, block[:got])
+                buffers.reverse()
+                written += got
+            if hashing is not None:
+                hashing.result()
     finally:
         os.close(fd)
     return written
