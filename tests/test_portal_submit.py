@@ -5,6 +5,7 @@ status says valid (0), blocking findings (1) or refused (2)."""
 import hashlib
 import io
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -31,6 +32,10 @@ def installed(tmp_path_factory):
     """`pip install ./clients/portal-submit`, into a folder of its own (no download: the build backend is the
     setuptools already installed)."""
     target = tmp_path_factory.mktemp("portal-submit")
+    source = (
+        tmp_path_factory.mktemp("source") / "portal-submit"
+    )  # the build writes beside its source
+    shutil.copytree(ROOT / "clients" / "portal-submit", source)
     subprocess.run(
         [
             sys.executable,
@@ -42,7 +47,7 @@ def installed(tmp_path_factory):
             "--no-build-isolation",
             "--target",
             str(target),
-            str(ROOT / "clients" / "portal-submit"),
+            str(source),
         ],
         check=True,
         capture_output=True,
@@ -118,22 +123,24 @@ class DroppingProxy:
     def _connection(self, client):
         upstream = socket.create_connection(self.target)
         threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+        # cut: where this request is cut; -1: not this one, forwarded as it comes.
         head, cut = b"", None
         try:
             while data := client.recv(65536):
-                if cut is None:
-                    head += data
-                    if b"\r\n\r\n" in head and not self.dropped and head.startswith(b"PATCH"):
+                if cut == -1:
+                    upstream.sendall(data)
+                    continue
+                head += data
+                if cut is None and b"\r\n\r\n" in head:
+                    if not self.dropped and head.startswith(b"PATCH"):
                         self.dropped = True
                         cut = head.index(b"\r\n\r\n") + 4 + self.keep
-                if cut is not None and len(head) >= cut:
+                    else:
+                        upstream.sendall(head)
+                        cut = -1
+                if cut is not None and cut > 0 and len(head) >= cut:
                     upstream.sendall(head[:cut])
                     break  # the connection drops half-way through the chunk
-                if cut is None and b"\r\n\r\n" in head:
-                    upstream.sendall(head)
-                    head, cut = b"", -1  # forward the rest as it comes
-                elif cut == -1:
-                    upstream.sendall(data)
         except OSError:
             pass
         for s in (client, upstream):
