@@ -475,6 +475,14 @@ def _must_show(base, sessions, world, phase) -> list[str]:
         peer = get("member_b", f"/submissions/{world.submissions['a'].uid}/")
         if peer.status_code != 200 or MARKERS["a"][1] not in peer.text:
             problems.append(f"review: member_b does not see A's submission ({peer.status_code})")
+    theirs = get("reviewer", f"/submissions/{world.submissions['b'].uid}/")
+    if theirs.status_code != 200 or MARKERS["b"][1] not in theirs.text:
+        problems.append(f"{phase}: the reviewer does not see B's submission ({theirs.status_code})")
+    if world.objection is not None:
+        for role in ("member_a", "member_b", "reviewer"):
+            listed = get(role, "/api/v1/objections/?round=training-live").json().get("count")
+            if listed != 1:
+                problems.append(f"{phase}: {role} lists {listed} objections, not the 1 filed")
     review_page = get("reviewer", f"/review/{world.round.key}/")
     if review_page.status_code != 200:
         problems.append(f"{phase}: the reviewer's review page answers {review_page.status_code}")
