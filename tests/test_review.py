@@ -389,4 +389,4 @@ def test_a_nul_character_is_refused_with_the_reason_never_a_500(client, live):
     assert client.post(withdraw, {"result": "a\x001/bert"}).status_code == 302
     assert not Result.objects.filter(withdrawn=True).exists()
     client.force_login(live["reviewer"])
-    assert client.get("/review/a%00b/").status_code == 404
+    assert client.get("/review/a%00b/").status_code == 400  # portal/middleware.py
