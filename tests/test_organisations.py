@@ -223,8 +223,9 @@ def test_the_round_table_filters_one_organisation_under_all_its_names(client, hi
     assert re.search(r'<option value="Google" selected>Google \(2\)</option>', html)
     assert "Google Inc. (1)" not in html and "NVIDIA (1)" in html and "Nvidia (1)" not in html
     assert 'href="?submitter=Google&amp;format=csv"' in html
-    # The rows themselves keep the names as submitted.
-    assert "<td>Google Inc.</td>" in html and "<td>Google</td>" in html
+    # The rows themselves keep the names as submitted (under the system's name).
+    assert '<span class="submitter">Google Inc.</span>' in html
+    assert '<span class="submitter">Google</span>' in html
 
 
 def test_the_api_filters_by_organisation_and_gives_both_names(client, history):
