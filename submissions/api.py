@@ -8,7 +8,8 @@
 The protocol is described in uploads.py.
 """
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -133,6 +134,23 @@ class SubmissionSerializer(serializers.ModelSerializer):
         return self.context["request"].build_absolute_uri(receipts.receipt_url(submission))
 
 
+class RefusalSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Why, in words.")
+    offset = serializers.IntegerField(
+        required=False, help_text="The offset the portal holds (also in the Upload-Offset header)."
+    )
+
+
+def _refusals(*codes) -> dict:
+    words = {
+        403: "Refused: another organisation than yours, or the round's calendar (with the date).",
+        409: "Not at the offset the portal holds, or the upload is complete.",
+        413: "Past UPLOAD_MAX_BYTES, or past the upload's declared size: nothing written.",
+        415: "The bytes must be sent as application/offset+octet-stream.",
+    }
+    return {code: OpenApiResponse(RefusalSerializer, description=words[code]) for code in codes}
+
+
 def _refused(error: uploads.UploadRefused) -> Response:
     response = Response({"detail": str(error), **error.facts}, status=error.status)
     if "offset" in error.facts:
@@ -175,7 +193,9 @@ class UploadViewSet(
             return CompleteSerializer
         return UploadSerializer
 
-    @extend_schema(request=UploadCreateSerializer, responses={201: UploadSerializer})
+    @extend_schema(
+        request=UploadCreateSerializer, responses={201: UploadSerializer, **_refusals(403, 413)}
+    )
     def create(self, request, *args, **kwargs):
         given = UploadCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
@@ -214,7 +234,7 @@ class UploadViewSet(
         return _offset_response(upload, data=UploadSerializer(upload).data)
 
     @extend_schema(
-        request={"application/offset+octet-stream": bytes},
+        request={"application/offset+octet-stream": OpenApiTypes.BINARY},
         parameters=[
             OpenApiParameter(
                 OFFSET_HEADER,
@@ -224,7 +244,7 @@ class UploadViewSet(
                 description="Where these bytes go.",
             )
         ],
-        responses={204: None},
+        responses={204: None, **_refusals(409, 413, 415)},
     )
     def partial_update(self, request, *args, **kwargs):
         """The next bytes of the bundle, at Upload-Offset (the offset the portal answered)."""
@@ -256,7 +276,15 @@ class UploadViewSet(
     def perform_destroy(self, upload):
         uploads.abandon(upload)
 
-    @extend_schema(request=CompleteSerializer, responses={201: SubmissionSerializer})
+    @extend_schema(
+        request=CompleteSerializer,
+        responses={
+            201: SubmissionSerializer,
+            200: SubmissionSerializer,
+            400: RefusalSerializer,
+            **_refusals(403, 409),
+        },
+    )
     @action(detail=True, methods=["post"])
     def complete(self, request, *args, **kwargs):
         """The bundle is whole: check its sha256 and make it a submission (the same bytes again give back
