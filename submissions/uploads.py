@@ -25,7 +25,7 @@ from accounts.models import Organisation
 from audit.log import record
 from leaderboard import calendar
 
-from . import intake, sha256state
+from . import intake, review, sha256state
 from .bundles.limits import size_text
 from .models import Submission, Upload
 
@@ -77,7 +77,7 @@ def calendar_refusal(round_, organisation, now=None, *, user=None) -> str | None
     """Why the round's calendar takes no upload from this organisation now (with the date and time), or None.
     During review only a fix that a reviewer asked of it is taken. A refusal is audited."""
     now = now or timezone.now()
-    fix = calendar.phase(round_.calendar, now) == calendar.REVIEW and _fix_requested(
+    fix = calendar.phase(round_.calendar, now) == calendar.REVIEW and review.fix_requested(
         organisation, round_
     )
     refusal = calendar.upload_refusal(round_.calendar, now, fix_requested=fix)
@@ -90,14 +90,6 @@ def calendar_refusal(round_, organisation, now=None, *, user=None) -> str | None
             reason=refusal,
         )
     return refusal
-
-
-def _fix_requested(organisation, round_) -> bool:
-    try:
-        from .review import fix_requested
-    except ImportError:  # peer review is not part of this portal yet
-        return False
-    return fix_requested(organisation, round_)
 
 
 def create(round_, user, organisation, name: str, size: int, sha256: str = "") -> Upload:
