@@ -186,6 +186,8 @@ BUNDLE_MAX_RATIO = env.float("BUNDLE_MAX_RATIO", default=200.0)
 # The largest bundle taken in one upload, counted as it is stored (a larger declared Content-Length is refused
 # before the body is read). The command line's imports have no such cap.
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=8 * 1024**3)
+# A chunked upload that no part has reached for this long is dropped with its bytes (its client gave up).
+UPLOAD_EXPIRY_DAYS = env.int("UPLOAD_EXPIRY_DAYS", default=7)
 # A failed submission's bundle (and work folder) is deleted this long after it failed; the submission stays.
 FAILED_BUNDLE_RETENTION_DAYS = env.int("FAILED_BUNDLE_RETENTION_DAYS", default=30)
 
@@ -230,6 +232,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(PUBLISH_EVERY_S),
     },
     "purge-failed-bundles": {"task": "submissions.tasks.purge_failed_bundles", "schedule": 3600.0},
+    "purge-stale-uploads": {"task": "submissions.tasks.purge_stale_uploads", "schedule": 3600.0},
 }
 # Steps of a whole submission go on "ingest", batches of run checks on "checks". finalize is such a
 # step: on "checks" it waited behind every batch queued after its submission's last one, so a
@@ -239,6 +242,7 @@ CELERY_TASK_ROUTES = {
     "submissions.tasks.sweep": {"queue": "ingest"},
     "submissions.tasks.publish_due_rounds": {"queue": "ingest"},
     "submissions.tasks.purge_failed_bundles": {"queue": "ingest"},
+    "submissions.tasks.purge_stale_uploads": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
     "submissions.tasks.finalize": {"queue": "ingest"},
     "submissions.tasks.check_runs": {"queue": "checks"},

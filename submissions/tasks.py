@@ -199,3 +199,11 @@ def purge_failed_bundles() -> list[int]:
 def publish_due_rounds() -> list[str]:
     """Publish the rounds whose publication minute has come (beat: every PUBLISH_EVERY_S)."""
     return pipeline.publish_due_rounds()
+
+
+@shared_task
+def purge_stale_uploads() -> int:
+    """Drop chunked uploads untouched for UPLOAD_EXPIRY_DAYS, with their parts (beat: hourly)."""
+    from .uploads import purge_stale
+
+    return purge_stale(timedelta(days=settings.UPLOAD_EXPIRY_DAYS))

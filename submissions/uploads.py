@@ -15,6 +15,7 @@ part goes on with it. On completion the file goes through intake: stored, dedupl
 import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -259,3 +260,15 @@ def abandon(upload: Upload) -> None:
 
 def progress_text(upload: Upload) -> str:
     return f"{size_text(upload.offset)} of {size_text(upload.size)}"
+
+
+def purge_stale(older_than: timedelta, now=None) -> int:
+    """Drop the open uploads no part has reached for `older_than` (UPLOAD_EXPIRY_DAYS), and their bytes:
+    their clients gave up. Returns how many."""
+    cutoff = (now or timezone.now()) - older_than
+    stale = Upload.objects.filter(status=Upload.Status.OPEN, updated_at__lt=cutoff)
+    count = 0
+    for upload in stale.only("pk", "uid", "status"):
+        abandon(upload)
+        count += 1
+    return count

@@ -4,6 +4,7 @@ checksums, one submission per bundle, receipts, and who may see what."""
 import hashlib
 import socket
 import time
+import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -280,3 +281,24 @@ def test_an_upload_needs_a_login(client, rounds):
 def test_a_round_key_with_a_nul_byte_is_no_round(client, rounds, users, tmp_path):
     response = start(client, token_for(users["owner"]), b"x", round="training-v5.1\x00")
     assert response.status_code == 400 and "round" in response.json()
+
+
+def test_uploads_left_unfinished_past_their_expiry_are_dropped_with_their_bytes(
+    client, rounds, users, tmp_path, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from submissions.uploads import part_path, purge_stale
+
+    data = bundle_bytes(tmp_path)
+    auth = token_for(users["owner"])
+    old, fresh = (start(client, auth, data).json()["uid"] for _ in range(2))
+    for uid in (old, fresh):
+        send(client, auth, uid, 0, data[:100])
+    Upload.objects.filter(uid=old).update(updated_at=timezone.now() - timedelta(days=8))
+    gone = part_path(Upload.objects.get(uid=old))
+    assert purge_stale(timedelta(days=7)) == 1
+    assert list(Upload.objects.values_list("uid", flat=True)) == [uuid.UUID(fresh)]
+    assert not gone.exists() and part_path(Upload.objects.get()).stat().st_size == 100
