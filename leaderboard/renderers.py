@@ -22,6 +22,14 @@ def _cell(value):
     return neutralise(value)
 
 
+def _serializer_fields(view) -> list[str]:
+    """The columns of an empty list: its serializer's fields, so that the header still says them."""
+    try:
+        return list(view.get_serializer().fields)
+    except Exception:  # noqa: BLE001 - a view without a serializer: no header, as before
+        return []
+
+
 class CSVRenderer(BaseRenderer):
     media_type = "text/csv"
     format = "csv"
@@ -40,6 +48,8 @@ class CSVRenderer(BaseRenderer):
         else:
             rows = [data]
         columns = list(dict.fromkeys(k for row in rows if isinstance(row, dict) for k in row))
+        if not columns and response is not None and response.status_code == 200:
+            columns = _serializer_fields((renderer_context or {}).get("view"))
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)

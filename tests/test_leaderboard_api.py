@@ -251,6 +251,8 @@ def test_a_list_as_csv_names_its_next_page(client, v51):
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert len(rows) == 3 and rows[0]["score_minutes"] == "10.0" and rows[0]["public_id"] == ""
     assert "page=2" in response["Link"] and 'rel="next"' in response["Link"]
+    empty = client.get("/api/v1/results/?format=csv&round=training-v0.5").content.decode()
+    assert empty.startswith("public_id,uid,round,") and len(empty.splitlines()) == 1
     accepted = client.get("/api/v1/systems/", HTTP_ACCEPT="text/csv")
     assert accepted.content.decode().splitlines()[0].startswith("uid,round,submitter")
 
