@@ -201,9 +201,11 @@ def test_the_openapi_schema_describes_the_endpoints(client, rounds):
 
 
 def test_the_docs_render_the_schema_from_local_files(client, rounds):
-    html = client.get("/api/docs/").content.decode()
+    response = client.get("/api/docs/")
+    html = response.content.decode()
     assert "/api/schema/" in html and "redoc.standalone.js" in html
-    assert "cdn." not in html and "https://" not in html
+    assert "cdn." not in html and 'src="https://' not in html
+    assert "default-src 'self'" in response["Content-Security-Policy"]
 
 
 def test_the_api_root_explains_itself(client, rounds):

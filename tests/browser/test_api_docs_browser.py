@@ -1,0 +1,36 @@
+"""The API's docs in a real browser: /api/docs/ draws the OpenAPI schema with Redoc, every file
+from this site."""
+
+import pytest
+from selenium.webdriver.support.ui import WebDriverWait
+
+from .conftest import screenshot
+
+pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
+
+
+def test_the_api_docs_draw_the_schema_from_this_site_only(live_server, browser):
+    # What the page's Content-Security-Policy refuses, recorded from the first script on.
+    browser.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument",
+        {
+            "source": "window.refused = []; document.addEventListener("
+            "'securitypolicyviolation', function (e) { window.refused.push(e.blockedURI); });"
+        },
+    )
+    browser.get(f"{live_server.url}/api/docs/")
+    WebDriverWait(browser, 30).until(
+        lambda d: "/api/v1/results/" in d.execute_script("return document.body.innerText"),
+        "Redoc did not draw the schema's operations",
+    )
+    text = browser.execute_script("return document.body.innerText")
+    assert "Training results portal API" in text and "public id" in text
+    assert "Published results" in text or "Results:" in text  # a viewset's own description
+    asked = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(function (e) { return e.name; })"
+    )
+    refused = browser.execute_script("return window.refused")
+    # Redoc's sidebar asks for its makers' logo from their site: the policy refuses it.
+    elsewhere = [url for url in asked if not url.startswith(live_server.url)]
+    assert asked and all(url in refused for url in elsewhere), (asked, refused)
+    screenshot(browser, "api-docs", full_page=False)
