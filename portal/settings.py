@@ -324,6 +324,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (BASE_DIR / "portal" / "api.md").read_text(),  # also the API root's "about"
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Operations grouped by what follows it (rounds, results, uploads ...), not all under "v1".
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
     # /api/docs/ serves Redoc from drf-spectacular-sidecar's static files, not from a CDN.
     "REDOC_DIST": "SIDECAR",
     "REDOC_UI_SETTINGS": {
