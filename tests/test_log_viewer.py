@@ -3,6 +3,7 @@ is; the lines that findings name linked from the result page and marked, in a re
 
 import io
 import tarfile
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -142,3 +143,12 @@ def test_a_findings_line_is_linked_and_marked_and_no_rule_expression_reaches_a_r
     client.force_login(users["owner"])
     report = client.get(submission.get_absolute_url()).content.decode()
     assert "v[&#x27;value&#x27;] &gt;= 0.72" in report
+
+
+@pytest.mark.usefixtures("eager")
+def test_a_log_whose_bundle_was_deleted_says_so(client, rounds, tmp_path, settings):
+    submission = publish(tmp_path)
+    assert client.get(log_url("alpha", 0)).status_code == 200  # its index is kept from now on
+    (Path(settings.MEDIA_ROOT) / submission.bundle.name).unlink()
+    response = client.get(log_url("alpha", 0))
+    assert response.status_code == 404 and "no longer stored" in response.content.decode()

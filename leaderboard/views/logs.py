@@ -55,7 +55,10 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
     number = logview.page_of_line(line) if line else _number(request.GET.get("page"))
     submission = system.submission
     open_log = panels.log_opener(submission.pk, submission.bundle.name, run.path)
-    page = logview.read_page(open_log, number) if open_log else None
+    try:
+        page = logview.read_page(open_log, number) if open_log else None
+    except OSError:  # the bundle went between finding the file and reading it
+        page = None
     if page:
         by_line = {}
         for f in findings:

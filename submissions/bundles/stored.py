@@ -31,9 +31,11 @@ def bundle_files(submission_id: int, bundle_name: str) -> FolderFiles | TarFiles
     cache = _cache(submission_id)
     index, folder = cache / "index.json", cache / "files"
     try:
-        return TarFiles.load(index)
+        files = TarFiles.load(index)
     except (FileNotFoundError, ValueError, KeyError):
         pass
+    else:  # the index outlives a bundle that retention deleted
+        return files if os.path.isfile(files.archive) else None
     if folder.is_dir():
         return FolderFiles(folder)
     if not bundle_name:
