@@ -11,17 +11,18 @@ import shutil
 from pathlib import Path
 
 from django.core.files import File
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage, storages
 
 COPY_BLOCK = 1024 * 1024
 
 
 def local_path(name: str) -> Path | None:
-    """The bundle's path on this machine, or None where the storage has none (a bucket)."""
-    try:
-        return Path(default_storage.path(name))
-    except NotImplementedError:
-        return None
+    """The bundle's path on this machine where the storage is a local folder, else None (a bucket; and
+    Django's in-memory storage, whose path() names a file that is not there)."""
+    storage = storages["default"]
+    if isinstance(storage, FileSystemStorage):
+        return Path(storage.path(name))
+    return None
 
 
 def put(local: Path, name: str) -> str:

@@ -302,3 +302,27 @@ def test_uploads_left_unfinished_past_their_expiry_are_dropped_with_their_bytes(
     assert purge_stale(timedelta(days=7)) == 1
     assert list(Upload.objects.values_list("uid", flat=True)) == [uuid.UUID(fresh)]
     assert not gone.exists() and part_path(Upload.objects.get()).stat().st_size == 100
+
+
+@pytest.mark.usefixtures("eager")
+def test_bundles_kept_in_a_storage_without_local_paths_are_streamed_in_and_copied_out_to_check(
+    client, rounds, users, tmp_path, settings
+):
+    """As with a bucket (S3_BUCKET): Django's in-memory storage has no path(), so the finished upload is
+    streamed into it, and ingest reads a copy in the work folder, removed when the checks are done."""
+    from django.core.files.storage import default_storage
+
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
+    }
+    data = bundle_bytes(tmp_path)
+    done = upload_whole(client, token_for(users["owner"]), data)
+    assert done.status_code == 201, done.content
+    submission = Submission.objects.get()
+    assert submission.status == "valid", submission.message
+    with default_storage.open(submission.bundle.name) as stored:
+        assert stored.read() == data
+    media = Path(settings.MEDIA_ROOT)
+    assert not (media / "bundles").exists()  # nothing of it on the local disk
+    assert not list((media / "work").glob("*.bundle"))  # the work copy went with the checks
