@@ -16,6 +16,7 @@ their organisation's unpublished rows, and the browsable API are answered fresh 
 import gzip
 import hashlib
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_vary_headers
@@ -65,8 +66,6 @@ class State:
 
 def without_credentials(request) -> bool:
     """Sent with no token and no session: the sender sees published data only."""
-    from django.conf import settings
-
     return (
         "HTTP_AUTHORIZATION" not in request.META
         and settings.SESSION_COOKIE_NAME not in request.COOKIES
