@@ -257,3 +257,19 @@ def test_a_refused_upload_exits_2_with_the_reason(installed, gunicorn, rounds, u
     done = portal_submit(installed, gunicorn, ApiToken.create(users["reviewer"], "ci")[1], bundle)
     assert done.returncode == 2 and "member of none" in done.stderr
     assert not Submission.objects.exists()
+
+
+def test_a_token_that_begins_with_a_dash_is_taken_as_the_token():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "portal_submit_cli", ROOT / "clients" / "portal-submit" / "portal_submit" / "cli.py"
+    )
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    assert cli._token_kept_whole(["--url", "u", "--token", "-x1", "b.tgz"]) == [
+        "--url",
+        "u",
+        "--token=-x1",
+        "b.tgz",
+    ]

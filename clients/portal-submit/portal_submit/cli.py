@@ -264,6 +264,18 @@ def upload(portal: Portal, args, path: Path) -> dict:
     return submission
 
 
+def _token_kept_whole(argv: list[str]) -> list[str]:
+    """`--token KEY` as `--token=KEY`: a key may begin with "-", which argparse would take for an option."""
+    out, words = [], iter(argv)
+    for word in words:
+        if word == "--token":
+            key = next(words, None)
+            out.append(word if key is None else f"--token={key}")
+        else:
+            out.append(word)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="portal-submit", description=__doc__.split("\n\n")[0])
     parser.add_argument("bundle", type=Path, help=".tar, .tar.gz, .tgz, .tar.xz or .zip")
@@ -288,7 +300,7 @@ def main(argv=None) -> int:
         ),
         help="where an unfinished upload's id is kept, to resume it",
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_token_kept_whole(sys.argv[1:] if argv is None else argv))
     if not args.token:
         parser.error("give --token or set PORTAL_TOKEN")
     if not args.bundle.is_file():
