@@ -1,12 +1,14 @@
 """Requests the portal refuses before any view reads them."""
 
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponseBadRequest, JsonResponse
+
+MESSAGE = "The address holds a NUL character (%00): no page of the portal has one."
 
 
 class RefuseNulMiddleware:
     """A NUL character in the path or the query string answers 400. PostgreSQL neither stores nor
     finds a NUL: a view that looked one up (a round key, a search) ended as a 500, and no address or
-    filter of the portal holds one."""
+    filter of the portal holds one. The API answers in JSON, as its schema says every 400 does."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -17,8 +19,7 @@ class RefuseNulMiddleware:
             for key, values in request.GET.lists()
             for value in values
         ):
-            return HttpResponseBadRequest(
-                "The address holds a NUL character (%00): no page of the portal has one.",
-                content_type="text/plain",
-            )
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": MESSAGE}, status=400)
+            return HttpResponseBadRequest(MESSAGE, content_type="text/plain")
         return self.get_response(request)

@@ -26,3 +26,10 @@ def test_a_nul_in_an_address_answers_400(client, rounds, address):
 
 def test_addresses_without_one_are_untouched(client, rounds):
     assert client.get("/r/training-v5.1/?q=a").status_code == 200
+
+
+def test_the_api_refuses_one_in_json_as_its_schema_says(client, rounds):
+    response = client.get("/api/v1/systems/?accelerator=a%00")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert "NUL" in response.json()["detail"]
