@@ -100,6 +100,8 @@ def store_bundle(chunks, original_name: str, max_bytes: int | None = None) -> tu
                     raise UploadTooLarge(max_bytes)  # the part written goes below
                 digest.update(chunk)
                 out.write(chunk)
+            out.flush()
+            os.fdatasync(out.fileno())  # on disk before its receipt is given
         sha = digest.hexdigest()
         return _place(tmp, sha, original_name), sha, size
     finally:

@@ -33,6 +33,7 @@ def put(local: Path, name: str) -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.replace(local, target)
+            _sync_folder(target.parent)
             return name
         except OSError:  # another file system: streamed below
             pass
@@ -42,6 +43,15 @@ def put(local: Path, name: str) -> str:
         stored = default_storage.save(name, File(f, name=Path(name).name))
     Path(local).unlink(missing_ok=True)
     return stored
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename into `folder` survive a crash (the file's bytes were synced when written)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def delete(name: str) -> None:
