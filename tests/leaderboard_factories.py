@@ -84,3 +84,26 @@ def result(
             },
         )
     return result_
+
+
+def llama31_result(
+    round_: Round, accelerator="NVIDIA H100-SXM5-80GB", *, published=True, seconds=600.0
+) -> Result:
+    """A closed llama31_8b result on 8 accelerators whose three counted runs (seconds - 60, seconds,
+    seconds + 60) processed 159,744 samples each, stored as the pipeline stores them."""
+    sys_ = system(round_, "Acme", accelerator_model=accelerator, published=published)
+    made = result(sys_, "llama31_8b", seconds / 60, published=published)
+    for i, s in enumerate((seconds - 60, seconds, seconds + 60)):
+        Run.objects.create(
+            result=made,
+            index=i,
+            path=f"results/{sys_.key}/llama31_8b/result_{i}.txt",
+            checked=True,
+            success=True,
+            counted=True,
+            time_to_train_s=s,
+            eval_x="samples",
+            eval_curve=[[12_288, 5.0], [159_744, 3.29]],
+            hyperparameters={"global_batch_size": 16, "max_sequence_length": 8192},
+        )
+    return made

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from leaderboard.models import Result, Run
+from leaderboard.models import Result
 from submissions.models import Agent, ReferenceCheck, Submission
 from submissions.pipeline import sweep
 from submissions.refchecks import jobs
@@ -52,31 +52,11 @@ def v51(rounds):
     return rounds["training-v5.1"]
 
 
-def llama_result(v51, accelerator="NVIDIA H100-SXM5-80GB", *, published=True, seconds=600.0):
-    """A llama31_8b result on 8 accelerators whose three counted runs processed 159,744 samples each."""
-    system = make.system(v51, "Acme", accelerator_model=accelerator, published=published)
-    result = make.result(system, "llama31_8b", seconds / 60, published=published)
-    for i, s in enumerate((seconds - 60, seconds, seconds + 60)):
-        Run.objects.create(
-            result=result,
-            index=i,
-            path=f"results/{system.key}/llama31_8b/result_{i}.txt",
-            checked=True,
-            success=True,
-            counted=True,
-            time_to_train_s=s,
-            eval_x="samples",
-            eval_curve=[[12_288, 5.0], [159_744, 3.29]],
-            hyperparameters={"global_batch_size": 16, "max_sequence_length": 8192},
-        )
-    return result
-
-
 IMPLIED = 159_744 / (600.0 * 8)  # the median run's samples/s per accelerator: 33.28
 
 
 def test_a_check_is_queued_for_the_family_agents_with_the_batch_per_accelerator(v51):
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     assert (check.state, check.queue, check.family) == (State.QUEUED, "gpu.h100", "NVIDIA H100")
     assert check.implied == pytest.approx(IMPLIED) and check.tolerance == 3.0
     assert check.request == {
@@ -118,7 +98,7 @@ def test_a_result_whose_logs_imply_nothing_is_not_sent(v51):
 
 
 def test_a_heartbeat_registers_the_agent_and_marks_its_job_running(v51):
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     agent = jobs.heartbeat({**H100_AGENT, "current_job": str(check.uid), "jobs_done": 4})
     assert (agent.family, agent.accelerator_count, agent.jobs_done) == ("NVIDIA H100", 8, 4)
     check.refresh_from_db()
@@ -131,7 +111,7 @@ def test_a_heartbeat_registers_the_agent_and_marks_its_job_running(v51):
     [(20.0, Verdict.CONSISTENT, IMPLIED / 20.0), (10.0, Verdict.IMPLAUSIBLY_FAST, IMPLIED / 10.0)],
 )
 def test_a_measurement_on_the_claimed_family_is_judged(v51, measured, verdict, ratio):
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat(H100_AGENT)
     payload = {"check": str(check.uid), "agent": "gpu-host-1", "measurement": measurement(measured)}
     assert jobs.store(payload) == "stored"
@@ -143,7 +123,7 @@ def test_a_measurement_on_the_claimed_family_is_judged(v51, measured, verdict, r
 
 
 def test_a_measurement_on_other_hardware_or_a_cpu_is_labelled_not_judged(v51):
-    first = jobs.send_to_any_agent(llama_result(v51), None)
+    first = jobs.send_to_any_agent(make.llama31_result(v51), None)
     assert (first.queue, first.any_agent) == ("gpu", True)
     jobs.heartbeat({**H100_AGENT, "hostname": "old", "accelerator": "Tesla V100-SXM2-16GB"})
     jobs.store({"check": str(first.uid), "agent": "old", "measurement": measurement(1.0)})
@@ -159,7 +139,7 @@ def test_a_measurement_on_other_hardware_or_a_cpu_is_labelled_not_judged(v51):
 
 
 def test_an_agent_error_is_recorded_as_could_not_run_with_the_reason(v51):
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     assert (
         jobs.store({"check": str(check.uid), "agent": "h", "error": "CUDA out of memory"})
         == "error"
@@ -201,7 +181,7 @@ def _age(check, seconds, agent_seconds=None):
 
 def test_the_sweeper_retries_a_job_whose_agent_vanished_then_records_the_failure(v51, settings):
     settings.REFCHECK_MAX_ATTEMPTS = 2
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat({**H100_AGENT, "current_job": str(check.uid)})
     assert jobs.sweep() == []  # a live agent's job is left alone
     _age(check, 10, agent_seconds=settings.AGENT_OFFLINE_AFTER_S + 1)
@@ -222,7 +202,7 @@ def test_the_sweeper_retries_a_job_whose_agent_vanished_then_records_the_failure
 
 
 def test_the_sweeper_retries_a_job_past_its_limit_on_a_live_agent(v51, settings):
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat({**H100_AGENT, "current_job": str(check.uid)})
     _age(check, settings.REFCHECK_JOB_LIMIT_S + 1)
     assert [a for _, a in jobs.sweep()] == [f"retry reference check {check.uid}"]
@@ -231,7 +211,7 @@ def test_the_sweeper_retries_a_job_past_its_limit_on_a_live_agent(v51, settings)
 
 
 def test_a_job_for_a_family_without_agents_waits_and_is_never_retried(v51, settings):
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat({**H100_AGENT, "queues": ["gpu", "gpu.b200"], "accelerator": "NVIDIA B200"})
     _age(check, settings.REFCHECK_JOB_LIMIT_S * 10)
     assert jobs.sweep() == []
@@ -240,14 +220,14 @@ def test_a_job_for_a_family_without_agents_waits_and_is_never_retried(v51, setti
 
 
 def test_a_queued_job_an_idle_agent_of_its_queue_never_took_is_sent_again(v51, settings):
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat(H100_AGENT)
     _age(check, settings.REFCHECK_JOB_LIMIT_S + 1)
     assert [a for _, a in jobs.sweep()] == [f"retry reference check {check.uid}"]
 
 
 def test_the_result_page_says_what_the_check_waits_for_and_then_its_verdict(client, v51):
-    result = llama_result(v51)
+    result = make.llama31_result(v51)
     check = jobs.plan(result, reason="finalize")
     url = f"/r/training-v5.1/Acme/{result.system.key}/llama31_8b/"
     html = client.get(url).content.decode()
@@ -263,8 +243,8 @@ def test_the_result_page_says_what_the_check_waits_for_and_then_its_verdict(clie
 
 
 def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, users):
-    public_check = jobs.plan(llama_result(v51), reason="finalize")
-    hidden = jobs.plan(llama_result(v51, published=False), reason="finalize")
+    public_check = jobs.plan(make.llama31_result(v51), reason="finalize")
+    hidden = jobs.plan(make.llama31_result(v51, published=False), reason="finalize")
     jobs.heartbeat(H100_AGENT)
     body = client.get("/api/v1/reference-checks/").json()
     assert [c["uid"] for c in body["results"]] == [str(public_check.uid)]
@@ -285,7 +265,7 @@ def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, users
 
 
 def test_staff_ask_the_api_for_a_check_of_any_result(client, v51, users):
-    result = llama_result(v51)
+    result = make.llama31_result(v51)
     asked = {"result": str(result.uid), "any_agent": True}
     assert client.post("/api/v1/reference-checks/", asked).status_code in (401, 403)
     client.force_login(users["owner"])
@@ -302,7 +282,7 @@ def test_each_step_of_a_check_is_in_the_audit_log(v51, settings):
     from audit.models import AuditEvent
 
     settings.REFCHECK_MAX_ATTEMPTS = 1
-    check = jobs.plan(llama_result(v51), reason="finalize")
+    check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat({**H100_AGENT, "current_job": str(check.uid)})
     _age(check, 10, agent_seconds=settings.AGENT_OFFLINE_AFTER_S + 1)
     jobs.sweep()
@@ -325,7 +305,7 @@ def test_the_agents_page_is_for_staff(client, users, v51):
 
 
 def test_staff_send_a_check_to_any_agent_from_the_submission_page(client, users, v51):
-    result = llama_result(v51)
+    result = make.llama31_result(v51)
     submission = result.system.submission
     client.force_login(users["reviewer"])
     url = f"/submissions/{submission.uid}/reference-checks/"
@@ -368,7 +348,7 @@ def test_finalize_queues_checks_for_closed_results_of_a_live_round_only(rounds, 
 def test_the_command_queues_a_round_s_checks_and_counts_them(v51):
     from io import StringIO
 
-    llama_result(v51)
+    make.llama31_result(v51)
     system = make.system(v51, "Acme", division="open")
     make.result(system, "retinanet", 10, runs=5)
     out = StringIO()

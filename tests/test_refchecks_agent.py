@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from leaderboard.models import Run
 from submissions.models import Agent, ReferenceCheck
 from submissions.refchecks import jobs
 
@@ -105,26 +104,6 @@ def services(transactional_db, rounds, media, first_agent, tmp_path):
         agent.stop()
 
 
-def v51_closed_result(rounds):
-    """A closed-division llama31_8b result on 8 H100s, its runs as the pipeline stores them."""
-    system = make.system(rounds["training-v5.1"], "Acme", "alpha")
-    result = make.result(system, "llama31_8b", 10.0)
-    for i, seconds in enumerate((580.0, 600.0, 620.0)):
-        Run.objects.create(
-            result=result,
-            index=i,
-            path=f"results/alpha/llama31_8b/result_{i}.txt",
-            checked=True,
-            success=True,
-            counted=True,
-            time_to_train_s=seconds,
-            eval_x="samples",
-            eval_curve=[[12_288, 5.0], [159_744, 3.29]],
-            hyperparameters={"global_batch_size": 16, "max_sequence_length": 8192},
-        )
-    return result
-
-
 def _check(check):
     check.refresh_from_db()
     return check
@@ -132,7 +111,7 @@ def _check(check):
 
 def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, users, settings):
     settings.REFCHECK_MAX_SECONDS = 2.0  # a short window: the agents would time 100 s
-    result = v51_closed_result(rounds)
+    result = make.llama31_result(rounds["training-v5.1"])
     [planned] = jobs.plan_for_submission(result.system.submission_id)  # as finalize does
     assert planned.queue == "gpu.h100"
     # The agents say who they are; they serve "gpu" only, so the H100 job waits for an H100 agent.
@@ -185,7 +164,7 @@ def test_an_agent_killed_mid_job_leads_to_a_retry_then_a_recorded_failure(
     settings.AGENT_OFFLINE_AFTER_S = 3 * HEARTBEAT_S
     settings.REFCHECK_MAX_ATTEMPTS = 2
     settings.REFCHECK_MAX_SECONDS = 120.0  # the job lasts: a CPU window of 100 s
-    result = v51_closed_result(rounds)
+    result = make.llama31_result(rounds["training-v5.1"])
     check = jobs.send_to_any_agent(result, None)
 
     def running_on(name):
