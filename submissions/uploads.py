@@ -184,7 +184,8 @@ def _write(upload: Upload, offset: int, readinto, length: int, digest) -> int:
                 written += got
             if hashing is not None:
                 hashing.result()
-        os.fdatasync(fd)  # the offset committed next promises these bytes: a crash must not lose them
+        # The offset committed next promises these bytes: a crash must not lose them.
+        os.fdatasync(fd)
     finally:
         os.close(fd)
     return written
