@@ -131,27 +131,34 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 # Bundles are kept through Django's storage API: files under MEDIA_ROOT, or an S3-compatible bucket (django-storages)
 # when S3_BUCKET is set. MEDIA_ROOT still holds, on local disk, the parts of chunked uploads and the work folders
 # of bundles being checked (a worker copies a bucket's bundle there to read it).
-S3_BUCKET = env.str("S3_BUCKET", default="")
-STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    # collectstatic writes hashed, compressed copies; whitenoise serves them, cached for a year.
-    "staticfiles": {"BACKEND": "portal.staticstorage.StaticStorage"},
-}
-if S3_BUCKET:
-    STORAGES["default"] = {
+
+
+def s3_storage(environ) -> dict | None:
+    """The storage of bundles in the bucket S3_BUCKET, or None where it is not set. A function of the
+    environment, so that the tests point it at their own S3 server as a deployment does."""
+    if not environ.get("S3_BUCKET"):
+        return None
+    return {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
-            "bucket_name": S3_BUCKET,
-            "location": env.str("S3_PREFIX", default=""),
-            "endpoint_url": env.str("S3_ENDPOINT_URL", default="") or None,
-            "region_name": env.str("S3_REGION", default="") or None,
-            "access_key": env.str("S3_ACCESS_KEY_ID", default="") or None,
-            "secret_key": env.str("S3_SECRET_ACCESS_KEY", default="") or None,
+            "bucket_name": environ["S3_BUCKET"],
+            "location": environ.get("S3_PREFIX", ""),
+            "endpoint_url": environ.get("S3_ENDPOINT_URL") or None,
+            "region_name": environ.get("S3_REGION") or None,
+            "access_key": environ.get("S3_ACCESS_KEY_ID") or None,
+            "secret_key": environ.get("S3_SECRET_ACCESS_KEY") or None,
             "default_acl": None,  # private: bundles are read by the portal only
             "querystring_auth": True,
             "file_overwrite": True,  # a bundle's name is its sha256: the same name is the same bytes
         },
     }
+
+
+STORAGES = {
+    "default": s3_storage(os.environ) or {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # collectstatic writes hashed, compressed copies; whitenoise serves them, cached for a year.
+    "staticfiles": {"BACKEND": "portal.staticstorage.StaticStorage"},
+}
 # Submitters log in here (the admin's login takes staff only).
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/submissions/"
