@@ -134,12 +134,12 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 
 def s3_storage(environ) -> dict | None:
-    """The storage of bundles in the bucket S3_BUCKET, or None where it is not set. A function of the
-    environment, so that the tests point it at their own S3 server as a deployment does."""
+    """The storage of bundles in the bucket S3_BUCKET (portal/bundlestorage.py), or None where it is not set.
+    A function of the environment, so that the tests point it at their own S3 server as a deployment does."""
     if not environ.get("S3_BUCKET"):
         return None
     return {
-        "BACKEND": "storages.backends.s3.S3Storage",
+        "BACKEND": "portal.bundlestorage.S3BundleStorage",
         "OPTIONS": {
             "bucket_name": environ["S3_BUCKET"],
             "location": environ.get("S3_PREFIX", ""),
@@ -147,9 +147,6 @@ def s3_storage(environ) -> dict | None:
             "region_name": environ.get("S3_REGION") or None,
             "access_key": environ.get("S3_ACCESS_KEY_ID") or None,
             "secret_key": environ.get("S3_SECRET_ACCESS_KEY") or None,
-            "default_acl": None,  # private: bundles are read by the portal only
-            "querystring_auth": True,
-            "file_overwrite": True,  # a bundle's name is its sha256: the same name is the same bytes
         },
     }
 

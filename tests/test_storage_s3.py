@@ -1,7 +1,7 @@
-"""Bundles in an S3-compatible bucket (S3_BUCKET: settings.s3_storage), against a real S3 server on loopback:
-moto's standalone server (requirements-dev.txt), which boto3 speaks to over HTTP as it would to AWS. A chunked
-upload ends in the bucket under its content-addressed name; the pipeline reads it from there; retention
-deletes it."""
+"""Bundles in an S3-compatible bucket (S3_BUCKET: settings.s3_storage, portal/bundlestorage.py), against a
+real S3 server on loopback: moto's standalone server (requirements-dev.txt), which boto3 speaks to over HTTP as
+it would to AWS. A chunked upload ends in the bucket as the bundle's bytes under its content-addressed name;
+the pipeline reads it from there; retention deletes it."""
 
 import hashlib
 import importlib.util
@@ -114,6 +114,9 @@ def bucket(s3_server, settings) -> Bucket:
 def test_a_chunked_upload_ends_in_the_bucket_under_its_sha256_and_is_checked_from_there(
     client, rounds, users, tmp_path, settings, bucket
 ):
+    import requests
+    from django.core.files.storage import default_storage
+
     data = bundle_bytes(tmp_path)
     sha = hashlib.sha256(data).hexdigest()
     done = upload_whole(client, token_for(users["owner"]), data)
@@ -123,6 +126,11 @@ def test_a_chunked_upload_ends_in_the_bucket_under_its_sha256_and_is_checked_fro
     key = f"portal/{submission.bundle.name}"
     assert bucket.keys() == [key] and key.startswith(f"portal/bundles/{sha[:2]}/{sha}-acme")
     assert bucket.sha256(key) == sha
+    stored = bucket.get(key)
+    assert stored["ContentType"] == "application/octet-stream" and "ContentEncoding" not in stored
+    # An HTTP client undoes a Content-Encoding on the way: what it saves is the bundle only without one.
+    download = requests.get(default_storage.url(submission.bundle.name), timeout=10)
+    assert hashlib.sha256(download.content).hexdigest() == sha
     media = Path(settings.MEDIA_ROOT)
     assert files_under(media / "uploads") == [] and files_under(media / "bundles") == []
     assert not list((media / "work").glob("*.bundle*"))  # the worker's copy went with the checks
