@@ -26,8 +26,9 @@ def local_path(name: str) -> Path | None:
 
 
 def put(local: Path, name: str) -> str:
-    """Move the local file into storage under `name` (replacing a file of that name: names are content
-    addressed, so it holds the same bytes); returns the stored name. The local file is gone afterwards."""
+    """Move the local file into storage under `name`; returns the stored name. The local file is gone
+    afterwards. Names are content addressed: a file of that name and size already holds these bytes, and
+    is kept (not sent again, nor deleted first, which would fail a worker reading it meanwhile)."""
     target = local_path(name)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -37,12 +38,23 @@ def put(local: Path, name: str) -> str:
             return name
         except OSError:  # another file system: streamed below
             pass
-    if default_storage.exists(name):
+    stored_size = _size(name)
+    if stored_size == os.path.getsize(local):
+        Path(local).unlink()
+        return name
+    if stored_size is not None:  # a copy cut short: replaced, not saved beside under another name
         default_storage.delete(name)
     with open(local, "rb") as f:
         stored = default_storage.save(name, File(f, name=Path(name).name))
     Path(local).unlink(missing_ok=True)
     return stored
+
+
+def _size(name: str) -> int | None:
+    try:
+        return default_storage.size(name)
+    except FileNotFoundError:
+        return None
 
 
 def _sync_folder(folder: Path) -> None:

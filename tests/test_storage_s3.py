@@ -1,7 +1,7 @@
 """Bundles in an S3-compatible bucket (S3_BUCKET: settings.s3_storage, portal/bundlestorage.py), against a
 real S3 server on loopback: moto's standalone server (requirements-dev.txt), which boto3 speaks to over HTTP as
-it would to AWS. A chunked upload ends in the bucket as the bundle's bytes under its content-addressed name;
-the pipeline reads it from there; retention deletes it."""
+it would to AWS. A chunked upload ends in the bucket as the bundle's bytes under its content-addressed name,
+once per bundle; the pipeline reads it from there; retention deletes it."""
 
 import hashlib
 import importlib.util
@@ -134,6 +134,26 @@ def test_a_chunked_upload_ends_in_the_bucket_under_its_sha256_and_is_checked_fro
     media = Path(settings.MEDIA_ROOT)
     assert files_under(media / "uploads") == [] and files_under(media / "bundles") == []
     assert not list((media / "work").glob("*.bundle*"))  # the worker's copy went with the checks
+
+
+def test_the_same_bundle_twice_is_one_object_and_one_submission(
+    client, rounds, users, tmp_path, bucket
+):
+    data = bundle_bytes(tmp_path)
+    owner = token_for(users["owner"])
+    first, again = (
+        upload_whole(client, owner, data),
+        upload_whole(client, owner, data, name="b.tgz"),
+    )
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["uid"] == again.json()["uid"] and Submission.objects.count() == 1
+    key = f"portal/{Submission.objects.get().bundle.name}"
+    assert bucket.keys() == [key]  # b.tgz's copy, under another name, was dropped
+    # The same bytes under the same name from another organisation: a submission of its own, and the object
+    # already there is kept as it is (not sent again, nor deleted and written again under a reader's feet).
+    other = upload_whole(client, token_for(users["outsider"]), data)
+    assert other.status_code == 201 and Submission.objects.count() == 2
+    assert bucket.keys() == [key] and bucket.writes(key) == 1
 
 
 def test_a_failed_bundle_past_its_retention_is_deleted_from_the_bucket(
