@@ -45,9 +45,17 @@ def put(local: Path, name: str) -> str:
     if stored_size is not None:  # a copy cut short: replaced, not saved beside under another name
         default_storage.delete(name)
     with open(local, "rb") as f:
-        stored = default_storage.save(name, File(f, name=Path(name).name))
+        stored = default_storage.save(name, _OnDisk(f, name=Path(name).name))
     Path(local).unlink(missing_ok=True)
     return stored
+
+
+class _OnDisk(File):
+    """A file a storage may take by its path, as Django's temporary uploads (a bucket's sends it from there,
+    portal/bundlestorage.py; a folder's moves it)."""
+
+    def temporary_file_path(self) -> str:
+        return self.file.name
 
 
 def _size(name: str) -> int | None:
@@ -81,6 +89,16 @@ def readable_copy(name: str, scratch: Path) -> Path:
         scratch.parent.mkdir(parents=True, exist_ok=True)
         part = scratch.with_name(scratch.name + ".part")
         with default_storage.open(name, "rb") as source, open(part, "wb") as out:
-            shutil.copyfileobj(source, out, COPY_BLOCK)
+            # A bucket's object is fetched in parts straight into `out`; read() would fetch it whole first.
+            if _is_s3_file(source):
+                source.obj.download_fileobj(out, Config=default_storage.transfer_config)
+            else:
+                shutil.copyfileobj(source, out, COPY_BLOCK)
         os.replace(part, scratch)
     return scratch
+
+
+def _is_s3_file(f) -> bool:
+    from storages.backends.s3 import S3File  # boto3: imported only where a bucket is used
+
+    return isinstance(f, S3File)

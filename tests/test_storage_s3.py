@@ -1,10 +1,13 @@
 """Bundles in an S3-compatible bucket (S3_BUCKET: settings.s3_storage, portal/bundlestorage.py), against a
 real S3 server on loopback: moto's standalone server (requirements-dev.txt), which boto3 speaks to over HTTP as
 it would to AWS. A chunked upload ends in the bucket as the bundle's bytes under its content-addressed name,
-once per bundle; the pipeline reads it from there; retention deletes it."""
+once per bundle; the pipeline reads it from there; retention deletes it; a large bundle goes in and out
+holding a bounded part of it in memory."""
 
 import hashlib
 import importlib.util
+import json
+import os
 import subprocess
 import sys
 import time
@@ -23,6 +26,7 @@ from submissions.models import Submission
 from .test_faults import free_port
 from .test_pages import bundle_bytes
 from .test_uploads import files_under, token_for, upload_whole
+from .worker import ROOT
 
 REGION = "us-east-1"
 
@@ -171,3 +175,69 @@ def test_a_failed_bundle_past_its_retention_is_deleted_from_the_bucket(
     assert bucket.keys() == [f"portal/{submission.bundle.name}"]
     assert purge_failed_bundles(timedelta(days=30)) == [submission.pk]
     assert bucket.keys() == []
+
+
+# Run in a process of its own, configured by S3_* variables as a deployment is: stores a file with
+# submissions.storage.put and copies it back with readable_copy, measuring the peak resident memory that each
+# adds (VmHWM, reset before each through /proc/self/clear_refs).
+MEMORY_PROBE = """
+import hashlib, json, os, re, sys
+from pathlib import Path
+from django.core.files.storage import default_storage
+from submissions import storage
+
+def peak_mib():
+    return int(re.search(r"VmHWM:\\s+(\\d+)", Path("/proc/self/status").read_text()).group(1)) / 1024
+
+def measure(step):
+    default_storage.exists("warm-up")  # the client, its threads and imports are not the bundle's
+    Path("/proc/self/clear_refs").write_text("5")
+    before = peak_mib()
+    out = step()
+    return out, peak_mib() - before
+
+source, scratch = Path(sys.argv[1]), Path(sys.argv[2])
+sha = hashlib.sha256(source.read_bytes()).hexdigest()
+name, put_mib = measure(lambda: storage.put(source, f"bundles/{sha[:2]}/{sha}-large.tgz"))
+copy, copy_mib = measure(lambda: storage.readable_copy(name, scratch))
+print(json.dumps({
+    "storage": type(default_storage._wrapped).__name__, "put_mib": put_mib, "copy_mib": copy_mib,
+    "source_left": source.exists(), "copy_sha256": hashlib.sha256(copy.read_bytes()).hexdigest(), "sha256": sha,
+}))
+"""
+
+
+def test_a_large_bundle_goes_in_and_out_of_the_bucket_holding_a_bounded_part_of_it_in_memory(
+    bucket, tmp_path
+):
+    size = 64 * 1024 * 1024
+    source = tmp_path / "media" / "bundles" / "incoming" / "large.part"
+    source.parent.mkdir(parents=True)
+    with open(source, "wb") as f:
+        f.write(os.urandom(1024 * 1024))
+        f.truncate(size)  # the rest a hole: no time spent writing it
+    env = {
+        **os.environ,
+        **bucket.environ,
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "MEDIA_ROOT": str(tmp_path / "media"),
+    }
+    probe = subprocess.run(
+        [sys.executable, "-c", MEMORY_PROBE, str(source), str(tmp_path / "work" / "1.bundle")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert probe.returncode == 0, probe.stderr
+    found = json.loads(probe.stdout)
+    print(
+        f"{size >> 20} MiB: put held {found['put_mib']:.0f}, readable_copy {found['copy_mib']:.0f}"
+    )
+    # Configured from the S3_* variables, as settings.py reads them.
+    assert found["storage"] == "S3BundleStorage"
+    assert not found["source_left"] and found["copy_sha256"] == found["sha256"]
+    assert bucket.keys() == [f"portal/bundles/{found['sha256'][:2]}/{found['sha256']}-large.tgz"]
+    # Before portal/bundlestorage.py set the transfers: 71 MiB held to put, 81-95 MiB to copy back.
+    assert found["put_mib"] < size / 2**20 / 2 and found["copy_mib"] < size / 2**20 / 2
