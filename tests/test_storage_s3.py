@@ -1,8 +1,8 @@
-"""Bundles in an S3-compatible bucket (S3_BUCKET: settings.s3_storage, portal/bundlestorage.py), against a
-real S3 server on loopback: moto's standalone server (requirements-dev.txt), which boto3 speaks to over HTTP as
-it would to AWS. A chunked upload ends in the bucket as the bundle's bytes under its content-addressed name,
-once per bundle; the pipeline reads it from there; retention deletes it; a large bundle goes in and out
-holding a bounded part of it in memory."""
+"""Bundles in an S3-compatible bucket (S3_BUCKET: settings.s3_storage, portal/bundlestorage.py), against a real
+S3 server on loopback: moto's standalone server (requirements-dev.txt), which boto3 speaks to over HTTP as it
+would to AWS. A chunked upload ends in the bucket under its content-addressed name, once per bundle; the
+pipeline and the log viewer read it from there; retention deletes it; a large bundle goes in and out holding a
+bounded part of it in memory."""
 
 import hashlib
 import importlib.util
@@ -24,6 +24,7 @@ from portal.settings import s3_storage
 from submissions.models import Submission
 
 from .test_faults import free_port
+from .test_log_viewer import log_url, publish
 from .test_pages import bundle_bytes
 from .test_uploads import files_under, token_for, upload_whole
 from .worker import ROOT
@@ -163,6 +164,7 @@ def test_the_same_bundle_twice_is_one_object_and_one_submission(
 def test_a_failed_bundle_past_its_retention_is_deleted_from_the_bucket(
     client, rounds, users, tmp_path, bucket
 ):
+    from submissions.bundles.stored import bundle_files
     from submissions.pipeline.retention import purge_failed_bundles
 
     assert (
@@ -173,8 +175,19 @@ def test_a_failed_bundle_past_its_retention_is_deleted_from_the_bucket(
         status="failed", finished_at=timezone.now() - timedelta(days=40)
     )
     assert bucket.keys() == [f"portal/{submission.bundle.name}"]
+    assert bundle_files(submission.pk, submission.bundle.name) is not None  # the log viewer's copy
     assert purge_failed_bundles(timedelta(days=30)) == [submission.pk]
-    assert bucket.keys() == []
+    assert bucket.keys() == [] and bundle_files(submission.pk, "") is None  # its copy went too
+
+
+@pytest.mark.usefixtures("eager")
+# A plain tar is read in place (its copy kept), a gzipped one unpacked.
+@pytest.mark.parametrize("archive", [None, "tgz"])
+def test_a_run_log_is_read_from_the_bundle_in_the_bucket(client, rounds, tmp_path, bucket, archive):
+    submission = publish(tmp_path, archive)
+    assert bucket.keys() == [f"portal/{submission.bundle.name}"]
+    response = client.get(log_url("alpha", 2))
+    assert response.status_code == 200 and 'class="ln rec"' in response.content.decode()
 
 
 # Run in a process of its own, configured by S3_* variables as a deployment is: stores a file with

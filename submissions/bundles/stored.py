@@ -5,7 +5,8 @@ tar (every part of a split round, any uploaded .tar) is read in place through an
 (milliseconds: tar headers only) and kept beside the other caches; a compressed bundle is unpacked
 once, under the same limits as at ingest, into a folder of its own. Both live under
 MEDIA_ROOT/logs/<submission id>, apart from the pipeline's work folder, whose clean-up never
-touches them; a missing bundle (deleted by retention) gives None.
+touches them; a missing bundle (deleted by retention) gives None. A bundle kept in a bucket is copied in
+first (the copy of a plain tar is kept beside its index).
 """
 
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from .. import storage
 from .files import FolderFiles, TarFiles
 from .limits import BundleError
 from .split import configured_limits
@@ -40,17 +42,21 @@ def bundle_files(submission_id: int, bundle_name: str) -> FolderFiles | TarFiles
         return FolderFiles(folder)
     if not bundle_name:
         return None
-    archive = Path(settings.MEDIA_ROOT) / bundle_name
-    if not archive.is_file():
-        return None
     cache.parent.mkdir(parents=True, exist_ok=True)
     # Unpacked beside the cache and renamed into place: a reader never sees half a folder, and two first
     # readers at once each unpack, one rename winning.
     scratch = Path(tempfile.mkdtemp(prefix=f"{submission_id}.", dir=cache.parent))
     try:
+        archive = storage.local_path(bundle_name)
+        if archive is None:  # in a bucket: copied here, and kept where it is read in place
+            archive = storage.readable_copy(bundle_name, scratch / "bundle")
+        elif not archive.is_file():
+            return None
         files = open_bundle(archive, scratch / "files", configured_limits())
         cache.mkdir(exist_ok=True)
         if isinstance(files, TarFiles):
+            if archive.is_relative_to(scratch):
+                archive = archive.replace(cache / "bundle")
             files.archive = os.path.abspath(archive)
             files.save(index)
             return files
@@ -79,3 +85,8 @@ def opener(submission_id: int, bundle_name: str, path: str):
     if not target.is_relative_to(files.base.resolve()) or not target.is_file():
         return None
     return lambda: open(target, "rb")
+
+
+def forget(submission_id: int) -> None:
+    """Remove what bundle_files kept of the submission's bundle (when the bundle itself is deleted)."""
+    shutil.rmtree(_cache(submission_id), ignore_errors=True)

@@ -8,6 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import storage
+from ..bundles.stored import forget
 from ..models import Submission
 from .common import clear_work
 
@@ -45,5 +46,6 @@ def purge_failed_bundles(keep: timedelta, now=None) -> list[int]:
             if not Submission.objects.filter(bundle=name).exclude(pk=pk).exists():
                 storage.delete(name)
             clear_work(pk)
+            forget(pk)  # the log viewer's copy or unpacked files: its logs go with the bundle
         purged.append(pk)
     return purged
