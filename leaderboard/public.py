@@ -13,12 +13,15 @@ Signed-in users see, besides, whole submissions (their results, runs, findings a
 - anyone: the submissions they uploaded themselves.
 What a user may not see answers 404, as if it did not exist: `Viewer` gives the filters
 (`submission_filter`, `result_filter`), `may_see` the answer for one submission.
+
+A page that shows a result (or a system) to someone who may see it before it is public marks it
+(`with_public_flag`) and says why it is not public (`why_not_public`); such a page is never cached.
 """
 
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -37,6 +40,35 @@ def results():
     """Public results. The embargo is checked here as well as by publication: a result of a live round
     marked published by any other path still shows to nobody before the round's minute."""
     return Result.objects.filter(VISIBLE & embargo_over())
+
+
+def with_public_flag(queryset):
+    """Results (of results_for) with `is_public`: whether the public sees each one, by the same rule
+    as results(), so a page tells the public ones from the others without a second rule."""
+    return queryset.annotate(
+        is_public=ExpressionWrapper(VISIBLE & embargo_over(), output_field=BooleanField())
+    )
+
+
+def why_not_public(result, now: datetime | None = None) -> str:
+    """Why the public does not see `result` (one that is not in results()), in words for its page:
+    'withdrawn, ...', 'held by a blocking finding, ...', 'publication on Friday 14 March 2025, 17:00 UTC'.
+    Reads result.system.round and result.system.submission (join them in)."""
+    now = now or timezone.now()
+    system = result.system
+    # The submission's status is the write side's (submissions.Submission.Status.WITHDRAWN).
+    if result.withdrawn or system.submission.status == "withdrawn":
+        return "withdrawn, it will not be published"
+    reasons = []
+    if result.error_count and not result.advisory:
+        reasons.append("held by a blocking finding, a fix is required before it can be published")
+    publish_at = system.round.publish_at
+    if publish_at is not None and publish_at > now:
+        reasons.append(f"publication on {calendar.when(publish_at)}")
+    elif not reasons:
+        published = system.round.published_at is not None or publish_at is not None
+        reasons.append("not published with its round" if published else "not published yet")
+    return "; ".join(reasons)
 
 
 def systems():

@@ -8,8 +8,11 @@ organisation's records carry marker words (a system's name, a bundle's name, a f
 the objection's comment) that appear on whatever page shows them; a cell fails when its body holds
 a marker the role may not see at that moment, when an address of something it may not see answers
 other than 404 (anonymous: or the login page, 401, 403), when an API list counts more than the role
-may see, or on any 5xx. A few cells must show (the anonymous view after publication, a member's own
-submission), so that a portal answering 404 to everything does not pass.
+may see, or on any 5xx. Cells must show as well: a row marked `shows` answers 200 to every role that
+may see the record its address names (a member their organisation's unpublished result and system
+pages, a peer during review, the reviewer, staff), its bare page naming the record's system; and a
+few more (the anonymous view after publication, a member's own submission), so that a portal
+answering 404 to everything does not pass.
 
 A URL of portal/urls.py without a row in ROWS fails test_every_url_has_a_row: a new page or endpoint
 says here who may see it before it lands.
@@ -64,7 +67,8 @@ def may_see(role: str, owner: str, phase: str) -> bool:
 # kind: whose records the URL's parameters name ("result", "system", "submission", "objection",
 # "round"), filled for each owner; None: a URL without parameters. query: query strings to ask as
 # well as the bare URL. counts: an API list whose "count" may not pass what the role may see of that
-# kind. skip: why the URL is not asked (a form's POST target). roles: who asks (all, unless said).
+# kind. shows: every role that may see the record answers 200, the bare URL with the record's system
+# name. skip: why the URL is not asked (a form's POST target). roles: who asks (all, unless said).
 
 
 @dataclass
@@ -72,6 +76,7 @@ class Row:
     kind: str | None = None
     query: tuple[str, ...] = ("",)
     counts: str = ""
+    shows: bool = False
     skip: str = ""
     extra: dict = field(default_factory=dict)
     roles: tuple[str, ...] = ROLES
@@ -87,9 +92,11 @@ ROWS = {
         query=("", "?format=csv", "?format=json", "?partial=1", "?division=closed&sort=bert"),
     ),
     "leaderboard:compare": Row(kind="round", query=("?s=Acme/a-sys&s=Globex/b-sys",)),
-    "leaderboard:system": Row(kind="system"),
-    "leaderboard:result": Row(kind="result", query=("", "?format=csv", "?format=json")),
+    # A system's and a result's pages show an unpublished one to whoever may see its submission.
+    "leaderboard:system": Row(kind="system", shows=True),
+    "leaderboard:result": Row(kind="result", query=("", "?format=csv", "?format=json"), shows=True),
     "leaderboard:public-id": Row(kind="result"),
+    # The bundles are not stored: a log the role may read answers 404 saying so (tests/test_visibility.py).
     "leaderboard:run-log": Row(kind="result", query=("", "?line=3", "?format=raw")),
     # submissions
     "submissions:list": Row(),
@@ -121,9 +128,9 @@ ROWS = {
     "v1:round-list": Row(),
     "v1:round-detail": Row(kind="round"),
     "v1:system-list": Row(counts="system", query=("", "?round=training-live")),
-    "v1:system-detail": Row(kind="system"),
+    "v1:system-detail": Row(kind="system", shows=True),
     "v1:result-list": Row(counts="result", query=("", "?round=training-live", "?format=csv")),
-    "v1:result-detail": Row(kind="result"),
+    "v1:result-detail": Row(kind="result", shows=True),  # by uid before publication
     "v1:result-runs": Row(kind="result"),
     "v1:price-list": Row(),
     "v1:price-detail": Row(skip="price lines are public catalogue data, no round's results"),
@@ -370,8 +377,8 @@ def _value(param: str, kind: str, obj, world: World) -> str:
         return system.key
     if param == "benchmark_key":
         return BENCHMARK
-    if param == "public_id":
-        return obj.public_id or "5.1-9999"
+    if param == "public_id":  # the API finds a result by uid before it has a public id
+        return obj.public_id or str(obj.uid)
     if param in ("uid", "submission_uid"):
         return str(obj.uid)
     if param == "index":
@@ -444,6 +451,21 @@ def _check(response, path, role, owner, phase, row, world) -> list[str]:
     signed_in = header[1] if header else None
     if signed_in is not None and signed_in != role:
         problems.append(f"{cell}: the site header is {signed_in}'s")
+    if row.shows and owner is not None and may_see(role, owner, phase):
+        name = MARKERS[owner][0]
+        if response.status_code != 200:
+            problems.append(f"{cell}: answers {response.status_code}, not 200, for {owner}'s")
+        elif "?" not in path and name not in body:
+            problems.append(f"{cell}: does not name {owner}'s system {name}")
+        # Shown before it is public: the page says so, and no cache keeps it for another viewer.
+        hidden = phase != "published" or owner == "w"
+        if "text/html" in response.headers.get("Content-Type", "") and hidden != (
+            "<strong>Not public</strong>" in body
+        ):
+            problems.append(f"{cell}: {'lacks' if hidden else 'shows'} the not-public notice")
+        cache_control = response.headers.get("Cache-Control", "")
+        if path.startswith("/r/") and hidden != ("no-store" in cache_control):
+            problems.append(f"{cell}: Cache-Control {cache_control!r}")
     if owner is not None and not may_see(role, owner, phase):
         refused = {404} | ({401, 403} if role == "anonymous" else set())
         login = response.status_code == 302 and "/login/" in response.headers.get("Location", "")

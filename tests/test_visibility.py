@@ -88,8 +88,12 @@ def test_unpublished_results_of_a_live_round_stay_off_the_public_pages(client, l
         else:
             client.force_login(who)
         page = client.get("/r/training-v5.1/").content.decode()
-        assert "alpha" not in page
-        assert client.get("/r/training-v5.1/Acme/alpha/").status_code == 404
+        assert "alpha" not in page  # the round's table: the public's, for everyone
+        system_page = client.get("/r/training-v5.1/Acme/alpha/")
+        if who == orgs["member_b"]:  # Globex reviews its peer's system, told it is not public
+            assert system_page.status_code == 200 and "Not public" in system_page.content.decode()
+        else:
+            assert system_page.status_code == 404
     # Inside, peer review goes on: Acme's member reads both submissions of the round.
     assert (
         Submission.objects.filter(public.viewer(orgs["member_a"]).submission_filter()).count() == 2
@@ -136,6 +140,65 @@ def test_a_members_unpublished_run_log_is_theirs_to_read_only(client, live, orgs
         reached = response.context is not None and "run" in response.context
         assert reached == sees and (not sees or response.context["run"].pk == run.pk), who
         assert sees or response.status_code == 404
+        if sees:  # the result page's notice, and for this viewer only
+            assert "<strong>Not public</strong>" in response.content.decode()
+            assert _never_cached(response), who
     client.logout()
     response = client.get(url)
     assert response.status_code == 404 and "run" not in (response.context or {})
+
+
+RESULT = "/r/training-v5.1/Acme/alpha/retinanet/"
+
+
+def _never_cached(response) -> bool:
+    cache_control = response.get("Cache-Control", "")
+    return (
+        "private" in cache_control
+        and "no-store" in cache_control
+        and not response.has_header("ETag")
+    )
+
+
+def test_a_members_unpublished_result_says_it_is_not_public_and_is_never_cached(
+    client, live, orgs, django_capture_on_commit_callbacks
+):
+    from leaderboard import calendar
+    from submissions.pipeline import publish_round
+
+    round_, acme = live
+    set_phase(round_, "open")
+    client.force_login(orgs["member_a"])
+    for path in (RESULT, RESULT + "?format=csv", "/r/training-v5.1/Acme/alpha/"):
+        response = client.get(path)
+        assert response.status_code == 200 and _never_cached(response), path
+    page = client.get(RESULT).content.decode()
+    when = calendar.when(round_.publish_at)
+    assert f"<strong>Not public</strong>: publication on {when}." in page
+    assert f'href="/submissions/{acme.uid}/"' in page  # its report, which this member may read
+    system_page = client.get("/r/training-v5.1/Acme/alpha/").content.decode()
+    assert f"not public: publication on {when}" in system_page
+    round_page = client.get("/r/training-v5.1/").content.decode()
+    assert RESULT not in round_page  # the public's table: it does not link the result
+
+    # Why it is not public follows the result: withdrawn, held by a blocking finding.
+    result = Result.objects.get(system__submission=acme)
+    Result.objects.filter(pk=result.pk).update(withdrawn=True)
+    assert "<strong>Not public</strong>: withdrawn" in client.get(RESULT).content.decode()
+    Result.objects.filter(pk=result.pk).update(withdrawn=False, error_count=1)
+    assert "Not public</strong>: held by a blocking finding" in client.get(RESULT).content.decode()
+    Result.objects.filter(pk=result.pk).update(error_count=0)
+
+    # Before publication no one else reaches it; after, everyone does, with no notice.
+    client.logout()
+    assert client.get(RESULT).status_code == 404
+    for who in ("member_b", "outsider"):
+        client.force_login(orgs[who])
+        assert client.get(RESULT).status_code == 404, who
+    with django_capture_on_commit_callbacks(execute=True):
+        publish_round(round_)
+    for who in ("outsider", "member_a"):
+        client.force_login(orgs[who])
+        response = client.get(RESULT)
+        assert response.status_code == 200 and "Not public" not in response.content.decode()
+        assert "no-store" not in response.get("Cache-Control", ""), who

@@ -1,53 +1,99 @@
-"""A system's page and a result's page (with its runs, curves, findings and runs export)."""
+"""A system's page and a result's page (with its runs, curves, findings and runs export).
+
+Public results for everyone; before publication also to those who may see their submission
+(leaderboard.public: its organisation, the round's reviewers, staff, and in review the round's other
+submitters), with a notice that says why the result is not public yet."""
 
 import json
 
 from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
 
 from .. import charts, findings_words, panels, public, quality
 from ..exports import FORMATS, runs_frame
-from ..models import CloudPrice, Result, System
+from ..models import CloudPrice
 from ..prices import cloud_scale
 from .common import download, json_script
 
+# Several submissions of one system may be visible to a viewer at one address (a fix uploaded in review, a
+# later bundle): the page shows the published one, else the latest.
+NEWEST_FIRST = ("-published", "-system__submission__created_at", "-pk")
 
-def _public_system(round_key, submitter, system_key):
-    return get_object_or_404(
-        System.objects.select_related("round", "submitter"),
-        round__key=round_key,
-        submitter__name=submitter,
-        key=system_key,
-        published=True,
+
+def visible_results(request, round_key, submitter, system_key):
+    """The results at a system's address that the request's user may see (leaderboard.public), each
+    marked `is_public`, with what their pages show joined in."""
+    return (
+        public.with_public_flag(public.results_for(public.viewer(request.user)))
+        .select_related("system__round", "system__submitter", "system__submission", "benchmark")
+        .filter(
+            system__round__key=round_key,
+            system__submitter__name=submitter,
+            system__key=system_key,
+        )
     )
+
+
+def result_at(request, round_key, submitter, system_key, benchmark_key):
+    """The result at this address that the user may see, or 404 as if there were none."""
+    result = (
+        visible_results(request, round_key, submitter, system_key)
+        .filter(benchmark__key=benchmark_key)
+        .order_by(*NEWEST_FIRST)
+        .first()
+    )
+    if result is None:
+        raise Http404("No result you may see at this address.")
+    return _note(result)
+
+
+def _note(result):
+    """Set result.not_public: '' for a public result, else why it is not (the page's notice says it)."""
+    result.not_public = "" if result.is_public else public.why_not_public(result)
+    return result
+
+
+def never_cached_if(hidden: bool, response):
+    """A page that shows a result the public may not see yet is for its viewer only: no shared or
+    browser cache may keep it (the site header already makes every page per user; this tells caches)."""
+    if hidden:
+        add_never_cache_headers(response)
+    return response
 
 
 @require_safe
 def system_page(request, round_key, submitter, system_key):
-    system = _public_system(round_key, submitter, system_key)
-    results = list(
-        public.results()
-        .filter(system=system)
-        .select_related("benchmark")
-        .order_by("benchmark__position")
-    )
-    if not results:
-        raise Http404("No published results for this system.")
+    visible = visible_results(request, round_key, submitter, system_key)
+    first = visible.order_by("-system__published", *NEWEST_FIRST).first()
+    if first is None:
+        raise Http404("No result you may see for this system.")
+    system = first.system
+    results = list(visible.filter(system=system).order_by("benchmark__position"))
     prices = list(CloudPrice.objects.filter(round=system.round))
     scale = cloud_scale(prices, system.submitter.name, system.key, system.name)
     for result in results:
         result.findings_note = public.findings_note(
             result.error_count, result.warning_count, result.advisory
         )
+        _note(result)
+    # The page's notice: the system is public when one of its results is; else why not, when its results
+    # agree on that.
+    reasons = {r.not_public for r in results if r.not_public}
+    not_public = ""
+    if not any(r.is_public for r in results):
+        only = next(iter(reasons)) if len(reasons) == 1 else ""
+        not_public = only or "none of its results is public yet, each says why"
     description = system.description if isinstance(system.description, dict) else {}
-    return render(
+    response = render(
         request,
         "leaderboard/system.html",
         {
             "system": system,
             "results": results,
+            "not_public": not_public,
             "scale": scale,
             "scale_lines": [("This system", scale.price), ("Reference", scale.reference)]
             if scale and scale.value is not None
@@ -56,23 +102,12 @@ def system_page(request, round_key, submitter, system_key):
             "is_cloud": system.category == "cloud",
         },
     )
+    return never_cached_if(bool(reasons), response)
 
 
 @require_safe
 def result_page(request, round_key, submitter, system_key, benchmark_key):
-    try:
-        result = (
-            public.results()
-            .select_related("system__round", "system__submitter", "benchmark")
-            .get(
-                system__round__key=round_key,
-                system__submitter__name=submitter,
-                system__key=system_key,
-                benchmark__key=benchmark_key,
-            )
-        )
-    except Result.DoesNotExist:
-        raise Http404("No published result at this address.") from None
+    result = result_at(request, round_key, submitter, system_key, benchmark_key)
     runs = list(result.runs.all())
     fmt = request.GET.get("format")
     if fmt is not None:
@@ -81,7 +116,8 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
                 f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain"
             )
         name = f"{round_key}-{submitter}-{system_key}-{benchmark_key}-runs"
-        return download(FORMATS[fmt].render(runs_frame(result, runs)), FORMATS[fmt], name)
+        body = FORMATS[fmt].render(runs_frame(result, runs))
+        return never_cached_if(bool(result.not_public), download(body, FORMATS[fmt], name))
     bench = result.benchmark
     x_label = next((r.eval_x for r in runs if r.eval_x), "") or "epoch"
     system = result.system
@@ -100,11 +136,12 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
         url = log_of.get(file)
         if url:
             f["log_url"] = url + (f"?line={f['line']}#L{f['line']}" if f.get("line") else "")
-    return render(
+    response = render(
         request,
         "leaderboard/result.html",
         {
             "result": result,
+            "not_public": result.not_public,
             "system": system,
             "runs": runs,
             "quality_target": quality.target_text(
@@ -123,6 +160,7 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             ),
         },
     )
+    return never_cached_if(bool(result.not_public), response)
 
 
 @require_safe

@@ -1,7 +1,7 @@
 """A run's log in the browser: a page of numbered lines, MLPerf records picked out, the lines that
 findings name marked, a permalink per line (?line=N#LN opens the page that holds line N).
 
-A log is public exactly when its result is (leaderboard.public); its bytes come from the stored
+A log is shown exactly to whoever sees its result page (leaderboard.public); its bytes come from the stored
 bundle through leaderboard.panels, which the submissions app fills.
 """
 
@@ -9,7 +9,8 @@ from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from .. import findings_words, logview, panels, public
+from .. import findings_words, logview, panels
+from .details import never_cached_if, result_at
 
 
 def _number(value, default: int = 1) -> int:
@@ -21,30 +22,12 @@ def _number(value, default: int = 1) -> int:
 
 @require_safe
 def run_log(request, round_key, submitter, system_key, benchmark_key, index):
-    # Published logs for everyone; a member's organisation's, a reviewer's round's and, in review, the
-    # round's peers' too (leaderboard.public). Several submissions of one system may be visible to them: the
-    # published one, else the latest.
-    run = (
-        public.runs_for(public.viewer(request.user))
-        .select_related(
-            "result__system__round",
-            "result__system__submitter",
-            "result__system__submission",
-            "result__benchmark",
-        )
-        .filter(
-            result__system__round__key=round_key,
-            result__system__submitter__name=submitter,
-            result__system__key=system_key,
-            result__benchmark__key=benchmark_key,
-            index=index,
-        )
-        .order_by("-result__published", "-result__system__submission__created_at", "-pk")
-        .first()
-    )
+    # Published logs for everyone; before publication, to those who may see the result (leaderboard.public),
+    # with the result page's notice.
+    result = result_at(request, round_key, submitter, system_key, benchmark_key)
+    run = result.runs.filter(index=index).first()
     if run is None:
         raise Http404("No run log you may read at this address.")
-    result = run.result
     system = result.system
     findings = [
         f
@@ -66,10 +49,11 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
                 by_line.setdefault(f["line"], []).append(f)
         for item in page.lines:
             item.marks = by_line.get(item.number, [])
-    return render(
+    response = render(
         request,
         "leaderboard/log.html",
         {
+            "not_public": result.not_public,
             "run": run,
             "result": result,
             "system": system,
@@ -80,3 +64,4 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
         },
         status=200 if page else 404,
     )
+    return never_cached_if(bool(result.not_public), response)
