@@ -180,6 +180,8 @@ def test_a_members_unpublished_result_says_it_is_not_public_and_is_never_cached(
     assert f"not public: publication on {when}" in system_page
     round_page = client.get("/r/training-v5.1/").content.decode()
     assert RESULT not in round_page  # the public's table: it does not link the result
+    submission_page = client.get(f"/submissions/{acme.uid}/").content.decode()
+    assert f'href="{RESULT}"' in submission_page  # its submission's page does
 
     # Why it is not public follows the result: withdrawn, held by a blocking finding.
     result = Result.objects.get(system__submission=acme)
