@@ -10,7 +10,8 @@ give:
 A repeated page is answered from there before DRF's machinery runs, so it costs what the cached round
 page costs: a cache read, whatever its size. Throttling guards the work, so it counts
 the answers that are built, not those served from the cache. Requests with credentials, who may see
-their organisation's unpublished rows, and the browsable API are answered fresh each time.
+their organisation's unpublished rows, and the browsable API are answered fresh each time, the former
+marked `Cache-Control: private`.
 """
 
 import gzip
@@ -19,7 +20,7 @@ import hashlib
 from django.conf import settings
 from django.http import HttpResponse
 from django.utils import timezone
-from django.utils.cache import get_conditional_response, patch_vary_headers
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 
 from . import cache
@@ -88,7 +89,11 @@ class PublishedCache:
             stored = cache.cache().get(f"lb:api:{state.key}")
             if stored is not None:
                 return state.headers(_gzipped(request, *stored))
-        return super().dispatch(request, *args, **kwargs)
+        response = super().dispatch(request, *args, **kwargs)
+        if not without_credentials(request):
+            # Built for one user, who may see unpublished rows: no shared cache keeps it for another.
+            patch_cache_control(response, private=True)
+        return response
 
     def list(self, request, *args, **kwargs):
         return self._answer(request, super().list(request, *args, **kwargs))

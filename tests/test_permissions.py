@@ -466,6 +466,8 @@ def _check(response, path, role, owner, phase, row, world) -> list[str]:
         cache_control = response.headers.get("Cache-Control", "")
         if path.startswith("/r/") and hidden != ("no-store" in cache_control):
             problems.append(f"{cell}: Cache-Control {cache_control!r}")
+        if path.startswith("/api/") and hidden and "private" not in cache_control:
+            problems.append(f"{cell}: Cache-Control {cache_control!r}, not private")
     if owner is not None and not may_see(role, owner, phase):
         refused = {404} | ({401, 403} if role == "anonymous" else set())
         login = response.status_code == 302 and "/login/" in response.headers.get("Location", "")
