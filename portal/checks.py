@@ -1,8 +1,8 @@
 """System checks (`manage.py check`; also run by runserver and migrate) for what a deployment can get wrong.
 
-Each has an id and a hint, as Django's own: the C scanner not built, the embedded database or broker on a
-site with DEBUG off, a MEDIA_ROOT the portal cannot write, mlperf-logging at another version than pinned, a
-reference-check job limit shorter than the agents' own.
+Each has an id and a hint, as Django's own: the C scanner not built, the embedded database, broker or
+per-process cache on a site with DEBUG off, a MEDIA_ROOT the portal cannot write, mlperf-logging at
+another version than pinned, a reference-check job limit shorter than the agents' own.
 """
 
 import re
@@ -50,6 +50,16 @@ def embedded_services_off_debug(app_configs=None, **kwargs):
                 "cannot take work from it.",
                 hint="Set CELERY_BROKER_URL to Redis, e.g. redis://:<password>@redis:6379/0.",
                 id="portal.W003",
+            )
+        )
+    if not settings.CACHE_URL:
+        problems.append(
+            Warning(
+                "DEBUG is off but CACHE_URL is not set: each web process counts the API's throttling by itself "
+                "(a client gets its rate once per process), and learns of a publication made in another "
+                "process up to a second late.",
+                hint="Set CACHE_URL to Redis, e.g. redis://:<password>@redis:6379/1.",
+                id="portal.W006",
             )
         )
     return problems

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -298,9 +299,30 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
 
+# The cache: rendered round pages, exports and API answers (leaderboard/cache.py), and the API's throttle
+# counts. Unset, each process keeps its own in memory, which is all one process needs (`make run`). A site
+# with several web processes sets CACHE_URL=redis://...: one cache for every web process and worker, so a
+# client's requests are counted together.
+CACHE_URL = env.str("CACHE_URL", default="")
+
+
+def _cache(url: str) -> dict:
+    if not url:
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    scheme = url.partition("://")[0]
+    if scheme in ("redis", "rediss"):
+        return {"BACKEND": "portal.cache.RedisCache", "LOCATION": url}
+    raise ImproperlyConfigured(
+        f"CACHE_URL: a {scheme or 'plain'}:// address is not a cache this portal takes; "
+        "use redis://[:password@]host:port/db (or rediss://), or leave it unset."
+    )
+
+
+CACHES = {"default": _cache(CACHE_URL)}
+
 # The REST API v1 (portal/api.py): JSON, CSV (?format=csv) and the browsable API; the pages'
-# filters; an OpenAPI schema. Throttling counts requests per client in the cache (per process
-# unless CACHES names a shared one): anonymous clients by address, signed-in ones by user.
+# filters; an OpenAPI schema. Throttling counts requests per client in the cache (in each process
+# unless CACHE_URL names a shared one): anonymous clients by address, signed-in ones by user.
 REST_FRAMEWORK = {
     # API tokens that users make and revoke in the site (accounts/), then the browser's session.
     "DEFAULT_AUTHENTICATION_CLASSES": [

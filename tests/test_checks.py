@@ -7,16 +7,22 @@ def ids(problems):
     return [problem.id for problem in problems]
 
 
-def test_embedded_database_and_broker_are_flagged_only_with_debug_off(settings, monkeypatch):
+def test_embedded_database_broker_and_cache_are_flagged_only_with_debug_off(settings, monkeypatch):
     database = settings.DATABASES["default"]
     monkeypatch.setitem(database, "ENGINE", "django.db.backends.sqlite3")
     settings.CELERY_BROKER_URL = "filesystem://"
+    settings.CACHE_URL = ""
     settings.DEBUG = True
     assert checks.embedded_services_off_debug() == []
     settings.DEBUG = False
-    assert ids(checks.embedded_services_off_debug()) == ["portal.W002", "portal.W003"]
+    assert ids(checks.embedded_services_off_debug()) == [
+        "portal.W002",
+        "portal.W003",
+        "portal.W006",
+    ]
     monkeypatch.setitem(database, "ENGINE", "django.db.backends.postgresql")
     settings.CELERY_BROKER_URL = "redis://:pw@redis:6379/0"
+    settings.CACHE_URL = "redis://:pw@redis:6379/1"
     assert checks.embedded_services_off_debug() == []
 
 

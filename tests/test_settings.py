@@ -15,15 +15,12 @@ PRODUCTION = {  # the README's production settings
     "HTTPS": "1",
     "DATABASE_URL": "postgres://portal:pw@127.0.0.1:5432/portal",
     "CELERY_BROKER_URL": "redis://:pw@127.0.0.1:6379/0",
+    "CACHE_URL": "redis://:pw@127.0.0.1:6379/1",
 }
 
 
 def _run(code: str, tmp_path, **env) -> subprocess.CompletedProcess:
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DEBUG", "SECRET_KEY", "HTTPS", "DATABASE_URL", "CELERY_BROKER_URL")
-    }
+    base = {k: v for k, v in os.environ.items() if k != "DEBUG" and k not in PRODUCTION}
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
@@ -49,6 +46,16 @@ def test_without_a_secret_key_one_is_made_once_and_kept_private(tmp_path):
     assert first == again and len(first) >= 50
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
     assert _settings(tmp_path, SECRET_KEY="given" * 12)[1] == "given" * 12
+
+
+def test_the_cache_is_each_processs_own_unless_cache_url_names_a_redis(tmp_path):
+    code = "import portal.settings as s; print(s.CACHES['default'])"
+    assert "LocMemCache" in _run(code, tmp_path).stdout
+    shared = _run(code, tmp_path, CACHE_URL="redis://:pw@127.0.0.1:6379/1").stdout
+    assert "portal.cache.RedisCache" in shared and "redis://:pw@127.0.0.1:6379/1" in shared
+    wrong = _run(code, tmp_path, CACHE_URL="memcache://:pw@127.0.0.1:11211")
+    assert wrong.returncode != 0 and "CACHE_URL: a memcache:// address" in wrong.stderr
+    assert ":pw@" not in wrong.stderr
 
 
 def test_the_deploy_check_is_clean_with_the_production_settings(tmp_path):
