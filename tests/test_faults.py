@@ -243,6 +243,29 @@ def _answers(url: str) -> bool:
         return False
 
 
+def test_pages_and_the_api_answer_while_the_shared_caches_redis_is_down(
+    rounds, client, settings, private_redis, caplog, monkeypatch
+):
+    from portal import cache
+
+    from . import leaderboard_factories as make
+
+    monkeypatch.setattr(cache, "_warned_at", -cache.WARN_EVERY_S)  # warned by no earlier test
+    settings.CACHES = {
+        "default": {"BACKEND": "portal.cache.RedisCache", "LOCATION": private_redis.url}
+    }
+    v51 = rounds["training-v5.1"]
+    make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10)
+    assert "alpha" in client.get("/r/training-v5.1/").content.decode()
+    private_redis.stop()
+    # Warm (this process's copy), new (built from the database), and the API with its throttling.
+    for path in ("/r/training-v5.1/", "/r/training-v5.1/?sort=b.retinanet", "/api/v1/rounds/"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+    assert client.get("/api/v1/results/?round=training-v5.1").json()["count"] == 1
+    assert "The shared cache (CACHE_URL) does not answer" in caplog.text
+
+
 @pytest.mark.skipif(
     not Path("/proc/self/environ").exists(), reason="finds the processes through /proc (Linux)"
 )
