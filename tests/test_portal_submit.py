@@ -11,18 +11,14 @@ import subprocess
 import sys
 import tarfile
 import threading
-import time
-import urllib.request
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from accounts.models import ApiToken
 from submissions.models import Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from .test_faults import free_port
+from .server import Gunicorn
 from .test_pages import TARGETS, bundle_bytes
 from .worker import ROOT, media, media_root, worker  # noqa: F401
 
@@ -58,48 +54,9 @@ def installed(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def gunicorn(worker, media_root, tmp_path_factory):  # noqa: F811 - the fixture above
-    db = connection.settings_dict
-    port = free_port()
-    env = dict(
-        os.environ,
-        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
-        MEDIA_ROOT=str(media_root),
-        DEBUG="0",
-        SECRET_KEY="test-only",
-        LOG_LEVEL="ERROR",
-    )
-    log = open(tmp_path_factory.mktemp("gunicorn") / "gunicorn.log", "w")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "portal.wsgi:application",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "2",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/api/v1/", timeout=2).read()
-            break
-        except OSError:
-            assert process.poll() is None and time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
-    log.close()
+    served = Gunicorn(tmp_path_factory.mktemp("gunicorn"), media_root)
+    yield served.url
+    served.stop()
 
 
 class DroppingProxy:

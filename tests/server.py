@@ -1,0 +1,117 @@
+"""The portal served by gunicorn (sync worker processes) on loopback, against the test database, as a site
+serves it; its access log names the process that answered each request."""
+
+import http.client
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+from .worker import ROOT
+
+ACCESS = re.compile(r"^<(?P<pid>\d+)> (?P<status>\d{3}) (?P<method>\S+) (?P<path>\S+)$")
+
+
+class Gunicorn:
+    def __init__(self, folder: Path, media_root: Path, workers: int = 2, **env):
+        """`env`: settings of the served portal's own (CACHE_URL, API_THROTTLE_ANON ...)."""
+        db = connection.settings_dict
+        folder.mkdir(parents=True, exist_ok=True)
+        self.access = folder / "access.log"
+        self.access.write_text("")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(folder / "gunicorn.log", "w")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "portal.wsgi:application",
+                "-b",
+                f"127.0.0.1:{self.port}",
+                "-w",
+                str(workers),
+                "--access-logfile",
+                str(self.access),
+                "--access-logformat",
+                "%(p)s %(s)s %(m)s %(U)s",
+            ],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+                "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+                "MEDIA_ROOT": str(media_root),
+                "DEBUG": "0",
+                "SECRET_KEY": settings.SECRET_KEY,  # the sessions the tests make are signed with it
+                "LOG_LEVEL": "ERROR",
+                **env,
+            },
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{self.url}/", timeout=2).read()
+                break
+            except urllib.error.HTTPError:  # an answer all the same: it is up
+                break
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"gunicorn did not start; see {self.log.name}") from None
+                time.sleep(0.2)
+
+    def answered(self) -> list[dict]:
+        """The requests answered so far, oldest first: pid, status, method, path (without the query)."""
+        lines = self.access.read_text().splitlines()
+        return [m.groupdict() for m in map(ACCESS.match, lines) if m]
+
+    def get(self, path: str, headers: dict | None = None) -> http.client.HTTPResponse:
+        """GET `path`; the answer, read whole (`.body`), whatever its status."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request("GET", path, headers=headers or {})
+        response = conn.getresponse()
+        response.body = response.read()
+        conn.close()
+        return response
+
+    def get_on_two_processes(
+        self, path: str, headers: dict | None = None
+    ) -> list[http.client.HTTPResponse]:
+        """GET `path` twice, answered by two different worker processes: the first request is sent
+        half (a process takes it and waits for the rest) while the second is sent whole, so another
+        process answers that one; then the first is finished. Answers in the order they were sent."""
+        held = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        held.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode())
+        second = self.get(path, headers)
+        rest = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
+        held.sendall(f"{rest}Connection: close\r\n\r\n".encode())
+        first = http.client.HTTPResponse(held)
+        first.begin()
+        first.body = first.read()
+        held.close()
+        return [first, second]
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.log.close()
