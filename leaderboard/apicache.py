@@ -86,7 +86,7 @@ class PublishedCache:
             )
             if not_modified is not None:
                 return state.headers(not_modified)
-            stored = cache.cache().get(f"lb:api:{state.key}")
+            stored = cache.get(f"lb:api:{state.key}")
             if stored is not None:
                 return state.headers(_gzipped(request, *stored))
         response = super().dispatch(request, *args, **kwargs)
@@ -120,7 +120,7 @@ class PublishedCache:
             gzip.compress(response.content, compresslevel=6, mtime=0),
             {h: response[h] for h in KEPT_HEADERS if h in response},
         )
-        cache.cache().set(f"lb:api:{state.key}", stored, cache.TIMEOUT)
+        cache.put(f"lb:api:{state.key}", stored)
         return state.headers(_gzipped(request, *stored))
 
 

@@ -5,6 +5,14 @@ every cached table, fragment and export of that round is stale at once, in every
 (the token lives in the database, the cache may be per process). Published data changes
 only on publication, so the write side calls `invalidate_round(round_key)` from its
 publish step; editing a price in the admin calls it too.
+
+With a cache shared by every process (CACHE_URL), a page is rendered once for all of them, and
+each process keeps a copy of what it serves in its own memory: a key names its content, so a
+copy never goes stale. Each request then costs one small read of the shared cache, the round's
+generation (current_round), which a change of the round replaces.
+
+What is cached is public data only (leaderboard.public, the same for every viewer), so the
+keys need no viewer; answers that depend on who asks (the API with credentials) are not cached.
 """
 
 import hashlib
@@ -13,6 +21,9 @@ import time
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.locmem import LocMemCache
+from django.db import transaction
 from django.utils import timezone
 
 from .models import Round, new_cache_token
@@ -20,31 +31,48 @@ from .models import Round, new_cache_token
 # A safety net: even without an invalidation a cached page lives at most this long.
 TIMEOUT = getattr(settings, "LEADERBOARD_CACHE_SECONDS", 3600)
 # How long a process trusts the round (and its token) it read last: a warm round page then needs
-# no database query. A publication from another process shows within this time; in the process
-# that published, at once (invalidate_round forgets it).
+# no database query. With a shared cache (CACHE_URL) the copy is also checked against the round's
+# generation there at each request, so a change in any process shows at the next request. With
+# each process's own cache, a publication in another process shows within this time; in the
+# process that published, at once.
 ROUND_MEMO_SECONDS = getattr(settings, "LEADERBOARD_ROUND_MEMO_SECONDS", 1.0)
-_memo: dict[str, tuple[float, Round]] = {}
+_memo: dict[str, tuple[float, Round, str | None]] = {}
 _memo_lock = threading.Lock()
+# With a shared cache, this process's copies of what it read there.
+_near = LocMemCache("leaderboard-near", {"TIMEOUT": TIMEOUT, "OPTIONS": {"MAX_ENTRIES": 300}})
+
+
+def cache():
+    return caches[getattr(settings, "LEADERBOARD_CACHE", "default")]
+
+
+def shared(c=None) -> bool:
+    """Whether the cache is one for every process (Redis), not this process's own memory."""
+    return not isinstance(c or cache(), (LocMemCache, DummyCache))
+
+
+def _generation_key(round_key: str) -> str:
+    return f"lb:round:{round_key}"
 
 
 def current_round(round_key: str) -> Round | None:
-    """The round with its current cache token, read at most once per ROUND_MEMO_SECONDS in this
-    process (a warm round page then costs no query)."""
+    """The round with its current cache token, read from the database at most once per
+    ROUND_MEMO_SECONDS in this process, and again whenever the shared cache says it changed
+    (a warm round page then costs no query)."""
+    c = cache()
+    # Read before the database, so that a change made after this read is seen at the next request.
+    generation = c.get(_generation_key(round_key)) if shared(c) else None
     now = time.monotonic()
     hit = _memo.get(round_key)
-    if hit is not None and now - hit[0] < ROUND_MEMO_SECONDS:
+    if hit is not None and now - hit[0] < ROUND_MEMO_SECONDS and hit[2] == generation:
         return hit[1]
     round_ = Round.objects.filter(key=round_key).first()
     with _memo_lock:
         if round_ is None:
             _memo.pop(round_key, None)
         else:
-            _memo[round_key] = (now, round_)
+            _memo[round_key] = (now, round_, generation)
     return round_
-
-
-def cache():
-    return caches[getattr(settings, "LEADERBOARD_CACHE", "default")]
 
 
 def invalidate_round(round_key: str) -> None:
@@ -56,9 +84,14 @@ def invalidate_round(round_key: str) -> None:
 
 
 def forget_round(round_key: str) -> None:
-    """Read the round from the database at its next page (it changed in this process)."""
+    """Read the round from the database at its next page, in this process and, with a shared
+    cache, in every process (it changed)."""
     with _memo_lock:
         _memo.pop(round_key, None)
+    c = cache()
+    if shared(c):
+        # Once the change is committed: another process reading the round sooner would keep the old row.
+        transaction.on_commit(lambda: c.set(_generation_key(round_key), new_cache_token(), None))
 
 
 def key(round_: Round, kind: str, *parts: str) -> str:
@@ -73,10 +106,29 @@ def catalogue_key(kind: str, tokens: list[str], *parts: str) -> str:
     return f"lb:{kind}:{digest}"
 
 
-def get_or_set(cache_key: str, compute):
+def get(cache_key: str):
+    """What is kept under `cache_key`, or None: from this process's copy first, with a shared cache."""
     c = cache()
-    value = c.get(cache_key)
+    if not shared(c):
+        return c.get(cache_key)
+    value = _near.get(cache_key)
+    if value is None:
+        value = c.get(cache_key)
+        if value is not None:
+            _near.set(cache_key, value, TIMEOUT)
+    return value
+
+
+def put(cache_key: str, value) -> None:
+    c = cache()
+    c.set(cache_key, value, TIMEOUT)
+    if shared(c):
+        _near.set(cache_key, value, TIMEOUT)
+
+
+def get_or_set(cache_key: str, compute):
+    value = get(cache_key)
     if value is None:
         value = compute()
-        c.set(cache_key, value, TIMEOUT)
+        put(cache_key, value)
     return value

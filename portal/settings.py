@@ -302,7 +302,7 @@ LOGGING = {
 # The cache: rendered round pages, exports and API answers (leaderboard/cache.py), and the API's throttle
 # counts. Unset, each process keeps its own in memory, which is all one process needs (`make run`). A site
 # with several web processes sets CACHE_URL=redis://...: one cache for every web process and worker, so a
-# client's requests are counted together.
+# client's requests are counted together and a publication in one process shows at once in all.
 CACHE_URL = env.str("CACHE_URL", default="")
 
 

@@ -1,10 +1,20 @@
 """The cache shared by every process (CACHE_URL=redis://...), through HTTP against gunicorn with two worker
-processes: a client's API requests are counted together."""
+processes: a client's API requests are counted together, a publication made in another process shows at
+the very next request, and nothing reaches anonymous readers early through the cache."""
 
+import gzip
 import os
+from datetime import timedelta
 
 import pytest
+from django.test import Client
+from django.utils import timezone
 
+from leaderboard.cache import forget_round, invalidate_round
+from leaderboard.models import Result, System
+from submissions.pipeline import publish_round
+
+from .live_round import checked_submission, set_phase
 from .server import Gunicorn
 from .worker import media, media_root, require_services  # noqa: F401
 
@@ -56,11 +66,19 @@ def shared(server, settings):
 
     redis.Redis.from_url(server.cache_url).flushdb()
     settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": server.cache_url,
-        }
+        "default": {"BACKEND": "portal.cache.RedisCache", "LOCATION": server.cache_url}
     }
+
+
+@pytest.fixture
+def live(shared, rounds, orgs):
+    """training-v5.1 in review, with a checked submission of Acme (system alpha) and of Globex (beta)."""
+    round_ = set_phase(rounds["training-v5.1"], "review")
+    checked_submission(round_, orgs["a"], "Acme", "alpha")
+    checked_submission(round_, orgs["b"], "Globex", "beta")
+    # The server's processes may still trust a round of that key from an earlier test.
+    forget_round(round_.key)
+    return round_
 
 
 def test_a_clients_api_requests_are_counted_together_by_every_process(server):
@@ -74,3 +92,66 @@ def test_a_clients_api_requests_are_counted_together_by_every_process(server):
     assert int(refused.headers["Retry-After"]) > 0
     answered = [a for a in server.answered() if a["path"] == "/api/v1/rounds/"]
     assert len({a["pid"] for a in answered if a["status"] == "200"}) == 2
+
+
+def shows(response, *names: str) -> list[bool]:
+    body = response.body
+    if response.headers.get("Content-Encoding") == "gzip":
+        body = gzip.decompress(body)
+    return [name.encode() in body for name in names]
+
+
+def test_a_publication_in_another_process_shows_at_the_next_request_of_each(server, live):
+    page, api = f"/r/{live.key}/", f"/api/v1/results/?round={live.key}"
+    # Each process has read the round and keeps the anonymous page and answer of before publication.
+    for response in server.get_on_two_processes(page):
+        assert response.status == 200 and shows(response, "alpha", "beta") == [False, False]
+    for response in server.get_on_two_processes(api):
+        assert response.status == 200 and b'"count":0' in response.body
+
+    assert publish_round(live, now=timezone.now()) == 2  # in this process, committed
+
+    pages = server.get_on_two_processes(page)
+    answers = server.get_on_two_processes(api)
+    assert [shows(r, "alpha", "beta") for r in pages] == [[True, True]] * 2
+    assert [r.body.count(b'"public_id":"5.1-') for r in answers] == [2, 2]
+    processes = [a["pid"] for a in server.answered() if a["path"] == page]
+    assert len(set(processes[-2:])) == 2  # the last two answers came from both processes
+
+
+def test_nothing_reaches_anonymous_readers_through_the_cache_before_the_minute(server, live, orgs):
+    """The results and systems are marked published but the round's minute is an hour away (the
+    embargo is read from the database's clock). Staff, who see them, ask every cached view of the
+    round in both processes first; anonymous readers then get none of them, until the minute."""
+    Result.objects.filter(system__round=live).update(published=True)
+    System.objects.filter(round=live).update(published=True)
+    live.publish_at = timezone.now() + timedelta(hours=1)
+    live.save(update_fields=["publish_at"])
+    client = Client()
+    client.force_login(orgs["staff"])
+    staff = {"Cookie": f"sessionid={client.cookies['sessionid'].value}"}
+    api = f"/api/v1/results/?round={live.key}"
+    views = [
+        f"/r/{live.key}/",
+        f"/r/{live.key}/?partial=1",
+        f"/r/{live.key}/?format=csv",
+        f"/r/{live.key}/?format=json",
+        api,
+        "/progress/",
+    ]
+    assert shows(server.get(api, staff), "alpha", "beta") == [True, True]
+    for path in views:
+        assert [r.status for r in server.get_on_two_processes(path, staff)] == [200, 200], path
+        for headers in ({}, {"Accept-Encoding": "gzip"}):
+            for response in server.get_on_two_processes(path, headers):
+                assert response.status == 200, path
+                assert shows(response, "alpha", "beta") == [False, False], path
+
+    # What hid them was the minute: once it has passed (and the round's caches are dropped, as the
+    # publication does), anonymous readers see them.
+    live.publish_at = timezone.now() - timedelta(minutes=1)
+    live.save(update_fields=["publish_at"])
+    invalidate_round(live.key)
+    for path in (f"/r/{live.key}/", api):
+        for response in server.get_on_two_processes(path):
+            assert shows(response, "alpha", "beta") == [True, True], path
