@@ -23,6 +23,9 @@
      days on these machines.
    - the API's v1 results list (a page of 100, filtered by the round), cold and warm, against the
      warm round page in the same run (issue 16: at least its requests/s, a p95 no higher).
+   - with --cache-url (or BENCH_CACHE_URL): the warm round page and v1 list again from a second
+     gunicorn that has CACHE_URL set (a cache shared by its processes), each between two runs of
+     the same URL on the first, which has each process's own cache.
 Targets (issue 4, 2-core machine): warm round page p95 < 50 ms and ≥ 500 req/s; cold render
 of the largest round < 300 ms. Issue 15: the warm round page at least 0.5 of the static file's
 req/s.
@@ -353,6 +356,73 @@ def wrk(url: str, seconds: int, connections: int, unique: bool = False) -> dict:
     return json.loads(line)
 
 
+def serve(env: dict, workers: int, port: int) -> tuple[subprocess.Popen, str]:
+    """gunicorn with `workers` sync processes on loopback, once it answers; its process and base URL."""
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "portal.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            get(f"{base}/")
+            break
+        except OSError:
+            time.sleep(0.2)
+    return server, base
+
+
+def stop(server: subprocess.Popen) -> None:
+    os.killpg(server.pid, 15)
+    server.wait(timeout=20)
+
+
+def shared_cache_rows(args, env: dict, paths: dict, local_base: str) -> list[tuple]:
+    """The warm round page and v1 list served by the same gunicorn with CACHE_URL (a cache shared by its
+    processes, leaderboard/cache.py), each run between two runs of the same URL on the server without
+    it (each process's own cache): the load on a shared machine drifts."""
+    server, base = serve({**env, "CACHE_URL": args.cache_url}, args.workers, free_port())
+    rows = []
+    try:
+        for _ in range(20):  # every process reads the round and copies the pages
+            for path in paths.values():
+                get(base + path)
+        for name, path in paths.items():
+            before = wrk(local_base + path, args.seconds, args.connections)
+            shared = wrk(base + path, args.seconds, args.connections)
+            after = wrk(local_base + path, args.seconds, args.connections)
+            local = {k: statistics.mean((before[k], after[k])) for k in ("p50", "p95", "rps")}
+            for label, w, notes in (
+                (f"{name}, warm, each process's own cache", local, "mean of the runs around"),
+                (
+                    f"{name}, warm, shared cache (CACHE_URL)",
+                    shared,
+                    f"{shared['rps'] / local['rps']:.2f}× the req/s of each process's own",
+                ),
+            ):
+                rows.append(
+                    (label, f"{w['p50']:.1f}", f"{w['p95']:.1f}", f"{w['rps']:.0f}", notes, None)
+                )
+    finally:
+        stop(server)
+    return rows
+
+
 def fetch_gzipped(url: str) -> bytes:
     request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
     with urllib.request.urlopen(request, timeout=60) as response:
@@ -387,6 +457,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=10, help="length of each wrk run")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--cold-samples", type=int, default=20)
+    parser.add_argument(
+        "--cache-url",
+        default=os.environ.get("BENCH_CACHE_URL", ""),
+        help="also serve with this CACHE_URL (e.g. redis://127.0.0.1:6379/13) and measure the warm round "
+        "page and v1 list there against the same without it",
+    )
     args = parser.parse_args()
 
     if not shutil.which("wrk"):
@@ -397,6 +473,7 @@ def main() -> int:
     except Exception as error:  # noqa: BLE001
         print(f"skipped: PostgreSQL at {BENCH_DB} does not answer ({error})")
         return 0
+    os.environ.pop("CACHE_URL", None)  # each process's own cache, except the server of --cache-url
     media = tempfile.mkdtemp(prefix="bench-media-")
     # Collected static files, as a deployment has them; the server inherits STATIC_ROOT.
     static_root = tempfile.mkdtemp(prefix="bench-static-")
@@ -450,33 +527,8 @@ def main() -> int:
         "LOG_LEVEL": "ERROR",
         "API_THROTTLE_ANON": "1000000/second",  # wrk is one client: measure serving, not refusing
     }
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "portal.wsgi:application",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            str(args.workers),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    server, base = serve(env, args.workers, port)
     try:
-        for _ in range(100):
-            try:
-                get(f"{base}/")
-                break
-            except OSError:
-                time.sleep(0.2)
         page = f"{base}/r/{largest.key}/"
         export = f"{page}?format=csv"
         filtered = f"{page}?category=cloud&sort=b.b3"
@@ -601,9 +653,14 @@ def main() -> int:
                 None,
             )
         )
+        if args.cache_url:
+            paths = {
+                "round page": f"/r/{largest.key}/",
+                "v1 results list": api.removeprefix(base),
+            }
+            rows += shared_cache_rows(args, env, paths, base)
     finally:
-        os.killpg(server.pid, 15)
-        server.wait(timeout=20)
+        stop(server)
         shutil.rmtree(media, ignore_errors=True)
         shutil.rmtree(static_root, ignore_errors=True)
 
