@@ -344,6 +344,10 @@ REST_FRAMEWORK = {
         "anon": env.str("API_THROTTLE_ANON", default="120/minute"),
         "user": env.str("API_THROTTLE_USER", default="1200/minute"),
     },
+    # An anonymous client is its address: the connection's, or behind N proxies that append to
+    # X-Forwarded-For, the one the outermost of them saw. DRF's default (None) took the header as the
+    # client sent it: a new X-Forwarded-For on each request was never throttled.
+    "NUM_PROXIES": env.int("API_NUM_PROXIES", default=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Training results portal API",

@@ -90,6 +90,8 @@ def test_a_clients_api_requests_are_counted_together_by_every_process(server):
     assert codes == [200] * RATE
     assert refused.status == 429
     assert int(refused.headers["Retry-After"]) > 0
+    # A client that names another address of its own is still the address it comes from.
+    assert server.get("/api/v1/rounds/", {"X-Forwarded-For": "203.0.113.7"}).status == 429
     answered = [a for a in server.answered() if a["path"] == "/api/v1/rounds/"]
     assert len({a["pid"] for a in answered if a["status"] == "200"}) == 2
 
