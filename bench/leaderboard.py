@@ -36,7 +36,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.serving import free_port, serve, stop  # noqa: E402
+
 BENCH_DB = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal_bench")
 PREFIX = "bench-"
 
@@ -291,12 +292,6 @@ def catalogue_ok(rounds: int, systems: int, benchmarks: int) -> bool:
     )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def get(url: str) -> tuple[float, int, int]:
     """(milliseconds, status, bytes on the wire) of one GET, sent as a browser does (gzip accepted)."""
     started = time.perf_counter()
@@ -354,42 +349,6 @@ def wrk(url: str, seconds: int, connections: int, unique: bool = False) -> dict:
     os.unlink(script.name)
     line = next(line for line in out.splitlines() if line.startswith("{"))
     return json.loads(line)
-
-
-def serve(env: dict, workers: int, port: int) -> tuple[subprocess.Popen, str]:
-    """gunicorn with `workers` sync processes on loopback, once it answers; its process and base URL."""
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "portal.wsgi:application",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            str(workers),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            get(f"{base}/")
-            break
-        except OSError:
-            time.sleep(0.2)
-    return server, base
-
-
-def stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, 15)
-    server.wait(timeout=20)
 
 
 def shared_cache_rows(args, env: dict, paths: dict, local_base: str) -> list[tuple]:

@@ -21,28 +21,22 @@ import argparse
 import io
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "clients" / "portal-submit"))
+from bench.serving import serve, stop  # noqa: E402
+
 BENCH_DB = os.environ.get(
     "BENCH_UPLOAD_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal_upload_bench"
 )
 BLOCK = 16 * 1024 * 1024
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_bundle(path: Path, size: int) -> None:
@@ -175,33 +169,10 @@ def main() -> int:
             f"bundle: {size:,} bytes in {bundle} (written in {time.perf_counter() - started:.1f} s)"
         )
 
-        port = free_port()
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "portal.wsgi:application",
-                "-b",
-                f"127.0.0.1:{port}",
-                "-w",
-                str(args.workers),
-                "--timeout",
-                "300",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            start_new_session=True,
+        server, base = serve(
+            {**os.environ, **env}, args.workers, ready_path="/api/v1/", timeout_s=300
         )
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"{base}/api/v1/", timeout=2).read()
-                break
-            except OSError:
-                time.sleep(0.2)
+        port = base.rpartition(":")[2]
         workers = children(server.pid)
         baseline_rss = {pid: peak_rss_mb(pid) for pid in workers}
 
@@ -270,8 +241,7 @@ def main() -> int:
         return 0 if ratio >= 0.5 and peak < 150 else 1
     finally:
         if server is not None:
-            os.killpg(server.pid, 15)
-            server.wait(timeout=30)
+            stop(server)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -1,0 +1,60 @@
+"""The portal under gunicorn on loopback, for the benchmarks that load it over HTTP."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(
+    env: dict, workers: int, port: int | None = None, *, ready_path: str = "/", timeout_s: int = 30
+) -> tuple[subprocess.Popen, str]:
+    """gunicorn with `workers` sync processes on loopback, once `ready_path` answers; its process (the
+    leader of its own process group) and base URL. `timeout_s`: gunicorn's limit on one request."""
+    port = port or free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "portal.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(workers),
+            "--timeout",
+            str(timeout_s),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(150):
+        try:
+            with urllib.request.urlopen(base + ready_path, timeout=5) as response:
+                response.read()
+            break
+        except OSError:
+            time.sleep(0.2)
+    return server, base
+
+
+def stop(server: subprocess.Popen) -> None:
+    os.killpg(server.pid, 15)
+    server.wait(timeout=30)
