@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from submissions.models import Submission
 
 from .test_pages import bundle_bytes
-from .worker import ROOT, Worker, require_services
+from .worker import QUICK_RECOVERY, ROOT, Worker, require_services
 
 
 def free_port() -> int:
@@ -101,7 +101,9 @@ def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_min
     media = tmp_path / "media"
     media.mkdir()
     settings.MEDIA_ROOT = media
-    worker = Worker(media, concurrency=1, name="faults", beat=True, broker=private_redis.url)
+    worker = Worker(
+        media, concurrency=1, name="faults", beat=True, broker=private_redis.url, env=QUICK_RECOVERY
+    )
     try:
         with celery_client_at(private_redis.url, monkeypatch):
             private_redis.stop()
@@ -161,7 +163,14 @@ def test_a_chunked_upload_while_the_broker_is_down_is_kept_and_checked_once_it_i
     settings.MEDIA_ROOT = media
     auth = {"HTTP_AUTHORIZATION": f"Token {ApiToken.create(users['owner'], 'ci')[1]}"}
     data = bundle_bytes(tmp_path)
-    worker = Worker(media, concurrency=1, name="faults-api", beat=True, broker=private_redis.url)
+    worker = Worker(
+        media,
+        concurrency=1,
+        name="faults-api",
+        beat=True,
+        broker=private_redis.url,
+        env=QUICK_RECOVERY,
+    )
     try:
         with celery_client_at(private_redis.url, monkeypatch):
             private_redis.stop()

@@ -68,6 +68,18 @@ def test_the_deploy_check_is_clean_with_the_production_settings(tmp_path):
     assert plain_http.returncode != 0 and "security.W004" in plain_http.stderr  # the check can fail
 
 
+def test_the_recovery_defaults_keep_the_bounds_the_fault_tests_assert(tmp_path):
+    """The tests of recovery run their workers with short intervals (tests/worker.py QUICK_RECOVERY): the
+    site's own must keep the bounds those tests assert. An upload the broker refused is queued by the first
+    sweep after the broker's return (test_faults: within a minute); a killed worker's batch by the first sweep
+    after its last beat expired (test_workers: finished within three minutes of the kill)."""
+    code = "import portal.settings as s; print(s.LEASE_BEAT_S, s.LEASE_EXPIRY_S, s.SWEEP_EVERY_S)"
+    beat, expiry, every = map(int, _run(code, tmp_path).stdout.split())
+    assert every <= 30  # the other half minute for the worker to reconnect and ingest
+    assert expiry + every <= 120  # the other minute for the rescuer to check what was left
+    assert expiry >= 3 * beat  # a live process misses two beats before its lease looks dead
+
+
 def _error_page(request, **local_variables) -> str:
     try:
         broker = local_variables["broker"]  # noqa: F841 - a local the traceback shows

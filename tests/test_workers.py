@@ -7,7 +7,6 @@ import tarfile
 import time
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
@@ -16,7 +15,7 @@ from submissions.models import Finding, RunCheck, Submission, TaskLease, Validat
 from submissions.tasks import revalidate
 
 from .conftest import shared_tarball
-from .worker import Worker, purge_broker, require_services
+from .worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 
 pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
 
@@ -149,11 +148,14 @@ def test_a_failed_task_closes_its_database_connection_a_successful_one_keeps_it(
 
 
 def test_a_worker_killed_mid_validation_is_replaced_within_minutes_with_every_run_checked_once(
-    services, bundles
+    services, bundles, settings
 ):
-    """With the site's defaults: the killed process's lease stops beating, and the beat's sweeper queues its
-    batch again after LEASE_EXPIRY_S, not after the broker's half-hour visibility timeout."""
-    victim = services("victim")
+    """The killed process's lease stops beating, and the beat's sweeper queues its batch again after
+    LEASE_EXPIRY_S, not after the broker's half-hour visibility timeout. With QUICK_RECOVERY's intervals:
+    tests/test_settings.py checks that the site's defaults recover within the three minutes asserted here."""
+    settings.LEASE_EXPIRY_S = int(QUICK_RECOVERY["LEASE_EXPIRY_S"])
+    settings.SWEEP_EVERY_S = int(QUICK_RECOVERY["SWEEP_EVERY_S"])
+    victim = services("victim", env=QUICK_RECOVERY)
     call_command("ingest", str(bundles["University-of-Florida"]), "--round", "training-v5.1")
     submission = Submission.objects.get()
     deadline = time.monotonic() + 300
@@ -166,7 +168,7 @@ def test_a_worker_killed_mid_validation_is_replaced_within_minutes_with_every_ru
     submission.refresh_from_db()
     assert not submission.is_final, "the kill came too late to test anything"
 
-    services("rescuer", beat=True)
+    services("rescuer", beat=True, env=QUICK_RECOVERY)
     submission = wait_final(submission.pk, timeout=240)
     took = time.monotonic() - killed
     print(f"finished {took:.0f} s after the kill")

@@ -30,6 +30,12 @@ def purge_broker():
     redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
 
 
+# Recovery intervals for the tests that wait for it (a killed worker, a broker back from an outage): with the
+# site's defaults (portal/settings.py) each such test waited half a minute to a minute for the sweeper's
+# clock and a lease's expiry. tests/test_settings.py checks that the defaults keep the bounds they promise.
+QUICK_RECOVERY = {"LEASE_BEAT_S": "2", "LEASE_EXPIRY_S": "10", "SWEEP_EVERY_S": "2"}
+
+
 class Worker:
     """Starts `celery -A portal worker` with the test's database and media folder."""
 
@@ -41,15 +47,18 @@ class Worker:
         *,
         beat: bool = False,
         broker: str | None = None,
+        env: dict[str, str] | None = None,
     ):
-        """`beat`: run the sweeper's clock inside this worker (`-B`), as a site's one beat would."""
-        db = connection.settings_dict
+        """`beat`: run the sweeper's clock inside this worker (`-B`), as a site's one beat would; `env`: more
+        settings for it (QUICK_RECOVERY)."""
+        db, more = connection.settings_dict, env or {}
         env = dict(os.environ)
         env.update(
             DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
             CELERY_BROKER_URL=broker or settings.CELERY_BROKER_URL,
             MEDIA_ROOT=str(media_root),
             CELERY_TASK_ALWAYS_EAGER="0",
+            **more,
         )
         self.log = open(media_root.parent / f"worker-{name}.log", "w")
         clock = ["-B", "-s", str(media_root.parent / f"beat-{name}")] if beat else []
