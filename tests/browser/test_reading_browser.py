@@ -33,9 +33,12 @@ PHONE = (390, 844)
 
 
 @pytest.fixture(autouse=True)
-def catalogue_media(media, settings, shared_catalogue):
-    """The bundles' folder of the shared rounds, not the test's own empty one (tests/conftest.py's media)."""
-    settings.MEDIA_ROOT = shared_catalogue
+def catalogue_media(request, media, settings):
+    """The bundles' folder of the shared rounds, not the test's own empty one (tests/conftest.py's media), for
+    the tests in the browser. Not for the contrast test: pytest-django runs it after every test with a
+    database, and asking for the catalogue there set the package up again (Chromium and the three rounds)."""
+    if "live_server" in request.fixturenames:
+        settings.MEDIA_ROOT = request.getfixturevalue("shared_catalogue")
 
 
 def in_view(d, element) -> bool:
