@@ -14,14 +14,20 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def services_missing() -> str | None:
+    """Why the tests cannot use a real worker here (they run on PostgreSQL with a Redis broker), or None."""
+    if connection.vendor != "postgresql":
+        return f"needs PostgreSQL (running on {connection.vendor}; `make test` uses it when it answers)"
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        return f"needs a Redis broker (CELERY_BROKER_URL is {settings.CELERY_BROKER_URL})"
+    return None
+
+
 def require_services():
     """Skip, saying why, unless the tests run on PostgreSQL with a Redis broker."""
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            f"needs PostgreSQL (running on {connection.vendor}; `make test` uses it when it answers)"
-        )
-    if not settings.CELERY_BROKER_URL.startswith("redis://"):
-        pytest.skip(f"needs a Redis broker (CELERY_BROKER_URL is {settings.CELERY_BROKER_URL})")
+    reason = services_missing()
+    if reason:
+        pytest.skip(reason)
 
 
 def purge_broker():
