@@ -84,6 +84,8 @@ class Worker:
                 "-n",
                 f"{name}@%h",
                 "--loglevel=INFO",
+                "--without-mingle",  # its 1 s wait for neighbours at each start, as the agents' tests
+                "--without-gossip",
                 *clock,
             ],
             cwd=ROOT,
