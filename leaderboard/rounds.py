@@ -92,12 +92,19 @@ def load_round(data: dict) -> Round:
     for name in calendar.FIELDS:
         if name not in edited:  # a date taken out of the file goes from the round too
             defaults[name] = dates.get(name, 0 if name == "grace_minutes" else None)
-    round_, _ = Round.objects.update_or_create(key=data["key"], defaults=defaults)
-    for position, bench in enumerate(data["benchmarks"]):
-        defaults = {k: bench[k] for k in BENCHMARK_FIELDS if k in bench}
-        Benchmark.objects.update_or_create(
-            round=round_, key=bench["key"], defaults={**defaults, "position": position}
+    round_, created = Round.objects.update_or_create(key=data["key"], defaults=defaults)
+    benchmarks = [
+        (bench["key"], {**{k: bench[k] for k in BENCHMARK_FIELDS if k in bench}, "position": i})
+        for i, bench in enumerate(data["benchmarks"])
+    ]
+    # A new round has no benchmarks yet: one INSERT for them all (the tests load the rounds hundreds of times).
+    if created:
+        Benchmark.objects.bulk_create(
+            Benchmark(round=round_, key=key, **fields) for key, fields in benchmarks
         )
+    else:
+        for key, fields in benchmarks:
+            Benchmark.objects.update_or_create(round=round_, key=key, defaults=fields)
     return round_
 
 
