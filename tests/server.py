@@ -4,7 +4,6 @@ serves it; its access log names the process that answered each request."""
 import http.client
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-from .worker import ROOT
+from .worker import ROOT, stop_group
 
 ACCESS = re.compile(r"^<(?P<pid>\d+)> (?P<status>\d{3}) (?P<method>\S+) (?P<path>\S+)$")
 
@@ -108,10 +107,5 @@ class Gunicorn:
         return [first, second]
 
     def stop(self):
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+        stop_group(self.process)
         self.log.close()

@@ -18,7 +18,7 @@ from submissions.models import Agent, ReferenceCheck
 from submissions.refchecks import jobs
 
 from . import leaderboard_factories as make
-from .worker import ROOT, media, media_root, require_services, worker  # noqa: F401
+from .worker import ROOT, media, media_root, require_services, stop_group, worker  # noqa: F401
 
 pytestmark = pytest.mark.services
 State, Verdict = ReferenceCheck.State, ReferenceCheck.Verdict
@@ -54,12 +54,7 @@ class AgentProcess:
             self.process.wait(timeout=20)
 
     def stop(self):
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_group(self.process)
         self.log.close()
 
     def text(self) -> str:

@@ -42,6 +42,18 @@ def purge_broker():
 QUICK_RECOVERY = {"LEASE_BEAT_S": "2", "LEASE_EXPIRY_S": "10", "SWEEP_EVERY_S": "2"}
 
 
+def stop_group(process: subprocess.Popen, timeout: float = 20) -> None:
+    """End a process started in its own session and all it started: SIGTERM, then SIGKILL after
+    `timeout` seconds."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=timeout)
+
+
 class Worker:
     """Starts `celery -A portal worker` with the test's database and media folder."""
 
@@ -110,12 +122,7 @@ class Worker:
             time.sleep(0.1)
 
     def stop(self):
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+        stop_group(self.process)
         self.log.close()
 
 
