@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""The embedded portal in one process tree (`make run`): the web server, a Celery worker and Celery beat.
+"""The embedded portal in one process tree (`make run`): the web server, a Celery worker, Celery beat and
+the worker of beat's own queue ("clock": the sweeper, the publication minute), which user work never delays.
 
 Supervised so that stopping it, however it is stopped, leaves nothing behind:
 - SIGTERM, SIGINT or SIGHUP here stops each child's process group and waits for it;
@@ -37,6 +38,16 @@ def commands(port: str) -> dict[str, list[str]]:
             "worker",
             "-Q",
             "ingest,checks,celery",
+            "--pool=solo",
+            "--loglevel=WARNING",
+        ],
+        "clock": [
+            *celery,
+            "worker",
+            "-Q",
+            "clock",
+            "-n",
+            "clock@%h",
             "--pool=solo",
             "--loglevel=WARNING",
         ],

@@ -241,13 +241,14 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Steps of a whole submission go on "ingest", batches of run checks on "checks". finalize is such a
 # step: on "checks" it waited behind every batch queued after its submission's last one, so a
-# round's submissions all finalized at the very end.
+# round's submissions all finalized at the very end. Beat's own tasks go on "clock", which a worker of
+# its own consumes: on "ingest" the sweeper and the publication minute waited behind a rush's uploads.
 CELERY_TASK_ROUTES = {
+    "submissions.tasks.sweep": {"queue": "clock"},
+    "submissions.tasks.publish_due_rounds": {"queue": "clock"},
+    "submissions.tasks.purge_failed_bundles": {"queue": "clock"},
+    "submissions.tasks.purge_stale_uploads": {"queue": "clock"},
     "submissions.tasks.revalidate": {"queue": "ingest"},
-    "submissions.tasks.sweep": {"queue": "ingest"},
-    "submissions.tasks.publish_due_rounds": {"queue": "ingest"},
-    "submissions.tasks.purge_failed_bundles": {"queue": "ingest"},
-    "submissions.tasks.purge_stale_uploads": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
     "submissions.tasks.finalize": {"queue": "ingest"},
     "submissions.tasks.check_runs": {"queue": "checks"},

@@ -89,7 +89,7 @@ class Worker:
                 "portal",
                 "worker",
                 "-Q",
-                "ingest,checks,celery",
+                "ingest,checks,clock,celery",
                 "-c",
                 str(concurrency),
                 "--pool=prefork",
