@@ -7,8 +7,9 @@ result with any findings is marked on the pages.
 
 Signed-in users see, besides, whole submissions (their results, runs, findings and logs):
 - a member of an organisation: every submission of that organisation;
-- during a round's review phase, a member of an organisation that submitted to the round:
-  every submission of that round (MLPerf's peer review);
+- during a round's review phase, a member of an organisation that submitted to the round
+  (leaderboard/participation.py: a failed or withdrawn submission does not count): every
+  submission of that round (MLPerf's peer review);
 - a reviewer of a round: every submission of that round; staff: everything;
 - anyone: the submissions they uploaded themselves.
 What a user may not see answers 404, as if it did not exist: `Viewer` gives the filters
@@ -25,7 +26,7 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from . import calendar
+from . import calendar, participation
 from .models import Result, Round, Run, System
 
 VISIBLE = Q(published=True, system__published=True) & (Q(error_count=0) | Q(advisory=True))
@@ -150,9 +151,9 @@ def viewer(user, now: datetime | None = None) -> Viewer:
         # Rounds the user's organisations submitted to that are in their review phase now.
         submitted = Round.objects.filter(
             Q(publish_at__isnull=True) | Q(publish_at__gt=now),
-            submissions__organisation_id__in=organisations,
+            participation.rounds_of(organisations),
             deadline_at__lte=now,
-        ).distinct()
+        )
         peer = frozenset(r.pk for r in submitted if r.phase(now) == calendar.REVIEW)
     return Viewer(user.pk, False, organisations, reviewed, peer)
 

@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.log import record
-from leaderboard import calendar
+from leaderboard import calendar, participation
 from leaderboard.cache import invalidate_round
 from leaderboard.models import Division, Result, Round, System
 
@@ -72,12 +72,8 @@ def is_reviewer(user, round_: Round) -> bool:
 
 
 def submitting_organisation_ids(round_: Round) -> set[int]:
-    """Organisations with a submission in the round that still counts (not withdrawn or failed)."""
-    return set(
-        Submission.objects.filter(round=round_, organisation__isnull=False)
-        .exclude(status__in=(Submission.Status.WITHDRAWN, Submission.Status.FAILED))
-        .values_list("organisation_id", flat=True)
-    )
+    """Organisations that submitted to the round: the rule peer review's visibility uses too."""
+    return participation.organisation_ids(round_)
 
 
 def can_see(user, objection: Objection) -> bool:

@@ -31,7 +31,10 @@ from submissions.models import Finding, Submission, Validation
 
 requests = pytest.importorskip("requests")
 
-ROLES = ("anonymous", "member_a", "member_b", "reviewer", "staff")
+ROLES = ("anonymous", "member_a", "member_b", "reviewer", "staff", "member_f", "member_x")
+# Members of organisations that did not really submit: F's only submission failed (a junk upload),
+# X's only one is withdrawn. Neither takes part in peer review (leaderboard/participation.py).
+NON_SUBMITTERS = {"member_f": "f", "member_x": "x"}
 PHASES = ("open", "review", "published")
 
 # Words that only the pages about one owner's records may hold.
@@ -40,6 +43,8 @@ MARKERS = {
     "b": ("SYSNAME-B-4K", "BUNDLE-B-4K", "FINDING-B-4K"),
     "w": ("SYSNAME-W-3P",),  # A's withdrawn result's system: never public
     "objection": ("OBJECTION-5T",),
+    "f": ("BUNDLE-F-9J",),  # F's failed submission
+    "x": ("BUNDLE-X-2V",),  # X's withdrawn submission
 }
 BENCHMARK = "bert"
 # The signed-in user's name in the site header (templates/base.html); the roles' usernames are their names.
@@ -49,11 +54,16 @@ ACCOUNT = re.compile(r'<form class="account"[^>]*>.*?<span>([^<]*)</span>', re.S
 def may_see(role: str, owner: str, phase: str) -> bool:
     """The rule under test. Reviewers and staff see the whole round at every moment; a member sees
     their organisation's records, and during review the other submitters' (peer review); everyone
-    sees what is published; a withdrawn result and the objections are never public."""
+    sees what is published; a withdrawn result and the objections are never public. A failed or
+    withdrawn submission is never public; the peers read it in review like any other."""
     if role in ("reviewer", "staff"):
         return True
     if role == "anonymous":
         return phase == "published" and owner in ("a", "b")
+    if role in NON_SUBMITTERS:  # no peer review: their own submission and what is public
+        return owner == NON_SUBMITTERS[role] or (phase == "published" and owner in ("a", "b"))
+    if owner in ("f", "x"):
+        return phase == "review"
     own = "a" if role == "member_a" else "b"
     if owner == "objection":
         return True  # B filed it against A: both are parties
@@ -291,7 +301,33 @@ def _build(orgs) -> World:
             line=1,
             message=MARKERS[owner][2],
         )
+    _non_submitters(round_, orgs, world)
     return world
+
+
+def _non_submitters(round_: Round, orgs, world: World) -> None:
+    """F (Initech) and X (Umbrella), each with a member and one submission that does not count."""
+    from django.contrib.auth import get_user_model
+
+    from accounts.models import Membership, Organisation
+
+    for role, owner, org, status in (
+        ("member_f", "f", "Initech", Submission.Status.FAILED),
+        ("member_x", "x", "Umbrella", Submission.Status.WITHDRAWN),
+    ):
+        organisation = Organisation.objects.create(name=org)
+        orgs[role] = get_user_model().objects.create_user(role, password="pw")
+        Membership.objects.create(user=orgs[role], organisation=organisation)
+        world.submissions[owner] = Submission.objects.create(
+            round=round_,
+            organisation=organisation,
+            uploaded_by=orgs[role],
+            bundle=f"bundles/{owner}.tgz",
+            original_name=f"{MARKERS[owner][0]}.tgz",
+            sha256=owner * 64,
+            size=14,
+            status=status,
+        )
 
 
 def _set_phase(world: World, phase: str, orgs) -> None:
@@ -397,7 +433,7 @@ def _targets(name: str, row: Row, world: World) -> list[tuple[str, str | None]]:
     owners = {
         None: [(None, None)],
         "round": [(None, world.round)],
-        "submission": [(o, world.submissions[o]) for o in ("a", "b")],
+        "submission": [(o, world.submissions[o]) for o in ("a", "b", "f", "x")],
         "system": [(o, world.systems[o]) for o in ("a", "b", "w")],
         "result": [(o, world.results[o]) for o in ("a", "b", "w")],
         "objection": [("objection", world.objection)] if world.objection else [],
@@ -431,7 +467,7 @@ def _allowed_count(kind: str, role: str, phase: str, world: World) -> int:
     owners = {
         "result": ("a", "b", "w"),
         "system": ("a", "b", "w"),
-        "submission": ("a", "b"),
+        "submission": ("a", "b", "f", "x"),
         "objection": ("objection",) if world.objection else (),
     }[kind]
     return sum(may_see(role, owner, phase) for owner in owners)
@@ -495,6 +531,12 @@ def _must_show(base, sessions, world, phase) -> list[str]:
     own = get("member_a", f"/submissions/{world.submissions['a'].uid}/")
     if own.status_code != 200 or MARKERS["a"][1] not in own.text:
         problems.append(f"{phase}: member_a does not see A's own submission ({own.status_code})")
+    for role, owner in NON_SUBMITTERS.items():  # their own submission, failed or withdrawn
+        mine = get(role, f"/submissions/{world.submissions[owner].uid}/")
+        if mine.status_code != 200 or MARKERS[owner][0] not in mine.text:
+            problems.append(
+                f"{phase}: {role} does not see their own submission ({mine.status_code})"
+            )
     if phase == "review":  # peer review: the other submitters read A's submission
         peer = get("member_b", f"/submissions/{world.submissions['a'].uid}/")
         if peer.status_code != 200 or MARKERS["a"][1] not in peer.text:
