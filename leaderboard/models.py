@@ -54,6 +54,11 @@ class Round(models.Model):
         default=False, help_text="Imported history: findings are advisory."
     )
     require_init_stop_before_run_start = models.BooleanField(default=False)
+    rcp_normalised = models.BooleanField(
+        default=True,
+        help_text="The ruleset scales a score by its RCP factor (mlperf-logging checks RCPs from 1.0.0; "
+        "MLCommons published v1.0 unscaled).",
+    )
     blocking_rules = models.JSONField(
         default=list,
         blank=True,

@@ -21,6 +21,7 @@ ROUND_FIELDS = [
     "notes",
     "history",
     "require_init_stop_before_run_start",
+    "rcp_normalised",
     "blocking_rules",
 ]
 BENCHMARK_FIELDS = [

@@ -162,7 +162,10 @@ def test_systems_rounds_and_prices(client, v51):
     systems = client.get("/api/v1/systems/?round=training-v5.1").json()
     assert [s["key"] for s in systems["results"]] == ["s0", "s1"]
     rounds = client.get("/api/v1/rounds/").json()["results"]
-    assert {r["key"] for r in rounds} == {"training-v0.5", "training-v0.6", "training-v5.1"}
+    # Every round file: the published MLPerf Training rounds v0.5 to v5.1, with results or without.
+    assert {r["key"] for r in rounds} == {
+        f"training-v{v}" for v in "0.5 0.6 0.7 1.0 1.1 2.0 2.1 3.0 3.1 4.0 4.1 5.0 5.1".split()
+    }
     v05 = client.get("/api/v1/rounds/training-v0.5/").json()
     assert v05["benchmarks"][0] == {
         "key": "resnet",
