@@ -89,7 +89,9 @@ class PlotlyFinder(BaseFinder):
         find_all = find_all or kwargs.get("all", False)
         source = _sources().get(path)
         if source is None:
-            return [] if find_all else None
+            # [] in both modes, as Django's own finders answer: `finders.find` takes any other
+            # value as a match, and whitenoise (DEBUG) then failed on None with a 500.
+            return []
         return [str(source)] if find_all else str(source)
 
     def list(self, ignore_patterns):

@@ -57,3 +57,18 @@ def test_pages_work_where_nothing_was_collected(rounds, tmp_path):
         css = Client().get("/static/css/portal.css")
     assert page.status_code == 200 and 'href="/static/css/portal.css"' in page.content.decode()
     assert css.status_code == 200
+
+
+def test_a_missing_static_file_is_not_found_by_the_finders():
+    from django.contrib.staticfiles import finders
+
+    assert finders.find("js/no-such-file.js") is None  # Django's own answer when no finder has it
+    assert finders.find("js/no-such-file.js", find_all=True) == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_missing_static_file_answers_404_in_every_mode(debug, tmp_path):
+    with override_settings(DEBUG=debug, STATIC_ROOT=tmp_path):
+        response = Client(raise_request_exception=False).get("/static/js/no-such-file.js")
+    assert response.status_code == 404
