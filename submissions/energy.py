@@ -1,0 +1,108 @@
+"""Energy to train (MLPerf Power), as mlperf-logging's result summarizer defines it. Plain functions, no Django.
+
+A run's energy is the sum over its nodes and switches:
+- a node: its mean power over the measurement (the readings between `power_measurement_start` and
+  `power_measurement_stop`, each reading held since the one before, times `conversion_eff`) times the
+  run's time to train (`run_stop` - `run_start`);
+- a switch: its `interconnect_power_est` (watts, times `conversion_eff`) times the time to train.
+A result's energy score is the mean energy of the runs its time score counts (the olympic mean: the
+fastest and the slowest run by time dropped), times the same RCP factor as its time.
+
+The portal's rule for a stop that is no stop (MEASUREMENT_END): where `power_measurement_stop` is
+logged at or before `power_measurement_start` (14 of the 24 power results of v4.0 log it with the
+start's timestamp, then the readings), or not at all, the measurement ends at the last reading. That is
+what mlperf-logging 4.1.68 does for a missing stop; for a stop at the start it divides by zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .logs.power import PowerLog
+
+STOP_AT_START = "stop-at-start"  # what NodeEnergy.assumed names
+
+
+@dataclass(frozen=True)
+class NodeEnergy:
+    joules: float | None  # None: no reading inside the measurement
+    end_ms: int | None  # where the measurement ended, as used
+    assumed: str = ""  # STOP_AT_START or "no-stop" where the end is the last reading
+
+
+def measurement_readings(log: PowerLog) -> tuple[list[tuple[int, float, int]], int | None, str]:
+    """(the readings inside the measurement, in time order; its end in ms; what was assumed of the end).
+
+    A reading counts from `power_measurement_start` on, up to `power_measurement_stop` (a reading logged
+    at the stop's millisecond but before its line still counts, as in mlperf-logging's stable sort)."""
+    if log.start_ms is None:
+        return [], None, ""
+    stop_usable = log.stop_ms is not None and log.stop_ms > log.start_ms
+    inside = []
+    for time_ms, watts, line in sorted(log.readings, key=lambda r: (r[0], r[2])):
+        if time_ms < log.start_ms:
+            continue
+        if stop_usable and (
+            time_ms > log.stop_ms or (time_ms == log.stop_ms and line > (log.stop_line or 0))
+        ):
+            continue
+        inside.append((time_ms, watts, line))
+    if stop_usable:
+        return inside, log.stop_ms, ""
+    end = inside[-1][0] if inside else None
+    return inside, end, STOP_AT_START if log.stop_ms is not None else "no-stop"
+
+
+def node_energy(log: PowerLog, time_to_train_ms: float) -> NodeEnergy:
+    """A node's energy over the run, in joules: its mean power over the measurement times the time to
+    train. Each reading holds from the reading before (the first from the start)."""
+    inside, end, assumed = measurement_readings(log)
+    if not inside or end is None or end <= log.start_ms:
+        return NodeEnergy(None, end, assumed)
+    watt_ms, previous = 0.0, log.start_ms
+    for time_ms, watts, _ in inside:
+        watt_ms += watts * (time_ms - previous)
+        previous = time_ms
+    mean_w = watt_ms / (end - log.start_ms)
+    return NodeEnergy(log.conversion_eff * mean_w * time_to_train_ms / 1000, end, assumed)
+
+
+def switch_energy(log: PowerLog, time_to_train_ms: float) -> float | None:
+    """A switch's energy over the run, in joules: its estimated power times the time to train."""
+    if log.interconnect_w is None:
+        return None
+    return log.conversion_eff * log.interconnect_w * time_to_train_ms / 1000
+
+
+def score_energy(
+    energies: list[float | None], counted: list[int], scaling_factor: float = 1.0
+) -> tuple[float | None, str]:
+    """(the result's energy score in joules, or None; why there is none).
+
+    energies: each run's energy in run order (None where it has none); counted: the positions of the
+    runs its time score averages."""
+    if not counted:
+        return None, "The result has no time score, so no energy score."
+    missing = [position for position in counted if energies[position] is None]
+    if missing:
+        return None, (
+            f"{len(missing)} of the {len(counted)} runs that the score counts "
+            f"ha{'s' if len(missing) == 1 else 've'} no energy; the findings say why."
+        )
+    return sum(energies[position] for position in counted) / len(counted) * scaling_factor, ""
+
+
+def trace(log: PowerLog, origin_ms: float, points: int) -> list[list[float]]:
+    """The node's readings as [[seconds from origin, watts], ...], at most `points` of them: the mean of
+    each equal share of the readings, for a plot."""
+    readings = sorted(log.readings)
+    if not readings:
+        return []
+    step = max(1, -(-len(readings) // max(points, 1)))
+    out = []
+    for i in range(0, len(readings), step):
+        chunk = readings[i : i + step]
+        t = sum(r[0] for r in chunk) / len(chunk)
+        w = sum(r[1] for r in chunk) / len(chunk)
+        out.append([round((t - origin_ms) / 1000, 1), round(w, 1)])
+    return out

@@ -1,0 +1,252 @@
+"""Checks of one run's power logs, and its energy where they allow one (submissions/energy.py).
+
+A bad power log costs the energy score, never the time score: every finding here is a warning on the
+run, and the run's energy is withheld (None) where a finding says the logs cannot give it. The
+thresholds below are the portal's own: MLPerf's power rules give none that a log can be checked
+against, so they are set wide enough that every power result of v4.0 passes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import energy
+from ..logs.power import NODE_FILE, SWITCH_FILE, PowerLog
+from .findings import Finding, Findings
+
+MAX_GAP_S = 60.0  # longest time without a reading during the run (v4.0: 2 s, once 39 s)
+MAX_CLOCK_OFFSET_S = 600.0  # a measurement that starts further from run_start is on another clock
+MAX_WATTS = 200_000.0  # one node or switch drawing more is no reading (a GB200 NVL72 rack: ~120 kW)
+TRACE_POINTS = 2400  # readings kept for a run's plot, over all its nodes
+
+RULES = {
+    "no-logs": "power.no-logs",
+    "node-missing": "power.node-missing",
+    "unreadable": "power.unreadable-reading",
+    "negative": "power.negative-reading",
+    "absurd": "power.absurd-reading",
+    "no-start": "power.no-start",
+    "clock": "power.clock",
+    "window": "power.window-not-covered",
+    "gap": "power.gap",
+    "no-estimate": "power.no-switch-estimate",
+    "stop-at-start": "power.stop-at-start",
+}
+
+
+@dataclass
+class RunPower:
+    energy_j: float | None
+    findings: list[Finding] = field(default_factory=list)
+    # For the run's plot: {"nodes": {"node_0": [[s from run_start, W], ...]}, "run_s": time to train}
+    trace: dict = field(default_factory=dict)
+
+
+def _index(path: str) -> int:
+    name = path.rpartition("/")[2]
+    match = NODE_FILE.match(name) or SWITCH_FILE.match(name)
+    return int(match.group(1)) if match else -1
+
+
+def check_run_power(
+    run_path: str,
+    logs: list[PowerLog],
+    run_start_s: float | None,
+    run_stop_s: float | None,
+    nodes: int | None = None,
+) -> RunPower:
+    """Check the power logs of one run (its node and switch files, read) and compute its energy in joules.
+
+    run_start_s/run_stop_s: the run log's run_start and run_stop (seconds since the epoch); nodes: how
+    many nodes the system description says the system has (None: unknown)."""
+    found = Findings(run_path)
+    withheld = []  # why the run has no energy
+    node_logs = sorted((log for log in logs if log.kind == "node"), key=lambda x: _index(x.path))
+    switch_logs = sorted(
+        (log for log in logs if log.kind == "switch"), key=lambda x: _index(x.path)
+    )
+    if not node_logs:
+        found.warning(
+            RULES["no-logs"],
+            "This run of a power result has no node power logs (power/<run>/node_N.txt): it has no energy.",
+            "Add the run's power folder named after its log, with one node_N.txt per node.",
+        )
+        return RunPower(None, list(found))
+    if run_start_s is None or run_stop_s is None or run_stop_s <= run_start_s:
+        return RunPower(None, list(found))  # no time to train: the run log's findings say why
+    run_start_ms, run_stop_ms = run_start_s * 1000, run_stop_s * 1000
+    time_to_train_ms = run_stop_ms - run_start_ms
+
+    folder = node_logs[0].path.rpartition("/")[0]
+    # Bundles number their nodes from 0 or from 1: a node is missing where the numbers skip one, or where
+    # there are fewer files than the system description's nodes.
+    have = {_index(log.path) for log in node_logs}
+    skipped = [n for n in range(min(have), max(have)) if n not in have]
+    short = max((nodes or 0) - len(have), len(skipped))
+    if short:
+        names = f" (node_{', node_'.join(map(str, skipped[:5]))}.txt)" if skipped else ""
+        found.warning(
+            RULES["node-missing"],
+            f"{short} of the system's {len(have) + short} nodes ha{'s' if short == 1 else 've'} no power "
+            f"log{names}: the energy would leave them out, so the run has none.",
+            "Measure every node of the system and add its node_N.txt.",
+            file=f"{folder}/",
+        )
+        withheld.append("node-missing")
+
+    total, assumed = 0.0, []
+    for log in [*node_logs, *switch_logs]:
+        bad = _check_values(log, found)
+        if log.kind == "switch":
+            joules = energy.switch_energy(log, time_to_train_ms)
+            if joules is None:
+                found.warning(
+                    RULES["no-estimate"],
+                    "The switch log gives no interconnect_power_est: the run has no energy.",
+                    "Log the switch's estimated power as interconnect_power_est (watts).",
+                    file=log.path,
+                )
+                bad = True
+            total += joules or 0.0
+            withheld += ["switch"] if bad else []
+            continue
+        bad = _check_window(log, run_start_ms, run_stop_ms, found) or bad
+        result = energy.node_energy(log, time_to_train_ms)
+        if result.assumed:
+            assumed.append((log, result))
+        if result.joules is None:
+            bad = True
+        withheld += ["node"] if bad else []
+        total += result.joules or 0.0
+    if assumed:
+        log, result = assumed[0]
+        how = (
+            f"power_measurement_stop at its start (this file: line {log.stop_line}, {log.stop_ms} ms)"
+            if result.assumed == energy.STOP_AT_START
+            else "no power_measurement_stop"
+        )
+        found.warning(
+            RULES["stop-at-start"],
+            f"{len(assumed)} of {len(node_logs)} node logs of this run log {how}: "
+            "the portal takes the measurement to end at the node's last reading (for this file "
+            f"{result.end_ms} ms), as mlperf-logging does when no stop is logged.",
+            "Log power_measurement_stop when the measurement ends, after the last reading.",
+            file=log.path,
+            line=log.stop_line,
+        )
+    trace = {
+        "run_s": round(time_to_train_ms / 1000, 3),
+        "nodes": {
+            log.path.rpartition("/")[2].removesuffix(".txt"): energy.trace(
+                log, run_start_ms, max(20, TRACE_POINTS // len(node_logs))
+            )
+            for log in node_logs
+        },
+    }
+    return RunPower(None if withheld else total, list(found), trace)
+
+
+def _check_values(log: PowerLog, found: Findings) -> bool:
+    """Findings for values that are no power reading; True when there is one."""
+    bad = False
+    if log.problems:
+        line, what = log.problems[0]
+        more = f" (and {len(log.problems) - 1} more)" if len(log.problems) > 1 else ""
+        found.warning(
+            RULES["unreadable"],
+            f"A power record that cannot be used: {what}{more}. The run has no energy.",
+            "Log each power value as a number of watts.",
+            file=log.path,
+            line=line,
+        )
+        bad = True
+    values = [(w, line) for _, w, line in log.readings]
+    if log.interconnect_w is not None:
+        values.append((log.interconnect_w, log.interconnect_line))
+    negative = [(w, line) for w, line in values if w < 0]
+    if negative:
+        w, line = negative[0]
+        found.warning(
+            RULES["negative"],
+            f"A negative power reading ({w:g} W){_more(negative)}: the run has no energy.",
+            "Check the meter and its logging.",
+            file=log.path,
+            line=line,
+        )
+        bad = True
+    absurd = [(w, line) for w, line in values if w > MAX_WATTS]
+    if absurd:
+        w, line = absurd[0]
+        found.warning(
+            RULES["absurd"],
+            f"A power reading of {w:g} W{_more(absurd)}, more than {MAX_WATTS:g} W that one node or "
+            "switch can draw: the run has no energy.",
+            "Log watts (not milliwatts) per node.",
+            file=log.path,
+            line=line,
+        )
+        bad = True
+    return bad
+
+
+def _more(items: list) -> str:
+    return f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+
+
+def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found: Findings) -> bool:
+    """Findings for a node measurement that is not of this run: no start, another clock, a window that
+    does not cover run_start..run_stop, gaps between readings. True when there is one."""
+    if log.start_ms is None:
+        found.warning(
+            RULES["no-start"],
+            "The node log has no power_measurement_start: the run has no energy.",
+            "Log power_measurement_start before the first reading.",
+            file=log.path,
+        )
+        return True
+    offset_s = (log.start_ms - run_start_ms) / 1000
+    if abs(offset_s) > MAX_CLOCK_OFFSET_S:
+        found.warning(
+            RULES["clock"],
+            f"The power measurement starts {offset_s:+.0f} s from the run's run_start: the power log's "
+            f"clock is more than {MAX_CLOCK_OFFSET_S:.0f} s from the run log's. The run has no energy.",
+            "Take both logs' times from the same synchronised clock.",
+            file=log.path,
+            line=log.start_line,
+        )
+        return True
+    inside, end, _ = energy.measurement_readings(log)
+    slack = MAX_GAP_S * 1000
+    if not inside or log.start_ms > run_start_ms + slack or (end or 0) < run_stop_ms - slack:
+        where = (
+            f"from {(log.start_ms - run_start_ms) / 1000:+.0f} s to {((end or 0) - run_stop_ms) / 1000:+.0f} s"
+            if inside
+            else "no reading"
+        )
+        found.warning(
+            RULES["window"],
+            "The measurement does not cover the run from run_start to run_stop (it runs "
+            f"{where} of them): the run has no energy.",
+            "Start measuring before run_start and stop after run_stop.",
+            file=log.path,
+            line=log.start_line,
+        )
+        return True
+    # Times with power known during the run: its start (a reading holds from the one before), the
+    # readings, its stop.
+    during = [r for r in inside if run_start_ms < r[0] < run_stop_ms]
+    times = [(run_start_ms, log.start_line), *((r[0], r[2]) for r in during), (run_stop_ms, None)]
+    gaps = [(b[0] - a[0], b[1] or a[1]) for a, b in zip(times, times[1:]) if b[0] - a[0] > slack]
+    if gaps:
+        gap_ms, line = max(gaps, key=lambda g: g[0])
+        found.warning(
+            RULES["gap"],
+            f"{len(gaps)} stretch{'es' if len(gaps) > 1 else ''} of the run longer than {MAX_GAP_S:g} s "
+            f"without a power reading (the longest {gap_ms / 1000:.0f} s, ending at this line): the run "
+            "has no energy.",
+            f"Read the power at least every {MAX_GAP_S:g} s.",
+            file=log.path,
+            line=line,
+        )
+        return True
+    return False

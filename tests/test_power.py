@@ -1,0 +1,174 @@
+"""Power logs (MLPerf Power): reading them, a run's energy as mlperf-logging computes it, the portal's rule for
+a stop logged at the start, and a finding of its own for each kind of bad power log. Logs written here."""
+
+import contextlib
+import io
+import json
+
+import pytest
+from mlperf_logging.result_summarizer import result_summarizer as summarizer
+
+from submissions import energy
+from submissions.logs.power import read_power_log
+from submissions.rules.power import MAX_GAP_S, RULES, check_run_power
+
+RUN_START_MS = 1_700_000_000_000
+TTT_MS = 600_000  # ten minutes
+RUN = "Acme/results/sys/bert/result_0.txt"
+FOLDER = "Acme/results/sys/bert/power/result_0"
+
+
+def mllog(key, time_ms, value="null", **extra):
+    record = {"namespace": "", "time_ms": time_ms, "event_type": "POINT_IN_TIME", "key": key}
+    record |= {"value": value, "metadata": extra or ""}
+    return ":::MLLOG " + json.dumps(record)
+
+
+def node_lines(watts=lambda i: 1000 + i, every_ms=2000, start=-60_000, end=60_000, stop="after"):
+    """A node log: start `start` ms from run_start, a reading every `every_ms` up to `end` ms past run_stop,
+    and the stop after the readings ("after"), at the start's timestamp at the end ("at-start"), or none."""
+    t0 = RUN_START_MS + start
+    lines = [mllog("power_measurement_start", t0)]
+    t, i = t0, 0
+    while t + every_ms <= RUN_START_MS + TTT_MS + end:
+        t += every_ms
+        lines.append(mllog("power_reading", t, watts(i)))
+        i += 1
+    if stop == "after":
+        lines.append(mllog("power_measurement_stop", t))
+    elif stop == "at-start":
+        lines.append(mllog("power_measurement_stop", t0))
+    return lines
+
+
+def node(lines, n=0):
+    return read_power_log(lines, f"{FOLDER}/node_{n}.txt", "node")
+
+
+def run_power(*logs, nodes=None):
+    return check_run_power(
+        RUN, list(logs), RUN_START_MS / 1000, (RUN_START_MS + TTT_MS) / 1000, nodes
+    )
+
+
+def rules_of(outcome):
+    return sorted({f.rule for f in outcome.findings})
+
+
+def mlperf_logging_node_energy(lines, tmp_path, name="node_0.txt"):
+    """mlperf-logging's own computation of a node's energy over the run (its summarizer's function)."""
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    loglines, _ = summarizer.parse_file(str(path), "4.0.0")
+    with contextlib.redirect_stdout(io.StringIO()):
+        return summarizer._compute_power_node(loglines, TTT_MS)
+
+
+def test_a_node_energy_is_mlperf_loggings(tmp_path):
+    lines = node_lines(watts=lambda i: 900 + (i * 37) % 400)
+    outcome = run_power(node(lines))
+    assert outcome.findings == []
+    assert outcome.energy_j == pytest.approx(mlperf_logging_node_energy(lines, tmp_path), rel=1e-12)
+
+
+def test_nodes_and_switches_add_up(tmp_path):
+    a, b = node_lines(watts=lambda i: 1000), node_lines(watts=lambda i: 3000)
+    switch = [mllog("interconnect_power_est", RUN_START_MS, 500, switch_id="sw_01")]
+    outcome = run_power(
+        node(a, 0), node(b, 1), read_power_log(switch, f"{FOLDER}/sw_0.txt", "switch")
+    )
+    # Constant power: watts x seconds of the run, per node and switch.
+    assert outcome.energy_j == pytest.approx((1000 + 3000 + 500) * TTT_MS / 1000)
+    assert outcome.energy_j == pytest.approx(
+        mlperf_logging_node_energy(a, tmp_path, "node_0.txt")
+        + mlperf_logging_node_energy(b, tmp_path, "node_1.txt")
+        + 500 * TTT_MS / 1000
+    )
+
+
+def test_a_stop_logged_at_the_start_ends_the_measurement_at_the_last_reading(tmp_path):
+    lines = node_lines(watts=lambda i: 800 + (i % 7) * 50, stop="at-start")
+    # mlperf-logging divides by zero on such a log.
+    with pytest.raises(ZeroDivisionError):
+        mlperf_logging_node_energy(lines, tmp_path)
+    outcome = run_power(node(lines))
+    assert rules_of(outcome) == [RULES["stop-at-start"]]
+    (finding,) = outcome.findings
+    assert finding.severity == "warning" and finding.line == len(lines)
+    assert "last reading" in finding.message
+    # The rule, computed independently: mean power of the readings, each held since the one before,
+    # from the start to the last reading; times the time to train.
+    readings = [json.loads(line.split(" ", 1)[1]) for line in lines]
+    start = readings[0]["time_ms"]
+    points = [(r["time_ms"], r["value"]) for r in readings if r["key"] == "power_reading"]
+    area = sum(w * (t - prev) for (t, w), (prev, _) in zip(points, [(start, 0), *points]))
+    expected = area / (points[-1][0] - start) * TTT_MS / 1000
+    assert outcome.energy_j == pytest.approx(expected, rel=1e-12)
+    # ...which is mlperf-logging's own rule for a log without a stop.
+    without_stop = [line for line in lines if "power_measurement_stop" not in line]
+    assert outcome.energy_j == pytest.approx(
+        mlperf_logging_node_energy(without_stop, tmp_path), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    "rule, logs",
+    [
+        ("node-missing", lambda: [node(node_lines(), 0), node(node_lines(), 2)]),
+        ("negative", lambda: [node(node_lines(watts=lambda i: -5 if i == 40 else 1000))]),
+        ("absurd", lambda: [node(node_lines(watts=lambda i: 5e6 if i == 40 else 1000))]),
+        ("unreadable", lambda: [node(node_lines(watts=lambda i: "n/a" if i == 40 else 1000))]),
+        ("no-start", lambda: [node(node_lines()[1:])]),
+        ("clock", lambda: [node(node_lines(start=-3_600_000))]),
+        ("window", lambda: [node(node_lines(end=-300_000))]),
+        ("gap", lambda: [node(node_lines(every_ms=int(MAX_GAP_S * 1000) + 5000))]),
+        (
+            "no-estimate",
+            lambda: [
+                node(node_lines()),
+                read_power_log(
+                    [mllog("conversion_eff", RUN_START_MS, 1)], f"{FOLDER}/sw_0.txt", "switch"
+                ),
+            ],
+        ),
+    ],
+)
+def test_a_bad_power_log_has_its_own_rule_and_withholds_the_energy(rule, logs):
+    outcome = run_power(*logs())
+    assert RULES[rule] in rules_of(outcome)
+    assert outcome.energy_j is None
+    assert all(
+        f.severity == "warning" for f in outcome.findings
+    )  # never an error: time stays scored
+    assert all(f.file.startswith(FOLDER) for f in outcome.findings)
+
+
+def test_fewer_node_logs_than_the_system_has_nodes():
+    outcome = run_power(node(node_lines(), 0), node(node_lines(), 1), nodes=4)
+    assert rules_of(outcome) == [RULES["node-missing"]]
+    assert "2 of the system's 4 nodes" in outcome.findings[0].message
+
+
+def test_nodes_numbered_from_one_are_all_there():
+    outcome = run_power(node(node_lines(), 1), node(node_lines(), 2), nodes=2)
+    assert outcome.findings == [] and outcome.energy_j is not None
+
+
+def test_a_run_without_power_logs():
+    outcome = run_power()
+    assert rules_of(outcome) == [RULES["no-logs"]] and outcome.energy_j is None
+    assert outcome.findings[0].file == RUN
+
+
+def test_the_energy_score_is_the_mean_of_the_runs_the_time_score_counts():
+    assert energy.score_energy([1.0, 2.0, 4.0, 8.0, 16.0], [1, 2, 3], 1.5) == (7.0, "")
+    joules, why = energy.score_energy([1.0, None, 4.0, 8.0, 16.0], [1, 2, 3])
+    assert joules is None and "1 of the 3 runs" in why
+    assert energy.score_energy([None] * 5, [])[0] is None
+
+
+def test_the_trace_is_kept_short_for_the_plot():
+    outcome = run_power(node(node_lines(every_ms=100)))  # 7,200 readings
+    (points,) = outcome.trace["nodes"].values()
+    assert 1000 <= len(points) <= 2400
+    assert points[0][0] < 0 < points[-1][0] and outcome.trace["run_s"] == TTT_MS / 1000
