@@ -10,7 +10,7 @@ may be repeated to match any of several values, as the page's multiple choices d
 import django_filters as filters
 from django.db.models import Q
 
-from . import accelerators, frameworks
+from . import accelerators, frameworks, textsearch
 from .models import Category, CloudPrice, Division, Result, System
 from .organisations import organisation_of
 from .tableview import FAMILY
@@ -19,20 +19,6 @@ MAX_VALUES = 20  # values of one repeated parameter that are read, as on the pag
 ORGANISATION_HELP = (
     "An organisation, by any name it submitted under (e.g. Nvidia or NVIDIA); case does not matter"
 )
-
-
-def _search(queryset, prefix: str, value: str):
-    for word in value.split():
-        queryset = queryset.filter(
-            Q(**{f"{prefix}submitter__name__icontains": word})
-            | Q(**{f"{prefix}submitter__organisation__icontains": word})
-            | Q(**{f"{prefix}name__icontains": word})
-            | Q(**{f"{prefix}key__icontains": word})
-            | Q(**{f"{prefix}accelerator_model__icontains": word})
-            | Q(**{f"{prefix}processor_model__icontains": word})
-            | Q(**{f"{prefix}framework__icontains": word})
-        )
-    return queryset
 
 
 # The text filters and the system field each searches.
@@ -68,7 +54,10 @@ def _in_family(name: str, family: str, text: str) -> bool:
 
 
 COUNT_HELP = "Accelerators in the system, at least (acc_min) or at most (acc_max)"
-SEARCH_HELP = "Words that must all appear in submitter, system, hardware or software"
+SEARCH_HELP = (
+    "Words that must all appear in submitter, system, hardware or software "
+    f"(the first {textsearch.MAX_WORDS} distinct words of its first {textsearch.MAX_LENGTH} characters)"
+)
 
 
 def _facets(prefix: str):
@@ -128,7 +117,7 @@ class Facets(filters.FilterSet):
         return queryset.filter(match)
 
     def search(self, queryset, name, value):
-        return _search(queryset, self.prefix, value)
+        return queryset.filter(textsearch.matching(value, self.prefix))
 
 
 class SystemFilter(type("SystemFacets", (Facets,), _facets(""))):

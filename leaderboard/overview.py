@@ -6,13 +6,15 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from . import public
+from . import public, textsearch
 from .models import Round
 from .tableview import row_anchor
 from .units import minutes as in_minutes
 
 MAX_HITS = 50
-MAX_WORDS = 6
+# The home page's search leaves out the software (textsearch.FIELDS has it): a system's row is found by
+# what the round table shows of it.
+SEARCHED = tuple(f for f in textsearch.FIELDS if f != "framework")
 
 
 @dataclass
@@ -106,19 +108,9 @@ class Hit:
 def search(q: str) -> tuple[list[Hit], bool]:
     """Public systems of every round whose submitter, organisation, name, key, accelerator or
     processor holds every word of `q`, newest round first; (hits, whether more were left out)."""
-    words = q.split()[:MAX_WORDS]
-    if not words:
+    if not textsearch.words(q):
         return [], False
-    systems = public.systems()
-    for word in words:
-        systems = systems.filter(
-            Q(submitter__name__icontains=word)
-            | Q(submitter__organisation__icontains=word)
-            | Q(name__icontains=word)
-            | Q(key__icontains=word)
-            | Q(accelerator_model__icontains=word)
-            | Q(processor_model__icontains=word)
-        )
+    systems = public.systems().filter(textsearch.matching(q, fields=SEARCHED))
     found = list(
         systems.order_by(
             "-round__publication_date", "round__key", "submitter__name", "key"

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from django import forms
 
-from . import accelerators, frameworks
+from . import accelerators, frameworks, textsearch
 from .models import Category, Division
 from .organisations import name_key, organisation_of
 from .tables import CATEGORIES, DIVISIONS, Bench, RoundData, Row
@@ -310,6 +310,7 @@ class TableView:
 
     def rows(self, data: RoundData) -> list[Row]:
         q = self.q.lower()
+        q_words = textsearch.words(q)
         acc = {a for a in self.accelerator if not a.startswith(FAMILY)}
         acc_families = {a[len(FAMILY) :] for a in self.accelerator if a.startswith(FAMILY)}
         fw = {f for f in self.framework if not f.startswith(FAMILY)}
@@ -339,7 +340,7 @@ class TableView:
                 continue
             if self.acc_max is not None and count > self.acc_max:
                 continue
-            if q and not all(word in row.search_text for word in q.split()):
+            if q and not all(word in row.search_text for word in q_words):
                 continue
             kept.append(row)
         return self.sorted(kept, data)
