@@ -40,4 +40,9 @@ urlpatterns = [
         views.run_log,
         name="run-log",
     ),
+    path(
+        "r/<str:round_key>/<name:submitter>/<name:system_key>/<slug:benchmark_key>/log/<int:index>/raw/",
+        views.run_log_raw,
+        name="run-log-raw",
+    ),
 ]

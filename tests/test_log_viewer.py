@@ -59,6 +59,83 @@ def test_the_page_of_a_line():
     assert [logview.page_of_line(n, 1000) for n in (0, 1, 1000, 1001)] == [1, 1, 1, 2]
 
 
+# Lines of each format the portal reads, as MLPerf's loggers of the time wrote them.
+MLLOG = (
+    ':::MLLOG {"namespace": "", "time_ms": 1746000000000, "event_type": "INTERVAL_END", "key": "run_stop", '
+    '"value": null, "metadata": {"file": "train.py", "lineno": 9, "status": "success"}}'
+)
+MLLOG_EVAL = (
+    ':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "eval_accuracy", '
+    '"value": 0.7591, "metadata": {"epoch_num": 3}}'
+)
+MLL = ':::MLL 1560815478.123 eval_accuracy: {"value": 0.75, "metadata": {"file": "x.py", "lineno": 1}}'
+V05 = ':::MLPv0.5.0 resnet 1541635123.54 (resnet/imagenet_main.py:123) eval_accuracy: {"epoch": 3, "value": 0.71}'
+ALIBABA = "MLPerf: resnet [06/13/19 00:30:56], eval_accuracy: 0.7592"
+
+
+@pytest.mark.parametrize(
+    "line, key, value",
+    [
+        (MLLOG, "run_stop", "null"),
+        (MLLOG_EVAL, "eval_accuracy", "0.7591"),
+        (MLL, "eval_accuracy", "0.75"),
+        (V05, "eval_accuracy", '{"epoch": 3, "value": 0.71}'),
+        (ALIBABA, "eval_accuracy", "0.7592"),
+        (":::MLPv0.5.0 ncf 1.0 (x.py:1) run_stop", "run_stop", None),
+    ],
+)
+def test_a_records_key_and_value_are_picked_out_of_each_format(line, key, value):
+    parts = logview.record_parts(line)
+    assert "".join(piece for piece, _ in parts) == line  # nothing lost or added
+    roles = {role: piece for piece, role in parts if role}
+    assert roles["key"] == key and roles.get("value") == value
+    assert logview.record_key(line) == key
+
+
+def test_a_line_that_is_no_record_is_one_plain_piece():
+    page = logview.read_page(opener(b"plain text: 1\n" + MLLOG.encode() + b"\n"), 1)
+    assert page.lines[0].parts == [("plain text: 1", "")]
+    assert ("run_stop", "key") in page.lines[1].parts
+
+
+def long_log(lines: int = 2500) -> bytes:
+    """A log whose run_start is on line 2, evaluations every 500 lines and run_stop on the last line."""
+    out = [b"starting", MLLOG.replace("run_stop", "run_start").encode()]
+    for n in range(3, lines):
+        out.append(MLLOG_EVAL.encode() if n % 500 == 0 else b"step %d loss 1.0" % n)
+    out.append(MLLOG.encode())
+    return b"\n".join(out) + b"\n"
+
+
+def test_a_search_reads_the_whole_log_and_lists_its_hits_with_their_lines():
+    index = logview.scan(opener(long_log()), query="RUN_STOP")
+    assert [hit.number for hit in index.hits] == [2500] and index.matched == 1
+    assert index.total_lines == 2500
+    assert ("run_stop", True) in index.hits[0].parts
+    assert index.landmarks == {"run_start": 2, "eval_accuracy": 500, "run_stop": 2500}
+    assert index.keys == {"eval_accuracy": 4, "run_start": 1, "run_stop": 1}
+
+
+def test_a_key_filter_lists_only_that_keys_records_and_hits_are_capped():
+    data = long_log()
+    assert [h.number for h in logview.scan(opener(data), key="eval_accuracy").hits] == [
+        500,
+        1000,
+        1500,
+        2000,
+    ]
+    # "loss" is on every step line: more than the list holds, all counted
+    index = logview.scan(opener(data), query="loss")
+    assert index.matched == 2500 - 3 - 4 and len(index.hits) == logview.MAX_HITS
+    assert logview.scan(opener(data), query="loss", key="run_stop").matched == 0
+
+
+def test_a_hit_on_a_long_line_is_shown_around_the_match():
+    data = b"x" * 5000 + b" needle " + b"y" * 5000 + b"\n"
+    hit = logview.scan(opener(data), query="needle", max_chars=20000).hits[0]
+    assert "needle" in hit.text and len(hit.text) <= logview.HIT_CHARS + 2
+
+
 # --- through the pages ------------------------------------------------------------------------------------
 
 
@@ -152,3 +229,31 @@ def test_a_log_whose_bundle_was_deleted_says_so(client, rounds, tmp_path, settin
     (Path(settings.MEDIA_ROOT) / submission.bundle.name).unlink()
     response = client.get(log_url("alpha", 0))
     assert response.status_code == 404 and "no longer stored" in response.content.decode()
+
+
+@pytest.mark.usefixtures("eager")
+def test_the_raw_log_downloads_as_stored_and_only_when_the_log_page_may_be_seen(
+    client, rounds, tmp_path
+):
+    publish(tmp_path)
+    run = Run.objects.get(result__system__key="alpha", index=2)
+    stored = (tmp_path / "src" / run.path).read_bytes()  # the file as written into the bundle
+    response = client.get(log_url("alpha", 2) + "raw/")
+    assert response.status_code == 200 and b"".join(response.streaming_content) == stored
+    assert response["Content-Type"].startswith("text/plain")
+    assert "attachment" in response["Content-Disposition"]
+    assert client.get(log_url("beta", 0) + "raw/").status_code == 404  # held: not public
+    page = client.get(log_url("alpha", 2)).content.decode()
+    assert f'href="{log_url("alpha", 2)}raw/"' in page
+
+
+@pytest.mark.usefixtures("eager")
+def test_a_search_on_the_log_page_lists_the_lines_of_the_whole_log(client, rounds, tmp_path):
+    publish(tmp_path)
+    run = Run.objects.get(result__system__key="alpha", index=0)
+    lines = (tmp_path / "src" / run.path).read_text().splitlines()
+    stop = next(n for n, text in enumerate(lines, start=1) if '"run_stop"' in text)
+    page = client.get(log_url("alpha", 0) + "?q=run_stop").content.decode()
+    assert f'data-hit="{stop}"' in page and "1 line holding" in page
+    assert 'data-jump="run_stop"' in page and f'href="?line={stop}#L{stop}"' in page
+    assert '<span class="key">run_stop</span>' in page

@@ -4,7 +4,7 @@ of systems (compare), and progress across rounds (progress). Only public results
 
 from .compare import compare_page
 from .details import public_id_page, result_page, system_page
-from .logs import run_log
+from .logs import run_log, run_log_raw
 from .progress import progress_page
 from .rounds import home, round_page
 
@@ -16,5 +16,6 @@ __all__ = [
     "result_page",
     "round_page",
     "run_log",
+    "run_log_raw",
     "system_page",
 ]

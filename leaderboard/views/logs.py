@@ -1,15 +1,19 @@
-"""A run's log in the browser: a page of numbered lines, MLPerf records picked out, the lines that
-findings name marked, a permalink per line (?line=N#LN opens the page that holds line N).
+"""A run's log in the browser: a page of numbered lines, each MLPerf record's key and value picked out, the
+lines that findings name marked, a permalink per line (?line=N#LN opens the page that holds line N); a search
+over the whole log (?q=) and a filter by record key (?key=), each listing its lines with links; jumps to
+run_start, run_stop, the first eval_accuracy and the first finding; and the file itself (raw/).
 
 A log is shown exactly to whoever sees its result page (leaderboard.public); its bytes come from the stored
 bundle through leaderboard.panels, which the submissions app fills.
 """
 
-from django.http import Http404
+from django.http import FileResponse, Http404
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from .. import findings_words, logview, panels
+from .common import attachment
 from .details import never_cached_if, result_at
 
 
@@ -20,14 +24,19 @@ def _number(value, default: int = 1) -> int:
         return default
 
 
-@require_safe
-def run_log(request, round_key, submitter, system_key, benchmark_key, index):
+def _run_of(request, round_key, submitter, system_key, benchmark_key, index):
     # Published logs for everyone; before publication, to those who may see the result (leaderboard.public),
     # with the result page's notice.
     result = result_at(request, round_key, submitter, system_key, benchmark_key)
     run = result.runs.filter(index=index).first()
     if run is None:
         raise Http404("No run log you may read at this address.")
+    return result, run
+
+
+@require_safe
+def run_log(request, round_key, submitter, system_key, benchmark_key, index):
+    result, run = _run_of(request, round_key, submitter, system_key, benchmark_key, index)
     system = result.system
     findings = [
         f
@@ -38,10 +47,24 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
     number = logview.page_of_line(line) if line else _number(request.GET.get("page"))
     submission = system.submission
     open_log = panels.log_opener(submission.pk, submission.bundle.name, run.path)
+    query = (request.GET.get("q") or "").strip()[:200]
+    key = (request.GET.get("key") or "").strip()[:100]
     try:
         page = logview.read_page(open_log, number) if open_log else None
+        index_ = logview.scan(open_log, query, key) if page else None
     except OSError:  # the bundle went between finding the file and reading it
-        page = None
+        page = index_ = None
+    jumps = []
+    if index_:
+        words = {"eval_accuracy": "first eval_accuracy"}
+        jumps = [
+            (words.get(k, k), index_.landmarks[k])
+            for k in logview.LANDMARKS
+            if k in index_.landmarks
+        ]
+        first_finding = min((f["line"] for f in findings if f.get("line")), default=None)
+        if first_finding:
+            jumps.append(("first finding", first_finding))
     if page:
         by_line = {}
         for f in findings:
@@ -61,7 +84,40 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
             "target": line,
             "findings": findings,
             "other_runs": list(result.runs.order_by("index").values_list("index", "path")),
+            "query": query,
+            "key": key,
+            "index": index_,
+            "jumps": jumps,
+            "raw_url": reverse(
+                "leaderboard:run-log-raw",
+                args=[
+                    round_key,
+                    system.submitter.name,
+                    system.key,
+                    result.benchmark.key,
+                    run.index,
+                ],
+            ),
         },
         status=200 if page else 404,
     )
+    return never_cached_if(bool(result.not_public), response)
+
+
+@require_safe
+def run_log_raw(request, round_key, submitter, system_key, benchmark_key, index):
+    """The run's log file as it is in the bundle, as plain text, to download."""
+    result, run = _run_of(request, round_key, submitter, system_key, benchmark_key, index)
+    submission = result.system.submission
+    open_log = panels.log_opener(submission.pk, submission.bundle.name, run.path)
+    if open_log is None:
+        raise Http404("This log is no longer stored.")
+    try:
+        f = open_log()
+    except OSError:
+        raise Http404("This log is no longer stored.") from None
+    response = FileResponse(f, content_type="text/plain; charset=utf-8")
+    name = f"{round_key}-{submitter}-{system_key}-{benchmark_key}-{run.path.rsplit('/', 1)[-1]}"
+    response["Content-Disposition"] = attachment(name)
+    response["X-Content-Type-Options"] = "nosniff"
     return never_cached_if(bool(result.not_public), response)
