@@ -4,7 +4,7 @@ tables. Public results only (leaderboard.public); a fixed number of queries each
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count
 
 from . import public, textsearch
 from .models import Round

@@ -8,7 +8,6 @@ import pytest
 import requests
 from django.test import Client
 
-from accounts.models import Membership, Organisation
 from submissions.models import Submission
 
 from .live_round import checked_submission, set_phase
