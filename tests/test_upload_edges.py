@@ -308,9 +308,9 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
     assert sum("bundle was deleted" in note for note in old.notes) == 1
 
 
-def test_the_purge_runs_hourly_on_the_ingest_queue(settings):
+def test_the_purge_runs_hourly_on_the_clock_queue(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["purge-failed-bundles"]
     assert entry == {"task": "submissions.tasks.purge_failed_bundles", "schedule": 3600.0}
     assert settings.CELERY_TASK_ROUTES["submissions.tasks.purge_failed_bundles"] == {
-        "queue": "ingest"
+        "queue": "clock"
     }
