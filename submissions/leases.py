@@ -5,6 +5,11 @@ of the process renews its leases every LEASE_BEAT_S. When the process dies (kill
 memory, its machine gone), the beats stop; after LEASE_EXPIRY_S the sweeper queues the task
 again. The broker would hand the dead process's unacknowledged message to another worker only
 after its visibility timeout, which must outlast the longest task (half an hour).
+
+The heartbeat renews only the leases of the tasks this process is running now. A lease that could not be
+given back (the database was down when its task ended) then stops beating and expires like a dead
+process's: renewing every lease bearing the process's name kept such a lease alive for as long as the
+process lived, and the sweeper left its submission stuck.
 """
 
 import logging
@@ -41,6 +46,7 @@ def take(task_id: str, task_name: str, args: list, options: dict) -> bool:
     submission_id = _submission_of(task_name, list(args))
     if submission_id is None:
         return False
+    _heartbeat.hold(task_id)
     lease = TaskLease(
         task_id=task_id,
         task_name=task_name,
@@ -62,7 +68,13 @@ def take(task_id: str, task_name: str, args: list, options: dict) -> bool:
 
 
 def give_back(task_id: str) -> None:
-    TaskLease.objects.filter(task_id=task_id).delete()
+    """The task ended here: its lease beats no more, and is deleted (when the database answers; else it
+    expires and the sweeper, finding the task's submission not final, queues the task's step again)."""
+    _heartbeat.release(task_id)
+    try:
+        TaskLease.objects.filter(task_id=task_id).delete()
+    except DatabaseError:
+        log.warning("lease of task %s not given back; it expires by itself", task_id, exc_info=True)
 
 
 class _Heartbeat:
@@ -72,6 +84,21 @@ class _Heartbeat:
     def __init__(self):
         self._pid = None
         self._lock = threading.Lock()
+        self._held: set[str] = set()  # the task ids running in this process
+
+    def hold(self, task_id: str) -> None:
+        with self._lock:
+            if self._pid != os.getpid():  # a pool process forked with its parent's set
+                self._held = set()
+            self._held.add(task_id)
+
+    def release(self, task_id: str) -> None:
+        with self._lock:
+            self._held.discard(task_id)
+
+    def held(self) -> list[str]:
+        with self._lock:
+            return sorted(self._held) if self._pid == os.getpid() else []
 
     def start_here(self) -> None:
         with self._lock:
@@ -84,9 +111,12 @@ class _Heartbeat:
         me = process_name()
         while True:
             time.sleep(settings.LEASE_BEAT_S)
+            held = self.held()
+            if not held:
+                continue
             try:
                 close_old_connections()  # this thread's own connection, as between requests
-                TaskLease.objects.filter(worker=me).update(beat_at=timezone.now())
+                TaskLease.objects.filter(task_id__in=held).update(beat_at=timezone.now())
             except DatabaseError:
                 log.warning(
                     "lease heartbeat of %s failed; trying again in %s s",
