@@ -4,13 +4,13 @@ import shutil
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .. import storage
 from ..bundles import FolderFiles, TarFiles, open_bundle
 from ..bundles.split import configured_limits
-from ..models import Submission
+from ..models import Submission, Validation
 
 Status = Submission.Status
 
@@ -55,6 +55,19 @@ def clear_work(submission_id: int) -> None:
     shutil.rmtree(work_dir(submission_id), ignore_errors=True)
     _index_path(submission_id).unlink(missing_ok=True)
     _copy_path(submission_id).unlink(missing_ok=True)
+
+
+def clear_work_when_final(submission_id: int) -> None:
+    """clear_work after a step that made the submission final (finalize, fail, withdraw), unless another pass
+    has begun since: a re-validation or a re-upload claims the submission and opens its bundle into the same
+    folder, and clearing it then failed that pass or left its checks half the logs. The submission's row is
+    locked meanwhile, so a pass cannot claim it between the look and the clearing."""
+    with transaction.atomic():
+        final = Submission.objects.select_for_update().filter(
+            pk=submission_id, status__in=Submission.FINAL
+        )
+        if list(final.values_list("pk", flat=True)):
+            clear_work(submission_id)
 
 
 def update_rows(model, rows: list[tuple[int, dict]]) -> None:
@@ -117,7 +130,11 @@ def update(submission_id: int, *, only_if: dict | None = None, **fields) -> int:
 
 
 def fail(submission_id: int, message: str, rule: str = "") -> None:
-    update(
-        submission_id, status=Status.FAILED, message=message, rule=rule, finished_at=timezone.now()
-    )
-    clear_work(submission_id)
+    """The submission failed: with it, the validation it was running (else it stayed `running` for good)."""
+    now = timezone.now()
+    with transaction.atomic():
+        update(submission_id, status=Status.FAILED, message=message, rule=rule, finished_at=now)
+        Validation.objects.filter(
+            submission_id=submission_id, status=Validation.Status.RUNNING
+        ).update(status=Validation.Status.ABANDONED, finished_at=now)
+    clear_work_when_final(submission_id)

@@ -15,7 +15,7 @@ from .. import rules, scoring
 from ..bundles.runlogs import result_files
 from ..models import Finding, Submission, Validation
 from ..refchecks import jobs as refchecks
-from .common import Status, clear_work, submission_files, update, update_rows
+from .common import Status, clear_work_when_final, submission_files, update, update_rows
 from .publication import publish
 
 log = logging.getLogger(__name__)
@@ -285,4 +285,4 @@ def finalize(submission_id: int) -> None:
                 refchecks.plan_for_submission(submission_id)
         except Exception:
             log.exception("planning the reference checks of submission %s failed", submission_id)
-    clear_work(submission_id)
+    clear_work_when_final(submission_id)

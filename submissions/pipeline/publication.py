@@ -22,7 +22,7 @@ from leaderboard.cache import invalidate_round
 from leaderboard.models import PublicIdSequence, Result, Round, System
 
 from ..models import Finding, Submission, Validation
-from .common import Status, clear_work, update
+from .common import Status, clear_work_when_final, update
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def withdraw(submission_id: int, message: str) -> None:
     if was_public:
         round_key = submission.round.key
         transaction.on_commit(lambda: invalidate_round(round_key))
-    transaction.on_commit(lambda: clear_work(submission_id))
+    transaction.on_commit(lambda: clear_work_when_final(submission_id))
 
 
 @transaction.atomic
