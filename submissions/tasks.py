@@ -97,7 +97,18 @@ def revalidate(
     from django.contrib.auth import get_user_model
 
     user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
-    validation_id, run_ids = pipeline.revalidate(submission_id, reason, user)
+    try:
+        validation_id, run_ids = pipeline.revalidate(submission_id, reason, user)
+    except TRANSIENT:
+        raise
+    except Exception as error:  # as ingest: never leave a submission half-way
+        log.exception("re-validation of submission %s failed", submission_id)
+        pipeline.fail(
+            submission_id,
+            f"Internal error while opening the bundle: {error!r}. The bundle is kept.",
+            "internal",
+        )
+        return
     _queue_checks(run_ids, validation_id)
 
 

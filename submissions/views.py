@@ -151,15 +151,14 @@ def findings_json(request, uid):
 @staff_member_required
 def revalidate(request, uid):
     submission = get_object_or_404(Submission, uid=uid)
-    if not submission.is_final or submission.status in (
-        Submission.Status.FAILED,
-        Submission.Status.WITHDRAWN,
-    ):
+    if not submission.is_final or submission.status == Submission.Status.WITHDRAWN:
         messages.error(
             request,
             f"Submission {uid} is {submission.get_status_display().lower()}; "
-            "only a valid, invalid or published submission can be re-validated.",
+            "only a valid, invalid, failed or published submission can be re-validated.",
         )
+    elif not submission.bundle:
+        messages.error(request, f"Submission {uid}'s bundle was deleted: upload it again.")
     else:
         reason = request.POST.get("reason", "").strip()[:300] or "re-validation requested"
         revalidate_task.delay(submission.pk, reason, request.user.pk)

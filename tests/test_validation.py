@@ -121,6 +121,25 @@ def test_only_reviewers_can_ask_for_revalidation(client, broken, users):
     ]
 
 
+def test_a_failed_submission_is_taken_in_again_when_a_reviewer_re_validates_it(
+    client, broken, users
+):
+    """The sweeper's "Gave up" message says a reviewer can re-validate it: the button does, from the bundle
+    kept, and the pass that failed with it is closed rather than left running."""
+    from submissions import pipeline
+
+    running = Validation.objects.create(submission=broken, number=2, reason="lost")
+    pipeline.fail(
+        broken.pk, "Gave up after 3 attempts ... a reviewer can re-validate it.", "gave-up"
+    )
+    assert Validation.objects.get(pk=running.pk).status == "abandoned"
+    client.force_login(users["reviewer"])
+    client.post(f"/submissions/{broken.uid}/revalidate/", {"reason": "worker mended"})
+    broken.refresh_from_db()
+    assert (broken.status, broken.attempts, broken.rule) == ("invalid", 1, "")
+    assert Validation.objects.filter(status="running").count() == 0
+
+
 @pytest.mark.shared_rounds
 def test_the_v06_round_as_history_shows_its_leaderboard_with_advisory_findings(client, rounds):
     call_command(

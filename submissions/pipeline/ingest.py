@@ -61,12 +61,27 @@ def other_organisation(submission: Submission, submitter: str) -> str | None:
 
 
 def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, list[int]]:
-    """Check a final submission again (e.g. after a rules fix); findings of earlier passes are kept."""
+    """Check a final submission again (e.g. after a rules fix); findings of earlier passes are kept. A failed
+    one whose bundle is kept (a worker kept dying, a fault since mended) is taken in again from the start, as
+    its failure message promises."""
     final = [Status.VALID, Status.INVALID, Status.PUBLISHED]
     submission = Submission.objects.select_related("round").get(pk=submission_id)
+    if submission.status == Status.FAILED:
+        if submission.bundle and update(
+            submission_id,
+            only_if={"status": Status.FAILED, "bundle": submission.bundle.name},
+            status=Status.RECEIVED,
+            message="",
+            rule="",
+            attempts=0,
+            finished_at=None,
+            queue_pending=False,
+        ):
+            return ingest(submission_id)
+        return None, []
     was_published = submission.status == Status.PUBLISHED
-    if not update(
-        submission_id, only_if={"status__in": final}, status=Status.INGESTING, attempts=0
+    if not update(  # this pass is its first attempt
+        submission_id, only_if={"status__in": final}, status=Status.INGESTING, attempts=1
     ):
         return None, []
     try:

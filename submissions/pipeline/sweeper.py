@@ -9,7 +9,9 @@ It runs every SWEEP_EVERY_S and looks, in this order, for
    it); their step is queued again;
 4. whatever is not final and not updated for `older_than`, whatever the queues say;
 5. reference checks that no agent will finish (refchecks/jobs.py sweep): sent again, or failed.
-Steps are idempotent. After `max_attempts` a submission fails with a visible reason.
+Steps are idempotent. After `max_attempts` a submission fails with a visible reason. Each attempt counts
+once: ingest counts its own when it claims the submission, so the sweeper counts only the later steps it
+queues again (counting an ingest here as well spent the budget twice as fast as set).
 Returns what it did, as (submission id, action) pairs, for logs and tests.
 """
 
@@ -70,6 +72,11 @@ def _give_up(submission: Submission) -> tuple[int, str]:
     return submission.pk, "failed"
 
 
+def _counts_itself(task_name: str) -> bool:
+    """Ingest counts its attempt when it claims the submission (and revalidate starts a fresh count)."""
+    return task_name.rsplit(".", 1)[-1] in ("ingest", "revalidate")
+
+
 def _requeue_dead_leases(expired_before, max_attempts: int, queue) -> list[tuple[int, str]]:
     actions = []
     for lease in (
@@ -86,7 +93,8 @@ def _requeue_dead_leases(expired_before, max_attempts: int, queue) -> list[tuple
         if submission.attempts >= max_attempts:
             actions.append(_give_up(submission))
             continue
-        update(submission.pk, attempts=F("attempts") + 1)
+        if not _counts_itself(lease.task_name):
+            update(submission.pk, attempts=F("attempts") + 1)
         queue.task(lease.task_name, lease.args, lease.options)
         actions.append(
             (submission.pk, f"requeue {lease.task_name.rsplit('.', 1)[-1]} of {lease.worker}")
@@ -118,12 +126,12 @@ def _queue_pending(queue) -> list[tuple[int, str]]:
 def _requeue_step(submission: Submission, max_attempts: int, queue) -> list[tuple[int, str]]:
     if submission.attempts >= max_attempts:
         return [_give_up(submission)]
-    # Claim the sweep of this submission once, even with several sweepers.
-    if not update(
-        submission.pk, only_if={"updated_at": submission.updated_at}, attempts=F("attempts") + 1
-    ):
+    # Claim the sweep of this submission once, even with several sweepers (update stamps updated_at).
+    again = submission.status in (Status.RECEIVED, Status.INGESTING)
+    counted = {} if again else {"attempts": F("attempts") + 1}  # ingest counts itself
+    if not update(submission.pk, only_if={"updated_at": submission.updated_at}, **counted):
         return []
-    if submission.status in (Status.RECEIVED, Status.INGESTING):
+    if again:
         update(submission.pk, status=Status.RECEIVED)
         queue.ingest(submission.pk)
         return [(submission.pk, "ingest")]
