@@ -111,7 +111,7 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
     # As on the page: benchmark columns with no result in the view are left out.
     benchmarks = [b for b in view.benchmarks(data) if any(b.key in r.cells for r in rows)]
     records = []
-    for section in sections(rows):
+    for section in sections(rows, view.group):
         for row in section.rows:
             record = {
                 "division": row.division,

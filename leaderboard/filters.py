@@ -76,10 +76,10 @@ def _facets(prefix: str):
             field_name=f"{prefix}round__key", help_text="Round key, e.g. training-v5.1"
         ),
         "division": filters.ChoiceFilter(field_name=f"{prefix}division", choices=Division.choices),
-        "category": filters.ChoiceFilter(
+        "category": filters.MultipleChoiceFilter(
             field_name=f"{prefix}category",
             choices=Category.choices,
-            help_text="Availability: cloud, on-premise, preview or research",
+            help_text="Availability: cloud, onprem, preview or research; repeat for any of several",
         ),
         "submitter": filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP),
         "organisation": filters.CharFilter(method="by_organisation", help_text=ORGANISATION_HELP),

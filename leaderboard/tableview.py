@@ -2,7 +2,8 @@
 
 `TableView.from_query(querydict, data)` reads and validates the state (unknown values are
 dropped, not errors, so an old permalink still opens); `view.rows(data)` filters and sorts
-the round's rows; `sections(rows)` groups them division → category; `view.query()`
+the round's rows; `sections(rows, view.group)` splits them by division into one table each (and by
+availability too where the view asks, `group=availability`, MLCommons' way); `view.query()`
 writes the canonical query string (defaults left out), which is also the cache key.
 The same state drives the page, its charts and its exports. `shown_table(view, data)` lays
 the rows out as the page shows them (numbers formatted, tooltips written: text, no HTML) for
@@ -41,7 +42,10 @@ COLUMNS = {
     "cloud_scale": "Cloud scale",
     "power": "Avg. power",
 }
-DEFAULT_COLUMNS = ("nodes", "accelerator", "software", "cloud_scale", "power")
+DEFAULT_COLUMNS = ("availability", "nodes", "accelerator", "software", "cloud_scale", "power")
+# How the rows are split into tables: by default one table per division, sorted across availability
+# categories (the fastest result heads it whatever its category); MLCommons' way is a choice.
+GROUPS = {"": "One table", "availability": "By availability (MLCommons' way)"}
 NO_COLUMNS = "none"  # `cols=none`: every descriptive column hidden (an empty list is the default)
 FAMILY = "family:"  # a filter value for every name of a family (accelerators.toml, frameworks.toml)
 TEXT_SORTS = {
@@ -56,6 +60,7 @@ NUMBER_SORTS = {
     "public_id": lambda r: (r.public_ids or [None])[0],
     "cloud_scale": lambda r: r.cloud_scale,
     "power": lambda r: r.avg_power_kw,
+    "availability": lambda r: CATEGORIES.index(r.category),  # cloud, on-premise, preview, research
 }
 MAX_LIST = 20  # values of one repeated parameter that are read
 
@@ -72,7 +77,7 @@ class TableForm(forms.Form):
     """The filter controls, with choices (and their counts) from the round's rows."""
 
     division = forms.ChoiceField(required=False, label="Division")
-    category = forms.ChoiceField(required=False, label="Category")
+    category = forms.MultipleChoiceField(required=False, label="Availability")
     submitter = forms.MultipleChoiceField(required=False, label="Submitter")
     accelerator = forms.MultipleChoiceField(required=False, label="Accelerator")
     processor = forms.MultipleChoiceField(required=False, label="Processor")
@@ -85,6 +90,7 @@ class TableForm(forms.Form):
     sort = forms.ChoiceField(required=False, label="Sort by")
     chart = forms.ChoiceField(required=False, label="Scaling chart benchmark")
     cols = forms.MultipleChoiceField(required=False, label="Columns")
+    group = forms.ChoiceField(required=False, label="Tables", choices=list(GROUPS.items()))
 
     def __init__(self, data, round_data: RoundData, **kwargs):
         super().__init__(data, **kwargs)
@@ -94,8 +100,10 @@ class TableForm(forms.Form):
         self.fields["division"].choices = any_ + [
             (d.value, d.label) for d in Division if any(p[0] == d.value for p in present)
         ]
-        self.fields["category"].choices = any_ + [
-            (c.value, c.label) for c in Category if any(p[1] == c.value for p in present)
+        self.fields["category"].choices = [
+            (c.value, f"{c.label} ({sum(1 for r in rows if r.category == c.value)})")
+            for c in Category
+            if any(p[1] == c.value for p in present)
         ]
         # The submitter filter selects organisations: one choice for all the names one submitted under.
         for name, attr in (
@@ -131,7 +139,7 @@ class TableForm(forms.Form):
         sorts = [("", "Submitter, then system")] + [
             (k, k.replace("_", " ").capitalize()) for k in TEXT_SORTS
         ]
-        sorts += [("nodes", "Nodes"), ("public_id", "Public id")]
+        sorts += [("availability", "Availability"), ("nodes", "Nodes"), ("public_id", "Public id")]
         if round_data.has_cloud_scale:
             sorts.append(("cloud_scale", "Cloud scale"))
         if round_data.has_energy:
@@ -175,7 +183,7 @@ def _grouped(choices, rows, attr, families, belongs) -> list:
 class TableView:
     show: str
     division: str = ""
-    category: str = ""
+    category: list[str] = field(default_factory=list)  # availability categories
     submitter: list[str] = field(default_factory=list)
     accelerator: list[str] = field(default_factory=list)
     processor: list[str] = field(default_factory=list)
@@ -187,6 +195,7 @@ class TableView:
     sort: str = ""  # a column key, '-' in front for the reverse order
     chart: str = ""
     cols: list[str] | None = None  # the descriptive columns chosen; None: DEFAULT_COLUMNS
+    group: str = ""  # a GROUPS key: "" one table per division, "availability" one per category too
     default_show: str = "minutes"
 
     FILTERS = (
@@ -239,7 +248,7 @@ class TableView:
 
     def as_form_data(self) -> dict:
         data = {}
-        for name in (*self.FILTERS, "sort", "chart"):
+        for name in (*self.FILTERS, "sort", "chart", "group"):
             value = getattr(self, name)
             if value not in (None, "", []):
                 data[name] = value
@@ -262,7 +271,7 @@ class TableView:
     def params(self) -> list[tuple[str, str]]:
         """The state as query parameters in a fixed order, defaults left out."""
         out = []
-        for name in (*self.FILTERS, "show", "sort", "chart", "cols"):
+        for name in (*self.FILTERS, "show", "sort", "chart", "cols", "group"):
             value = getattr(self, name)
             if name == "show" and value == self.default_show:
                 continue
@@ -319,7 +328,7 @@ class TableView:
         for row in data.rows:
             if self.division and row.division != self.division:
                 continue
-            if self.category and row.category != self.category:
+            if self.category and row.category not in self.category:
                 continue
             if self.submitter and row.organisation not in self.submitter:
                 continue
@@ -413,19 +422,24 @@ class Section:
 
     @property
     def title(self):
-        return f"{Division(self.division).label} division, {Category(self.category).label.lower()}"
+        division = f"{Division(self.division).label} division"
+        return f"{division}, {Category(self.category).label.lower()}" if self.category else division
 
     @property
     def anchor(self):
-        return f"{self.division}-{self.category}"
+        return f"{self.division}-{self.category}" if self.category else self.division
 
 
-def sections(rows: list[Row]) -> list[Section]:
-    """Group rows division → category in the MLPerf order, keeping each group's row order."""
+def sections(rows: list[Row], group: str = "") -> list[Section]:
+    """Group rows by division (closed and open results are not compared), and by availability
+    category too for `group="availability"`, in the MLPerf order, keeping each group's row order."""
     grouped: dict[tuple, list[Row]] = {}
+    by_category = group == "availability"
     for row in rows:
-        grouped.setdefault((row.division, row.category), []).append(row)
-    order = sorted(grouped, key=lambda k: (DIVISIONS.index(k[0]), CATEGORIES.index(k[1])))
+        grouped.setdefault((row.division, row.category if by_category else ""), []).append(row)
+    order = sorted(
+        grouped, key=lambda k: (DIVISIONS.index(k[0]), CATEGORIES.index(k[1]) if k[1] else 0)
+    )
     return [Section(d, c, grouped[(d, c)]) for d, c in order]
 
 
@@ -485,10 +499,13 @@ class ShownTable:
 
     @property
     def results_shown(self) -> int:
-        return sum(len(r.cells) for r in self.rows)
+        """The results in the columns shown (a benchmark filter shows one column of each row)."""
+        keys = [b.key for b in self.benchmarks]
+        return sum(1 for r in self.rows for k in keys if k in r.cells)
 
 
 SORTABLE_COLUMNS = (
+    "availability",
     "submitter",
     "system",
     "public_id",
@@ -536,7 +553,8 @@ def shown_table(view: TableView, data: RoundData) -> ShownTable:
         columns=columns,
         shown_columns=shown_columns,
         sections=[
-            (s, [_shown_row(view, row, columns_of) for row in s.rows]) for s in sections(rows)
+            (s, [_shown_row(view, row, columns_of) for row in s.rows])
+            for s in sections(rows, view.group)
         ],
         show_cloud_scale="cloud_scale" in shown_columns,
         show_power="power" in shown_columns,

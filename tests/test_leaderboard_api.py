@@ -70,6 +70,7 @@ def test_ids_are_uids_and_public_ids_never_primary_keys(client, v51):
         ("round=training-v0.5", 0),
         ("benchmark=rgat", 4),
         ("category=cloud", 4),
+        ("category=cloud&category=onprem", 8),  # repeated, as the page's checkboxes send it
         ("submitter=org1", 2),
         ("submitter=org1&submitter=Org2", 4),
         ("accelerators_min=16&accelerators_max=24", 4),

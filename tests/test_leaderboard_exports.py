@@ -36,7 +36,7 @@ def test_the_csv_holds_exactly_the_rows_and_values_of_the_view(client, catalogue
 
 def test_the_csv_has_ids_and_links_beside_the_columns_on_screen(client, catalogue):
     rows = csv_rows(client, "/r/training-v5.1/?format=csv&submitter=Acme")
-    first = rows[0]
+    first = next(r for r in rows if r["system_key"] == "a2")
     assert list(first)[:11] == [
         "division",
         "category",

@@ -43,7 +43,7 @@ def section_titles(html):
     return re.findall(r'<h2 id="h-[^"]+">(.*?) <span', html)
 
 
-def test_it_groups_systems_by_division_then_category_in_mlperf_order(client, v51):
+def test_it_shows_one_table_per_division_or_groups_by_category_when_asked(client, v51):
     for division, category, key in [
         ("open", "research", "o-r"),
         ("closed", "preview", "c-p"),
@@ -54,6 +54,13 @@ def test_it_groups_systems_by_division_then_category_in_mlperf_order(client, v51
             make.system(v51, key=key, division=division, category=category), "retinanet", 10
         )
     html = page(client, "/r/training-v5.1/")
+    # One table per division, sorted across availability categories: a column says which.
+    assert section_titles(html) == ["Closed division", "Open division"]
+    assert (
+        '<th scope="col" aria-sort="none"><a href="?sort=availability" data-sort>Availability</a>'
+        in html
+    )
+    html = page(client, "/r/training-v5.1/?group=availability")  # MLCommons' way, kept in the URL
     assert section_titles(html) == [
         "Closed division, available in cloud",
         "Closed division, available on-premise",
@@ -185,9 +192,11 @@ def names(html):
 @pytest.mark.parametrize(
     "query, expected",
     [
-        ("", ["a2", "a1", "b1", "g1", "b2"]),
+        ("", ["a1", "a2", "b1", "g1", "b2"]),
+        ("group=availability", ["a2", "a1", "b1", "g1", "b2"]),
         ("division=open", ["b2"]),
         ("category=onprem", ["a1", "b1"]),
+        ("category=onprem&category=preview", ["a1", "b1", "g1"]),
         ("submitter=Beta", ["b1", "b2"]),
         ("submitter=Beta&submitter=Gamma", ["b1", "g1", "b2"]),
         ("accelerator=AMD+Instinct+MI355X", ["b1", "b2"]),
@@ -212,12 +221,10 @@ def test_a_benchmark_filter_shows_only_that_benchmarks_column(client, catalogue)
 
 def test_sorting_by_a_benchmark_puts_blanks_last_either_way(client, catalogue):
     html = page(client, "/r/training-v5.1/?division=closed&sort=b.retinanet")
-    assert names(html) == [
-        "a2",
-        "a1",
-        "b1",
-        "g1",
-    ]  # within sections: a2 is cloud, then onprem a1 (10) b1 (12)
+    # Across categories: a2 (cloud, 2), g1 (preview, 3), then a1 (10) and b1 (12) on-premise.
+    assert names(html) == ["a2", "g1", "a1", "b1"]
+    html = page(client, "/r/training-v5.1/?division=closed&sort=b.retinanet&group=availability")
+    assert names(html) == ["a2", "a1", "b1", "g1"]  # within each category's table
     html = page(client, "/r/training-v5.1/?category=onprem&sort=b.rgat")
     assert names(html) == ["a1", "b1"]  # b1 has no rgat result: last
     html = page(client, "/r/training-v5.1/?category=onprem&sort=-b.rgat")
@@ -433,7 +440,7 @@ def test_the_row_builder_formats_each_cell_for_the_view_as_text():
     view, _ = TableView.from_query(QueryDict(""), data)
     table = shown_table(view, data)
     [(section, [row])] = table.sections
-    assert section.anchor == "closed-cloud" and [h["unit"] for h in table.headers] == ["×", "min"]
+    assert section.anchor == "closed" and [h["unit"] for h in table.headers] == ["×", "min"]
     # A long text has a short form for its column; the whole text is still in the page.
     assert (
         row["processor"] == "2 × " + "P" * 30 and row["processor_short"] == "2 × " + "P" * 12 + "…"
@@ -490,3 +497,9 @@ def test_the_round_table_template_escapes_what_comes_from_bundles():
         'title="Not scored: &lt;img src=x&gt;"><span class="not-scored">not scored</span></a>'
         in html
     )
+
+
+def test_the_count_line_counts_the_results_in_the_columns_shown(client, catalogue):
+    # b1 has a RetinaNet and a Flux result; filtered on Flux, its one Flux cell is what is shown.
+    html = page(client, "/r/training-v5.1/?benchmark=flux1")
+    assert "Showing 1 of 5 systems (1 result) matching the filters." in html
