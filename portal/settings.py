@@ -193,6 +193,10 @@ BUNDLE_MAX_RATIO = env.float("BUNDLE_MAX_RATIO", default=200.0)
 UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=8 * 1024**3)
 # A chunked upload that no part has reached for this long is dropped with its bytes (its client gave up).
 UPLOAD_EXPIRY_DAYS = env.int("UPLOAD_EXPIRY_DAYS", default=7)
+# Chunked uploads open at once, per member and per organisation: each may hold UPLOAD_MAX_BYTES on disk
+# until it expires (without a cap, 50 x 8 GiB were taken from one member).
+UPLOAD_OPEN_PER_MEMBER = env.int("UPLOAD_OPEN_PER_MEMBER", default=4)
+UPLOAD_OPEN_PER_ORGANISATION = env.int("UPLOAD_OPEN_PER_ORGANISATION", default=12)
 # A failed submission's bundle (and work folder) is deleted this long after it failed; the submission stays.
 FAILED_BUNDLE_RETENTION_DAYS = env.int("FAILED_BUNDLE_RETENTION_DAYS", default=30)
 

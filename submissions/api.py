@@ -143,8 +143,10 @@ class RefusalSerializer(serializers.Serializer):
 
 def _refusals(*codes) -> dict:
     words = {
-        403: "Refused: another organisation than yours, or the round's calendar (with the date).",
-        409: "Not at the offset the portal holds, or the upload is complete.",
+        403: "Refused: an organisation you are not (or no longer) a member of, or the round's "
+        "calendar (with the date).",
+        409: "Not at the offset the portal holds; the upload is complete (a complete with another "
+        "sha256, a DELETE); or too many uploads open (UPLOAD_OPEN_PER_MEMBER, _PER_ORGANISATION).",
         413: "Past UPLOAD_MAX_BYTES, or past the upload's declared size: nothing written.",
         415: "The bytes must be sent as application/offset+octet-stream.",
     }
@@ -194,7 +196,8 @@ class UploadViewSet(
         return UploadSerializer
 
     @extend_schema(
-        request=UploadCreateSerializer, responses={201: UploadSerializer, **_refusals(403, 413)}
+        request=UploadCreateSerializer,
+        responses={201: UploadSerializer, **_refusals(403, 409, 413)},
     )
     def create(self, request, *args, **kwargs):
         given = UploadCreateSerializer(data=request.data)
@@ -244,7 +247,7 @@ class UploadViewSet(
                 description="Where these bytes go.",
             )
         ],
-        responses={204: None, **_refusals(409, 413, 415)},
+        responses={204: None, **_refusals(403, 409, 413, 415)},
     )
     def partial_update(self, request, *args, **kwargs):
         """The next bytes of the bundle, at Upload-Offset (the offset the portal answered)."""
@@ -273,8 +276,15 @@ class UploadViewSet(
 
     update = partial_update  # PUT says the same
 
-    def perform_destroy(self, upload):
-        uploads.abandon(upload)
+    @extend_schema(responses={204: None, **_refusals(409)})
+    def destroy(self, request, *args, **kwargs):
+        """Drop an open upload and its bytes; a complete one is refused (409): withdraw its
+        submission instead."""
+        try:
+            uploads.abandon(self.get_object())
+        except uploads.UploadRefused as error:
+            return _refused(error)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
         request=CompleteSerializer,

@@ -59,6 +59,42 @@ class Forbidden(UploadRefused):
     status = 403
 
 
+class OverQuota(UploadRefused):
+    """Too many uploads open at once (UPLOAD_OPEN_PER_MEMBER, UPLOAD_OPEN_PER_ORGANISATION)."""
+
+    status = 409
+
+
+def membership_refusal(user, organisation) -> str | None:
+    """Why `user` may not upload for `organisation` (asked at every step: a member removed while an
+    upload is open may not go on with it), or None."""
+    if organisations_of(user).filter(pk=organisation.pk).exists():
+        return None
+    return (
+        f"You upload for your own organisation only: you are not a member of {organisation.name}."
+    )
+
+
+def quota_refusal(user, organisation) -> str | None:
+    """Why one more open upload is refused (each may hold UPLOAD_MAX_BYTES on disk for
+    UPLOAD_EXPIRY_DAYS), or None."""
+    open_uploads = Upload.objects.filter(status=Upload.Status.OPEN)
+    if open_uploads.filter(uploaded_by=user).count() >= settings.UPLOAD_OPEN_PER_MEMBER:
+        return (
+            f"You have {settings.UPLOAD_OPEN_PER_MEMBER} uploads open: complete or delete one "
+            "(GET /api/v1/uploads/ lists them) before starting another."
+        )
+    if (
+        open_uploads.filter(organisation=organisation).count()
+        >= settings.UPLOAD_OPEN_PER_ORGANISATION
+    ):
+        return (
+            f"{organisation.name} has {settings.UPLOAD_OPEN_PER_ORGANISATION} uploads open: its "
+            "members complete or delete one before another starts."
+        )
+    return None
+
+
 def part_path(upload: Upload) -> Path:
     return Path(settings.MEDIA_ROOT) / "uploads" / f"{upload.uid}.part"
 
@@ -97,12 +133,12 @@ def create(round_, user, organisation, name: str, size: int, sha256: str = "") -
     """A new upload of `size` bytes for one of the user's organisations; refused before any byte is sent
     past UPLOAD_MAX_BYTES (TooLarge), for another organisation, or when the round's calendar says no."""
     check_size(size)
-    if not organisations_of(user).filter(pk=organisation.pk).exists():
-        raise Forbidden(
-            "You upload for your own organisation only: you are not a member of that one."
-        )
+    if refusal := membership_refusal(user, organisation):
+        raise Forbidden(refusal)
     if refusal := calendar_refusal(round_, organisation, user=user):
         raise Forbidden(refusal)
+    if refusal := quota_refusal(user, organisation):
+        raise OverQuota(refusal)
     upload = Upload.objects.create(
         round=round_,
         uploaded_by=user,
@@ -122,11 +158,17 @@ def append(upload: Upload, offset: int, readinto, length: int) -> int:
     held. Bytes cut off on the way (readinto gives 0 before the end) are kept. The row is locked meanwhile:
     one part at a time."""
     with transaction.atomic():
-        upload = Upload.objects.select_for_update().get(pk=upload.pk)
+        upload = (
+            Upload.objects.select_for_update(of=("self",))
+            .select_related("organisation", "uploaded_by")
+            .get(pk=upload.pk)
+        )
         if upload.status != Upload.Status.OPEN:
             raise Closed(
                 "This upload is complete; its submission is listed with it.", offset=upload.offset
             )
+        if refusal := membership_refusal(upload.uploaded_by, upload.organisation):
+            raise Forbidden(refusal, offset=upload.offset)
         if offset != upload.offset:
             raise WrongOffset(
                 f"The portal has {upload.offset:,} bytes of this upload: send from there.",
@@ -213,7 +255,17 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
             .get(pk=upload.pk)
         )
         if upload.status == Upload.Status.COMPLETE and upload.submission is not None:
+            given = sha256.lower()
+            if given and given != upload.submission.sha256:
+                raise Closed(
+                    f"This upload is complete with sha256 {upload.submission.sha256}, not {given}: "
+                    "send other bytes as a new upload.",
+                    offset=upload.offset,
+                    sha256=upload.submission.sha256,
+                )
             return upload.submission, False
+        if refusal := membership_refusal(upload.uploaded_by, upload.organisation):
+            raise Forbidden(refusal, offset=upload.offset)
         if upload.offset != upload.size:
             raise WrongOffset(
                 f"The portal has {upload.offset:,} of {upload.size:,} bytes: send the rest first.",
@@ -252,12 +304,18 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
 
 
 def abandon(upload: Upload) -> None:
-    """Drop an open upload and its bytes (a complete one keeps its row, which names its submission)."""
+    """Drop an open upload and its bytes. A complete one is refused (Closed): its row names its
+    submission, which is withdrawn, not deleted."""
     with transaction.atomic():
         upload = Upload.objects.select_for_update().get(pk=upload.pk)
-        if upload.status == Upload.Status.OPEN:
-            part_path(upload).unlink(missing_ok=True)
-            upload.delete()
+        if upload.status != Upload.Status.OPEN:
+            raise Closed(
+                "This upload is complete: it made a submission, which stays. Withdraw the "
+                "submission instead (POST /api/v1/submissions/<uid>/withdraw/).",
+                offset=upload.offset,
+            )
+        part_path(upload).unlink(missing_ok=True)
+        upload.delete()
 
 
 def progress_text(upload: Upload) -> str:
@@ -271,6 +329,9 @@ def purge_stale(older_than: timedelta, now=None) -> int:
     stale = Upload.objects.filter(status=Upload.Status.OPEN, updated_at__lt=cutoff)
     count = 0
     for upload in stale.only("pk", "uid", "status"):
-        abandon(upload)
+        try:
+            abandon(upload)
+        except Closed:  # completed meanwhile
+            continue
         count += 1
     return count

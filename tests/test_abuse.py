@@ -2,13 +2,16 @@
 PostgreSQL and a shared Redis cache: one test per way found to stall the site, borrow rights or borrow
 names. Each failed on the code before its fix."""
 
+import hashlib
 import time
 
 import pytest
 import requests
 from django.test import Client
 
-from submissions.models import Submission
+from accounts import tokens
+from accounts.models import Membership
+from submissions.models import Submission, Upload
 
 from .live_round import checked_submission, set_phase
 from .server import Gunicorn
@@ -47,6 +50,33 @@ def signed_in(user) -> requests.Session:
     session = requests.Session()
     session.cookies.set("sessionid", client.cookies["sessionid"].value)
     return session
+
+
+def api(user) -> requests.Session:
+    """An API client of `user`, by token."""
+    session = requests.Session()
+    session.headers["Authorization"] = f"Token {tokens.issue(user, 'test')[1]}"
+    return session
+
+
+def start_upload(server, client, round_key, body: bytes, **fields) -> requests.Response:
+    data = {"round": round_key, "name": "bundle.tgz", "size": len(body), **fields}
+    return client.post(f"{server.url}/api/v1/uploads/", json=data, timeout=30)
+
+
+def send(server, client, uid, body: bytes, offset: int = 0) -> requests.Response:
+    return client.patch(
+        f"{server.url}/api/v1/uploads/{uid}/",
+        data=body,
+        headers={"Upload-Offset": str(offset), "Content-Type": "application/offset+octet-stream"},
+        timeout=30,
+    )
+
+
+def complete(server, client, uid, sha256: str) -> requests.Response:
+    return client.post(
+        f"{server.url}/api/v1/uploads/{uid}/complete/", json={"sha256": sha256}, timeout=60
+    )
 
 
 # -- 1. a search of many words ---------------------------------------------------------------------
@@ -89,3 +119,58 @@ def test_a_junk_upload_buys_no_peer_review(server, rounds, orgs):
     answer = peer.get(f"{server.url}/api/v1/results/?round={round_.key}", timeout=30)
     assert answer.json()["count"] == 2
     assert peer.get(f"{server.url}/submissions/{acme.uid}/", timeout=30).status_code == 200
+
+
+# -- 5. a removed member's open upload -------------------------------------------------------------
+
+
+def test_a_removed_member_can_neither_append_to_nor_complete_an_open_upload(server, rounds, orgs):
+    """Membership was checked when an upload was created only; open uploads live 7 days."""
+    round_ = set_phase(rounds["training-v5.1"], "open")
+    client, body = api(orgs["member_a"]), b"x" * 1000
+    uid = start_upload(server, client, round_.key, body).json()["uid"]
+    assert send(server, client, uid, body[:500]).status_code == 204
+
+    Membership.objects.filter(user=orgs["member_a"]).delete()
+    refused = send(server, client, uid, body[500:], offset=500)
+    assert refused.status_code == 403 and "not a member of Acme" in refused.json()["detail"]
+    Upload.objects.filter(uid=uid).update(offset=1000)  # as if the last part had arrived before
+    refused = complete(server, client, uid, hashlib.sha256(body).hexdigest())
+    assert refused.status_code == 403 and "not a member of Acme" in refused.json()["detail"]
+    assert not Submission.objects.filter(organisation=orgs["a"]).exists()
+
+
+# -- 8. open uploads, a second complete, a DELETE ------------------------------------------------
+
+
+def test_open_uploads_are_capped_per_member_and_per_organisation(server, rounds, orgs):
+    """50 x 8 GiB were accepted from one member. The served portal keeps the defaults (4, 12)."""
+    round_ = set_phase(rounds["training-v5.1"], "open")
+    client = api(orgs["member_a"])
+    answers = [start_upload(server, client, round_.key, b"x" * 10).status_code for _ in range(5)]
+    assert answers == [201] * 4 + [409]
+    # Acme's other members hold 7 more (12 with member_a's): admin_a gets one, then none.
+    for _ in range(7):
+        Upload.objects.create(
+            round=round_, uploaded_by=orgs["outsider"], organisation=orgs["a"], name="b.tgz", size=1
+        )
+    other = api(orgs["admin_a"])
+    assert start_upload(server, other, round_.key, b"x" * 10).status_code == 201
+    refused = start_upload(server, other, round_.key, b"x" * 10)
+    assert refused.status_code == 409 and "Acme has 12 uploads open" in refused.json()["detail"]
+
+
+def test_a_complete_upload_answers_honestly(server, rounds, orgs):
+    """A second `complete` with another sha256 answered 200; DELETE answered 204 and deleted nothing."""
+    round_ = set_phase(rounds["training-v5.1"], "open")
+    client, body = api(orgs["member_a"]), b"not really a bundle"
+    uid = start_upload(server, client, round_.key, body).json()["uid"]
+    assert send(server, client, uid, body).status_code == 204
+    sha = hashlib.sha256(body).hexdigest()
+    assert complete(server, client, uid, sha).status_code == 201
+    assert complete(server, client, uid, sha).status_code == 200  # the same bytes again: harmless
+    other = complete(server, client, uid, "0" * 64)
+    assert other.status_code == 409 and other.json()["sha256"] == sha
+    deleted = client.delete(f"{server.url}/api/v1/uploads/{uid}/", timeout=30)
+    assert deleted.status_code == 409 and "Withdraw the submission" in deleted.json()["detail"]
+    assert client.get(f"{server.url}/api/v1/uploads/{uid}/", timeout=30).status_code == 200
