@@ -122,9 +122,17 @@ def store_file(path: Path, original_name: str, sha: str) -> tuple[str, str, int]
 
 
 def store_part(path: Path, original_name: str, sha: str, size: int) -> tuple[str, str, int]:
-    """store_bundle for the finished file of a chunked upload (uploads.py), hashed as it arrived: moved into
-    storage, not copied."""
-    return _place(path, sha, original_name), sha, size
+    """store_bundle for the finished file of a chunked upload (uploads.py), hashed as it arrived: a link to it
+    is moved into storage (or streamed into a bucket), not a copy, and the part itself stays until the upload's
+    completion commits. Moving the part itself left a completion cut off before its commit nothing to retry
+    with."""
+    link = path.with_name(path.name + ".storing")
+    link.unlink(missing_ok=True)  # left by a completion cut off
+    os.link(path, link)
+    try:
+        return _place(link, sha, original_name), sha, size
+    finally:
+        link.unlink(missing_ok=True)
 
 
 def _drop_unused(relative: str, existing: Submission) -> None:

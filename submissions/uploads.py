@@ -255,6 +255,7 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
             .get(pk=upload.pk)
         )
         if upload.status == Upload.Status.COMPLETE and upload.submission is not None:
+            part_path(upload).unlink(missing_ok=True)  # kept by a crash after the commit
             given = sha256.lower()
             if given and given != upload.submission.sha256:
                 raise Closed(
@@ -288,6 +289,8 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
             )
         else:
             stored = intake.store_part(path, upload.name, sha, upload.size)
+            # Only once the submission is committed: a retried complete needs the part.
+            transaction.on_commit(lambda: path.unlink(missing_ok=True))
             submission, created = intake.submit(
                 upload.round,
                 None,
