@@ -106,7 +106,8 @@ def publish(submission_id: int) -> int:
     """Make every result of the submission that is not held public, and return how many are.
 
     With at least one public result, the submission is published and replaces the same submitter's
-    earlier published submission of the round (withdrawn, saying by which). With none, nothing changes.
+    earlier published submission of the round (withdrawn, saying by which; in an imported round, only an
+    earlier import of the same folder). With none, nothing changes.
     """
     submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
     from ..review import carry_decisions  # review withdraws through this module: imported here
@@ -131,6 +132,11 @@ def publish(submission_id: int) -> int:
         submitter=submission.submitter,
         status=Status.PUBLISHED,
     ).exclude(pk=submission_id)
+    if submission.round.history:
+        # MLCommons published some submitters' folders side by side (v4.0: smc, smc-ac-power and
+        # smc-dc-power, the same runs timed, and measured at the wall and after conversion): in an
+        # imported round a later import replaces only an earlier import of the same folder.
+        earlier = earlier.filter(original_name=submission.original_name)
     for pk in earlier.values_list("pk", flat=True):
         withdraw(
             pk,
