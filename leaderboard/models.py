@@ -283,7 +283,16 @@ class Result(models.Model):
     energy_j = models.FloatField(
         null=True,
         blank=True,
-        help_text="Energy to train in joules, where the submission measured power (blank otherwise).",
+        help_text="Energy to train in joules, where the submission measured power (blank otherwise): "
+        "the mean energy of the runs the time score counts, times its RCP factor.",
+    )
+    power_result = models.BooleanField(
+        default=False,
+        db_index=True,
+        help_text="The bundle carries power logs for it (MLPerf Power, Training v4.0 on).",
+    )
+    energy_message = models.CharField(
+        max_length=500, blank=True, help_text="Why a power result has no energy score."
     )
     uid = models.UUIDField(
         default=uuid.uuid4, unique=True, editable=False, help_text="Its id outside the portal."
@@ -340,6 +349,19 @@ class Run(models.Model):
         null=True,
         blank=True,
         help_text="What mlperf-logging's RCP reader read from the log, for the result's RCP check.",
+    )
+    power_files = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Bundle-relative paths of its power logs (power/<run>/node_N.txt, sw_N.txt).",
+    )
+    energy_j = models.FloatField(
+        null=True, blank=True, help_text="Energy to train in joules, from its power logs."
+    )
+    power_trace = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Each node's power for the run's plot: {run_s, nodes: {node_N: [[s from run_start, W]]}}.",
     )
     counted = models.BooleanField(default=False, help_text="Among the runs that make the score.")
     dropped = models.BooleanField(default=False, help_text="Dropped as fastest or slowest.")

@@ -21,6 +21,25 @@ from dataclasses import dataclass
 from .logs.power import PowerLog
 
 STOP_AT_START = "stop-at-start"  # what NodeEnergy.assumed names
+POWER_SINCE = (4, 0)  # the first Training round with a power track
+
+
+def has_power_track(ruleset: str) -> bool:
+    """Whether the round's rules know power results: Training v4.0 and later."""
+    try:
+        return tuple(int(part) for part in ruleset.split(".")[:2]) >= POWER_SINCE
+    except ValueError:
+        return False
+
+
+def power_of_runs(
+    power_files: dict[str, list[str]], run_paths: list[str]
+) -> tuple[list[list[str]], list[str]]:
+    """(each run's power files, in run order; the power folders no run log has), matching a power folder
+    to the run log of the same name (power/result_3/ to result_3.txt)."""
+    stems = [path.rpartition("/")[2].rpartition(".")[0] for path in run_paths]
+    taken = set(stems)
+    return [sorted(power_files.get(stem, [])) for stem in stems], sorted(set(power_files) - taken)
 
 
 @dataclass(frozen=True)

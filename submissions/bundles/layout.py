@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..logs.power import kind_of
 from ..rules import bundle as findings
 from ..systems import MAX_NESTING, expand_literals, nested_deeper
 from .files import FolderFiles, TarFiles
@@ -54,6 +55,8 @@ class ResultEntry:
     )  # runs not named or placed as <log_folder>/result_N.txt
     log_folder: str = ""  # where the rules put its logs: <system folder>/<benchmark>
     no_logs: str = ""  # without runs: why no log was found, in words
+    # MLPerf Power: <path>/power/<run log's name>/node_N.txt and sw_N.txt, by the run log's name (no .txt)
+    power_files: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self):
         self.log_folder = self.log_folder or self.path
@@ -302,6 +305,7 @@ def _system_folder(
     benchmark that logs put directly in the system folder name; notes about everything else there."""
     # benchmark, lower case -> [benchmark, path, runs, extra files, misplaced runs, log folder, why no logs]
     results = {}
+    power = {}  # benchmark, lower case -> its power files by run
     for bench in tree.subdirs(sys_rel):
         bench_rel = _join(sys_rel, bench)
         runs, extras, misnamed, other = [], [], [], []
@@ -320,9 +324,13 @@ def _system_folder(
                     other.append(name)
         subs = tree.subdirs(bench_rel)
         for sub in subs:
-            notes.append(f"{_join(bench_rel, sub)}/: folder inside a benchmark folder; ignored.")
+            if sub != POWER_FOLDER:
+                notes.append(
+                    f"{_join(bench_rel, sub)}/: folder inside a benchmark folder; ignored."
+                )
         no_logs = "" if runs else _why_no_logs(tree, bench_rel, other, subs)
         results[bench.lower()] = [bench, bench_rel, runs, extras, misnamed, bench_rel, no_logs]
+        power[bench.lower()] = _power_files(tree, bench_rel, notes) if POWER_FOLDER in subs else {}
     for name in tree.files(sys_rel):
         rel = _join(sys_rel, name)
         if describe and name == "entry.json":
@@ -348,7 +356,7 @@ def _system_folder(
         found[4].append(rel)
         found[6] = ""
     entries = []
-    for bench, path, runs, extras, misplaced, log_folder, no_logs in results.values():
+    for key, (bench, path, runs, extras, misplaced, log_folder, no_logs) in results.items():
         numbered = sorted(
             zip(run_indices([p.rpartition("/")[2] for p in runs]), runs)
         )  # in run order: the first count
@@ -363,9 +371,32 @@ def _system_folder(
                 misplaced,
                 log_folder,
                 no_logs,
+                power.get(key, {}),
             )
         )
     return sorted(entries, key=lambda r: r.benchmark)
+
+
+POWER_FOLDER = "power"
+
+
+def _power_files(tree: _Tree, bench_rel: str, notes: list[str]) -> dict[str, list[str]]:
+    """The power logs in <benchmark>/power/<run>/ (node_N.txt, sw_N.txt), by run folder name; notes for
+    anything else there."""
+    power_rel = _join(bench_rel, POWER_FOLDER)
+    for name in tree.files(power_rel):
+        _stray(_join(power_rel, name), notes)
+    out = {}
+    for run in tree.subdirs(power_rel):
+        run_rel = _join(power_rel, run)
+        for sub in tree.subdirs(run_rel):
+            notes.append(f"{_join(run_rel, sub)}/: folder inside a power folder; ignored.")
+        for name in tree.files(run_rel):
+            if kind_of(name):
+                out.setdefault(run, []).append(_join(run_rel, name))
+            else:
+                _stray(_join(run_rel, name), notes)
+    return out
 
 
 def _why_no_logs(tree: _Tree, bench_rel: str, other: list[str], subs: list[str]) -> str:

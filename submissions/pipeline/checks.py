@@ -16,7 +16,10 @@ from django.db.models import F
 from leaderboard.models import Benchmark, Run
 
 from .. import rules
+from ..logs import open_binary
+from ..logs.power import kind_of, read_power_log
 from ..models import Finding, RunCheck
+from ..rules import power as power_rules
 from ..rules import run as run_rules
 from ..rules.library import is_stop
 from ..safejson import describe, storable
@@ -37,6 +40,9 @@ RUN_FIELDS = (
     "result__system__round__ruleset",
     "result__system__round__require_init_stop_before_run_start",
     "result__system__round__history",
+    "result__power_result",
+    "result__system__nodes",
+    "power_files",
 )
 
 
@@ -116,7 +122,37 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
         )
         return fields, [run_rules.check_crashed(run["path"], error)]
     fields, stored_as_text = _outcome_fields(outcome)
-    return fields, [*outcome.findings, *stored_as_text]
+    power_findings = []
+    if run["result__power_result"]:
+        power_fields, power_findings = _power(run, outcome.summary, files)
+        fields |= power_fields
+    return fields, [*outcome.findings, *stored_as_text, *power_findings]
+
+
+def _power(run: dict, summary, files) -> tuple[dict, list]:
+    """(the run's energy and power trace, findings) from its power logs (rules.power). A power log that
+    cannot be read, or a fault here, withholds the energy with a warning: the time stays scored."""
+    logs, found = [], []
+    for path in run["power_files"]:
+        try:
+            with open_binary(files.file(path)) as f:
+                logs.append(read_power_log(f, path, kind_of(path.rpartition("/")[2])))
+        except OSError as error:
+            found.append(power_rules.unreadable_file(path, error))
+    try:
+        outcome = power_rules.check_run_power(
+            run["path"], logs, summary.run_start, summary.run_stop, run["result__system__nodes"]
+        )
+    except Exception as error:
+        if is_stop(error):
+            raise
+        log.exception("checking the power logs of run %s (%s) failed", run["pk"], run["path"])
+        return {"energy_j": None, "power_trace": {}}, [
+            *found,
+            power_rules.crashed(run["path"], error),
+        ]
+    energy = None if found else outcome.energy_j
+    return {"energy_j": energy, "power_trace": outcome.trace}, [*found, *outcome.findings]
 
 
 def check_runs(run_ids: list[int], validation_id: int) -> list[int]:

@@ -11,7 +11,7 @@ from django.utils import timezone
 from audit.log import record
 from leaderboard.models import Benchmark, Result, Run, System
 
-from .. import rules, scoring
+from .. import energy, rules, scoring
 from ..bundles.runlogs import result_files
 from ..models import Finding, Submission, Validation
 from ..refchecks import jobs as refchecks
@@ -38,6 +38,10 @@ def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset
         run.dropped = position in score.dropped
     result.score_s, result.speedup = score.seconds, score.speedup
     result.runs_counted, result.score_message = len(score.counted), score.message
+    if result.power_result:  # the energy of the same runs, scaled alike (submissions/energy.py)
+        result.energy_j, result.energy_message = energy.score_energy(
+            [r.energy_j for r in runs], score.counted, result.scaling_factor
+        )
 
 
 def _benchmark_scoring(bench: Benchmark) -> scoring.BenchmarkScoring:
@@ -133,7 +137,7 @@ def finalize(submission_id: int) -> None:
     files = submission_files(submission_id)
     # Ordered by pk and index, not by the default orderings, which join the submitter and round again; without
     # eval_curve, the runs' largest field, unused here.
-    runs = Run.objects.defer("eval_curve").order_by("index")
+    runs = Run.objects.defer("eval_curve", "power_trace").order_by("index")
     results = list(
         Result.objects.filter(system__submission=submission)
         .order_by("pk")
@@ -232,6 +236,8 @@ def finalize(submission_id: int) -> None:
                         "scaling_factor": r.scaling_factor,
                         "runs_counted": r.runs_counted,
                         "score_message": r.score_message,
+                        "energy_j": r.energy_j,
+                        "energy_message": r.energy_message,
                         "error_count": r.error_count,
                         "warning_count": r.warning_count,
                         "advisory": r.advisory,

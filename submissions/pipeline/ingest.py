@@ -9,6 +9,7 @@ from leaderboard.organisations import organisation_of
 
 from ..bundles import BundleError, LayoutError, detect
 from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
+from ..energy import has_power_track, power_of_runs
 from ..models import Finding, Submission, Validation
 from ..rules.bundle import INGEST_RULES, log_placement, no_run_log, read_crashed
 from ..systems import fields_of
@@ -243,6 +244,7 @@ def _merge(entries: list) -> list:
         numbered = sorted(zip(into.run_indices, into.run_files))
         into.run_indices, into.run_files = [n for n, _ in numbered], [p for _, p in numbered]
         into.no_logs = "" if into.run_files else into.no_logs
+        into.power_files = {**into.power_files, **entry.power_files}
     return list(merged.values())
 
 
@@ -290,10 +292,12 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
                 key=system_key(entry.system),
                 name=entry.system,
             )
+        power = has_power_track(round_.ruleset) and bool(entry.power_files)
         result = Result(
             system=systems[entry.system],
             benchmark=bench,
             path=entry.path,
+            power_result=power,
             score_message="" if entry.run_files else f"No run log found: {entry.no_logs}"[:500],
             claimed_scaling_factor=_claimed_scaling_factor(files, entry, notes, problems),
         )
@@ -302,17 +306,19 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
         systems.values()
     )  # results pick up their systems' new keys on insert
     Result.objects.bulk_create([result for result, _ in results])
-    recorded = [
-        (
-            result,
-            entry,
-            [
-                Run(result=result, index=index, path=path)
-                for index, path in zip(entry.run_indices, entry.run_files)
-            ],
+    recorded = []
+    for result, entry in results:
+        power, unmatched = power_of_runs(
+            entry.power_files if result.power_result else {}, entry.run_files
         )
-        for result, entry in results
-    ]
+        notes += [
+            f"{entry.path}/power/{name}/: power logs of no run log; ignored." for name in unmatched
+        ]
+        runs = [
+            Run(result=result, index=index, path=path, power_files=files)
+            for index, path, files in zip(entry.run_indices, entry.run_files, power)
+        ]
+        recorded.append((result, entry, runs))
     Run.objects.bulk_create([run for _, _, runs in recorded for run in runs])
     runs = Run.objects.filter(result__system__submission=submission).order_by(
         "pk"

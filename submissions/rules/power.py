@@ -31,6 +31,8 @@ RULES = {
     "gap": "power.gap",
     "no-estimate": "power.no-switch-estimate",
     "stop-at-start": "power.stop-at-start",
+    "unreadable-file": "power.unreadable-file",
+    "crashed": "power.check-crashed",
 }
 
 
@@ -250,3 +252,24 @@ def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found:
         )
         return True
     return False
+
+
+def unreadable_file(path: str, error: OSError) -> Finding:
+    return Finding(
+        "warning",
+        RULES["unreadable-file"],
+        f"The power log could not be read ({error.strerror or error}): the run has no energy.",
+        "Upload the bundle again with this file intact.",
+        path,
+    )
+
+
+def crashed(run_path: str, error: Exception) -> Finding:
+    return Finding(
+        "warning",
+        RULES["crashed"],
+        f"Checking this run's power logs failed inside the portal ({type(error).__name__}): the run has "
+        "no energy; its time is scored as usual.",
+        "A fault in the portal: report it to the portal's administrators with this run's power folder.",
+        run_path,
+    )
