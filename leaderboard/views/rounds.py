@@ -17,6 +17,7 @@ from django.views.decorators.http import require_safe
 from .. import cache, charts, overview
 from ..exports import FORMATS, table_frame
 from ..models import Round
+from ..tablerows import rows_html
 from ..tables import round_data
 from ..tableview import COLUMNS, NO_COLUMNS, TableView, shown_table
 from .common import attachment, json_script
@@ -152,7 +153,7 @@ def _round_context(round_, data, view: TableView, form) -> dict:
         "form": form,
         "headers": table.headers,
         "columns": table.columns,
-        "sections": table.sections,
+        "sections": [(s, rows_html(rows, table.shown_columns)) for s, rows in table.sections],
         "shown": len(table.rows),
         "total": len(data.rows),
         "results_shown": table.results_shown,

@@ -1,0 +1,91 @@
+"""The round table's body rows as HTML, written here rather than in the template language.
+
+A round of 400 systems × 10 benchmarks is some 8,000 cells; the same markup as a template loop
+took most of a cold render of the round page (bench/leaderboard.py: 289 ms p50, 350 ms p95 for
+such a round, two thirds of it in the loop). Each row comes from a ShownRow of tableview.py:
+every text there is plain and escaped here, once. The header row stays in
+templates/leaderboard/_round_table.html; keep the two in the same column order.
+"""
+
+from html import escape
+
+from django.utils.safestring import SafeString, mark_safe
+
+from .tableview import ShownCell, ShownRow
+
+
+def _abbr(text: str, short: str) -> str:
+    """A long text: its short form until focused, tapped or hovered (portal.css .abbr)."""
+    if not short:
+        return escape(text)
+    return (
+        f'<span class="abbr" tabindex="0"><span class="s" aria-hidden="true">{escape(short)}'
+        f'</span><span class="f">{escape(text)}</span></span>'
+    )
+
+
+def _cell(c: ShownCell | None) -> str:
+    if c is None:
+        return '<td class="num"></td>'
+    title = f' title="{escape(c["title"])}"' if c["title"] else ""
+    text = '<span class="not-scored">not scored</span>' if c["not_scored"] else escape(c["text"])
+    flag = (
+        '<span class="flag" aria-hidden="true">⚠</span><span class="visually-hidden"> '
+        f"(findings: {escape(c['findings'])})</span>"
+        if c["findings"]
+        else ""
+    )
+    return f'<td class="num"><a href="{escape(c["url"])}"{title}>{text}</a>{flag}</td>'
+
+
+def row_html(r: ShownRow, columns: set[str]) -> str:
+    """One <tr>: the system (with its compare box), a cell per benchmark, the descriptive columns."""
+    name = f"{r['submitter']} {r['name']}" + (f" ({r['distinct']})" if r["distinct"] else "")
+    distinct = f' <span class="distinct">{escape(r["distinct"])}</span>' if r["distinct"] else ""
+    url = escape(r["url"])
+    out = [
+        f'<tr data-system="{escape(r["slug"])}" id="{escape(r["anchor"])}"><th scope="row" class="sys">'
+        f'<input type="checkbox" name="s" value="{escape(r["slug"])}" form="compare-form" '
+        f'aria-label="Compare {escape(name)}"> <a href="{url}" data-name '
+        f'title="Its description, results and logs">{escape(r["name"])}</a>{distinct} '
+        f'<span class="submitter">{escape(r["submitter"])}</span></th>'
+    ]
+    out += [_cell(c) for c in r["cells"]]
+    if "public_id" in columns:
+        out.append(f'<td class="ids">{escape(r["public_id"])}</td>')
+    if "availability" in columns:
+        out.append(f"<td>{escape(r['availability'])}</td>")
+    if "submitter" in columns:
+        out.append(f"<td>{escape(r['submitter'])}</td>")
+    if "nodes" in columns:
+        out.append(f'<td class="num">{escape(r["nodes"])}</td>')
+    for column in ("processor", "accelerator", "software"):
+        if column in columns:
+            out.append(f'<td class="clip">{_abbr(r[column], r[f"{column}_short"])}</td>')
+    if "links" in columns:
+        out.append(
+            f'<td class="links"><a href="{url}#results-h">logs</a> '
+            f'<a href="{url}#desc-h">description</a></td>'
+        )
+    if "cloud_scale" in columns:
+        scale = ""
+        if r["cloud_scale"]:
+            scale = (
+                f'<a href="{url}#cloud-scale" title="{escape(r["cloud_scale_note"])}">'
+                f"{escape(r['cloud_scale'])}</a>"
+            )
+            if r["cloud_scale_unverified"]:
+                scale += (
+                    '<span aria-hidden="true">†</span>'
+                    '<span class="visually-hidden"> (price not yet checked)</span>'
+                )
+        out.append(f'<td class="num">{scale}</td>')
+    if "power" in columns:
+        out.append(f'<td class="num">{escape(r["power"])}</td>')
+    out.append("</tr>")
+    return "".join(out)
+
+
+def rows_html(rows: list[ShownRow], columns: list[str]) -> SafeString:
+    chosen = set(columns)
+    return mark_safe("\n".join(row_html(r, chosen) for r in rows))  # every text escaped above
