@@ -1,5 +1,6 @@
-"""The portal served by gunicorn (sync worker processes) on loopback, against the test database, as a site
-serves it; its access log names the process that answered each request."""
+"""The portal served by gunicorn on loopback, against the test database, as a site serves it: with the
+deployment's settings (gunicorn.conf.py, read from the project's folder: threaded workers), two worker
+processes unless told otherwise; its access log names the process that answered each request."""
 
 import http.client
 import os
@@ -21,8 +22,11 @@ ACCESS = re.compile(r"^<(?P<pid>\d+)> (?P<status>\d{3}) (?P<method>\S+) (?P<path
 
 
 class Gunicorn:
-    def __init__(self, folder: Path, media_root: Path, workers: int = 2, **env):
-        """`env`: settings of the served portal's own (CACHE_URL, API_THROTTLE_ANON ...)."""
+    def __init__(
+        self, folder: Path, media_root: Path, workers: int = 2, worker_class: str = "", **env
+    ):
+        """`env`: settings of the served portal's own (CACHE_URL, API_THROTTLE_ANON ...).
+        `worker_class`: "sync" for get_on_two_processes, else the deployment's (gunicorn.conf.py)."""
         db = connection.settings_dict
         folder.mkdir(parents=True, exist_ok=True)
         self.access = folder / "access.log"
@@ -46,6 +50,7 @@ class Gunicorn:
                 str(self.access),
                 "--access-logformat",
                 "%(p)s %(s)s %(m)s %(U)s",
+                *(["--worker-class", worker_class] if worker_class else []),
             ],
             cwd=ROOT,
             env={
@@ -94,7 +99,9 @@ class Gunicorn:
     ) -> list[http.client.HTTPResponse]:
         """GET `path` twice, answered by two different worker processes: the first request is sent
         half (a process takes it and waits for the rest) while the second is sent whole, so another
-        process answers that one; then the first is finished. Answers in the order they were sent."""
+        process answers that one; then the first is finished. Answers in the order they were sent.
+        Only with sync workers (worker_class="sync"), where a half-sent request holds a process: what
+        the deployment's threaded workers no longer let a client do."""
         held = socket.create_connection(("127.0.0.1", self.port), timeout=30)
         held.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode())
         second = self.get(path, headers)

@@ -51,6 +51,7 @@ def server(django_db_setup, django_db_blocker, media_root, tmp_path_factory):  #
         served = Gunicorn(
             tmp_path_factory.mktemp("gunicorn"),
             media_root,
+            worker_class="sync",  # get_on_two_processes holds one process with a half-sent request
             CACHE_URL=url,
             API_THROTTLE_ANON=f"{RATE}/minute",
         )
