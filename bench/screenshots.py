@@ -58,6 +58,8 @@ def shoot(d, url: str, path: Path, width: int, height: int) -> None:
     d.get(url)
     charts_drawn(d)
     # The first screen alone, as a reader sees it (at the line an address's #fragment points to).
+    if "#" not in url:
+        d.execute_script("window.scrollTo(0, 0)")
     d.save_screenshot(str(path.with_name(path.stem + "-top.png")))
     full = 0
     for _ in range(

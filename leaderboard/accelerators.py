@@ -96,3 +96,28 @@ def placement(accelerator_model: str) -> Placement:
     if family.queue == NO_QUEUE:
         return Placement(family.name, None, family.reason or f"no agent measures {family.name}")
     return Placement(family.name, family.queue, precision=family.precision)
+
+
+# Who makes an accelerator (or a processor) whose name is in no family: words that name the maker.
+_MAKERS = (
+    (re.compile(r"\b(nvidia|tesla|geforce|quadro|rtx)\b", re.I), "NVIDIA"),
+    (re.compile(r"\b(amd|instinct|radeon|epyc)\b", re.I), "AMD"),
+    (re.compile(r"\b(intel|xeon|gaudi|habana)", re.I), "Intel"),
+    (re.compile(r"\b(google|tpu)", re.I), "Google"),
+    (re.compile(r"\b(huawei|ascend)\b", re.I), "Huawei"),
+    (re.compile(r"\b(graphcore|ipu)\b", re.I), "Graphcore"),
+)
+
+
+@functools.lru_cache(maxsize=256)
+def vendor_of(model: str) -> str:
+    """The maker of an accelerator or processor name: its family's first word (NVIDIA, AMD, Google), else
+    the maker a word of the name gives away, else the name's first word ('' for no name)."""
+    family = family_of(model or "")
+    if family:
+        return family.split()[0]
+    for pattern, maker in _MAKERS:
+        if pattern.search(model or ""):
+            return maker
+    words = (model or "").split()
+    return words[0] if words else ""

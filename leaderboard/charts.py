@@ -2,17 +2,21 @@
 
 Pure functions of the rows a page shows, so every chart follows the page's filters:
 scaling (time to train against accelerator count, log–log, one benchmark, one trace per
-accelerator type), cost (speedup against cloud scale), progress (best time per benchmark
-across rounds) and convergence (each run's eval curve with the quality target).
-Colour is never the only carrier of meaning: every series has its own colour from the
-Okabe-Ito palette (told apart with the common kinds of colour blindness) and its own marker
-symbol or dash, and every chart has a table of the same numbers (`table`). Log axes carry
-their tick labels in full (20, not 2: plotly's default writes only the leading digit
-between powers of ten), from `log_ticks`.
+accelerator model), cost (speedup against cloud scale), progress (best time per benchmark
+across rounds, on a time axis of the rounds' publication dates) and convergence (each run's
+eval curve with the quality target).
+Colour is never the only carrier of meaning: series are coloured from the Okabe-Ito palette
+(told apart with the common kinds of colour blindness) and each has its own marker symbol or
+dash, and every chart has a table of the same numbers (`table`). Where series are systems or
+accelerators (scaling, compare), the colour says the vendor and the marker the model
+(`vendor_styles`): no two vendors share a colour in a chart. Log axes carry their tick labels
+in full (20, not 2: plotly's default writes only the leading digit between powers of ten),
+from `log_ticks`.
 """
 
 import math
 
+from .accelerators import family_of, vendor_of
 from .tables import Bench, Row
 
 # Okabe & Ito (2008), "Color Universal Design": blue, orange, bluish green, vermilion, reddish purple,
@@ -40,6 +44,19 @@ SYMBOLS = [
     "pentagon",
 ]
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+# A vendor keeps its colour from chart to chart: NVIDIA bluish green, AMD vermilion, Intel blue, Google
+# orange, Huawei reddish purple, Graphcore sky blue. Other vendors take the colours left over in the chart.
+VENDOR_COLOURS = {
+    "NVIDIA": "#009E73",
+    "AMD": "#D55E00",
+    "Intel": "#0072B2",
+    "Google": "#E69F00",
+    "Huawei": "#CC79A7",
+    "Graphcore": "#56B4E9",
+}
+# For other vendors, before the colours the vendors above keep: dark ones that stand apart from the eight
+# (brown, grey, teal, purple, olive).
+SPARE_COLOURS = ["#8C510A", "#6E6E6E", "#01665E", "#762A83", "#7A7A00"]
 
 
 def _layout(title: str, x_title: str, y_title: str, *, x_log=False, y_log=False) -> dict:
@@ -73,6 +90,37 @@ def _style(i: int) -> dict:
         "size": 9,
         "line": {"color": "#1b1f24", "width": 1},
     }
+
+
+def vendor_styles(series: list[tuple[str, str]]) -> list[dict]:
+    """A marker for each series (vendor, model): the vendor's colour, and a symbol per model within the
+    vendor (the same model keeps its symbol). No two vendors share a colour; beyond 13 vendors in one
+    chart, the colours are spread around the colour wheel."""
+    vendors = list(dict.fromkeys(vendor for vendor, _ in series))
+    colour = {v: VENDOR_COLOURS[v] for v in vendors if v in VENDOR_COLOURS}
+    spare = [
+        c for c in dict.fromkeys(["#000000", *SPARE_COLOURS, *PALETTE]) if c not in colour.values()
+    ]
+    others = [v for v in vendors if v not in colour]
+    if len(others) > len(spare):
+        spare += [f"hsl({round(360 * i / len(others))}, 70%, 35%)" for i in range(len(others))]
+    colour.update(zip(others, spare))
+    models: dict[str, list[str]] = {}
+    styles = []
+    for vendor, model in series:
+        known = models.setdefault(vendor, [])
+        if model not in known:
+            known.append(model)
+        symbol = SYMBOLS[known.index(model) % len(SYMBOLS)]
+        styles.append(
+            {
+                "color": colour[vendor],
+                "symbol": symbol,
+                "size": 9,
+                "line": {"color": "#1b1f24", "width": 1},
+            }
+        )
+    return styles
 
 
 def _label(value: float) -> str:
@@ -173,16 +221,20 @@ def scaling(rows: list[Row], bench: Bench | None, per_accelerator: bool = False)
         value = accelerator_hours(row, cell.minutes) if per_accelerator else cell.minutes
         if value is None:
             continue
-        label = (
-            row.accelerator_model
-            if row.accelerator_count
-            else f"{row.processor_model} (processors)"
-        )
-        groups.setdefault(label or "unknown", []).append((count, value, row))
+        model = row.accelerator_model if row.accelerator_count else row.processor_model
+        # One series per model: a family's names (H200 NVL and H200 SXM) are one chip.
+        label = family_of(model or "") or model or "unknown"
+        if not row.accelerator_count:
+            label = f"{label} (processors)"
+        groups.setdefault((vendor_of(model or ""), label), []).append((count, value, row))
     if not groups:
         return None
     data = []
-    for i, (label, points) in enumerate(sorted(groups.items())):
+    ordered = sorted(
+        groups.items()
+    )  # by vendor, then model: a vendor's series side by side in the legend
+    styles = vendor_styles([key for key, _ in ordered])
+    for ((_vendor, label), points), marker in zip(ordered, styles):
         points.sort(key=lambda p: p[0])
         data.append(
             {
@@ -198,7 +250,7 @@ def scaling(rows: list[Row], bench: Bench | None, per_accelerator: bool = False)
                 + "<extra>"
                 + label.replace("%", "%%")
                 + "</extra>",
-                "marker": _style(i),
+                "marker": marker,
             }
         )
     return _full_log_labels(
@@ -251,16 +303,17 @@ def cost(rows: list[Row], benchmarks: list[Bench]) -> dict | None:
     }
 
 
-def progress(
-    series: dict[str, list[tuple]],
-    names: dict[str, str],
-    round_names: list[str],
-) -> dict | None:
-    """Best minutes per benchmark across rounds: {bench key: [(round key, round name, minutes, who, url)]},
-    rounds along the x axis in the order of `round_names` (oldest first); a point links to its holder's
-    result (url, where given)."""
+def progress(series: dict[str, list[tuple]], names: dict[str, str]) -> dict | None:
+    """Best minutes per benchmark across rounds: {bench key: [(round key, round name, minutes, who, url,
+    publication date)]}, oldest first. The x axis is time, the rounds' publication dates (a tick per
+    round, named), so that six years between two rounds look like six years; where a round has no date,
+    the rounds stand evenly spaced, in order. A point links to its holder's result (url, where given)."""
+    points_all = [p for points in series.values() for p in points]
+    dated = bool(points_all) and all(len(p) > 5 and p[5] for p in points_all)
     data = []
-    for i, (key, points) in enumerate(sorted(series.items())):
+    for i, (key, points) in enumerate(
+        sorted(series.items(), key=lambda kv: names.get(kv[0], kv[0]))
+    ):
         if not points:
             continue
         data.append(
@@ -268,22 +321,50 @@ def progress(
                 "type": "scatter",
                 "mode": "lines+markers",
                 "name": names.get(key, key),
-                "x": [p[1] for p in points],
+                "x": [p[5].isoformat() if dated else p[1] for p in points],
                 "y": [round(p[2], 4) for p in points],
-                "text": [p[3] for p in points],
+                "text": [f"{p[1]}: {p[3]}" for p in points],
                 "customdata": [p[4] if len(p) > 4 else "" for p in points],
-                "hovertemplate": "%{x}: %{y:.2f} min<br>%{text}<extra>" + key + "</extra>",
+                "hovertemplate": "%{text}<br>%{y:.2f} min<extra>"
+                + names.get(key, key).replace("%", "%%")
+                + "</extra>",
                 "marker": _style(i),
                 "line": {"color": PALETTE[i % len(PALETTE)], "dash": DASHES[i % len(DASHES)]},
             }
         )
     if not data:
         return None
-    layout = _layout(
-        "Best time to train per benchmark, by round", "Round", "Minutes to train (log)", y_log=True
+    rounds = sorted(
+        {(p[5], p[1]) if dated else (None, p[1]) for p in points_all}, key=lambda r: r[0] or 0
     )
-    layout["xaxis"].update(type="category", categoryorder="array", categoryarray=round_names)
+    if dated:
+        layout = _layout(
+            "Best time to train per benchmark, by round",
+            "Round, at its publication date",
+            "Minutes to train (log)",
+            y_log=True,
+        )
+        layout["xaxis"].update(
+            type="date",
+            tickmode="array",
+            tickvals=[d.isoformat() for d, _ in rounds],
+            ticktext=[f"{_short(name)}<br>{d:%b %Y}" for d, name in rounds],
+        )
+    else:
+        layout = _layout(
+            "Best time to train per benchmark, by round",
+            "Round",
+            "Minutes to train (log)",
+            y_log=True,
+        )
+        order = list(dict.fromkeys(p[1] for points in series.values() for p in points))
+        layout["xaxis"].update(type="category", categoryorder="array", categoryarray=order)
     return _full_log_labels({"data": data, "layout": layout})
+
+
+def _short(round_name: str) -> str:
+    """'Training v5.1' -> 'v5.1': the part of a round's name that tells it from the others."""
+    return round_name.removeprefix("Training ").strip() or round_name
 
 
 def convergence(runs, target: float | None, higher_is_better: bool, x_label: str) -> dict | None:
@@ -349,18 +430,21 @@ def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> 
 
     unit = "accelerator-hours" if per_accelerator else "min"
     data = []
-    for i, row in enumerate(systems):
+    styles = vendor_styles(
+        [(vendor_of(r.accelerator_model or r.processor_model or ""), r.slug) for r in systems]
+    )
+    for row, marker in zip(systems, styles):
         keys = [b for b in benchmarks if value(row, b) is not None]
         data.append(
             {
                 "type": "scatter",
                 "mode": "markers",
                 "name": f"{row.submitter}: {row.name}",
-                "x": [b.key for b in keys],
+                "x": [b.name for b in keys],
                 "y": [round(value(row, b), 4) for b in keys],
                 "customdata": [row.cells[b.key].url for b in keys],
                 "hovertemplate": "%{x}: %{y:.2f} " + unit + "<extra>%{fullData.name}</extra>",
-                "marker": {**_style(i), "size": 12},
+                "marker": {**marker, "size": 12},
             }
         )
     if not any(d["x"] for d in data):
@@ -374,11 +458,13 @@ def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> 
         )
     else:
         layout = _layout("Minutes to train per benchmark", "Benchmark", "Minutes (log)", y_log=True)
-    shown = {key for trace in data for key in trace["x"]}  # no empty slot for a benchmark none has
+    shown = {
+        name for trace in data for name in trace["x"]
+    }  # no empty slot for a benchmark none has
     layout["xaxis"].update(
         type="category",
         categoryorder="array",
-        categoryarray=[b.key for b in benchmarks if b.key in shown],
+        categoryarray=[b.name for b in benchmarks if b.name in shown],
     )
     layout["scattermode"] = "group"
     return _full_log_labels({"data": data, "layout": layout})

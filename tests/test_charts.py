@@ -40,13 +40,76 @@ def row(accelerator: str, count: int, minutes: float, key: str = "") -> Row:
     return r
 
 
-def test_every_series_has_its_own_okabe_ito_colour_and_marker():
-    rows = [row(f"GPU{i}", 8 * (i + 1), 10 + i) for i in range(12)]
+# The names the published rounds use; the issue found MI300X and GB300 in one colour, MI325X and H100 in another.
+MI300X, GB300 = "AMD Instinct MI300X 192GB HBM3", "NVIDIA Blackwell Ultra GPU (GB300)"
+MI325X, H100 = "AMD Instinct MI325X 256GB HBM3E", "NVIDIA H100-SXM5-80GB"
+H200_NVL, H200_SXM = "NVIDIA H200 NVL 141GB", "NVIDIA H200-SXM5-141GB"
+
+
+def colours_by_vendor(fig, vendor_of) -> dict[str, set[str]]:
+    """{colour: the vendors of the series drawn in it}."""
+    out: dict[str, set[str]] = {}
+    for trace in fig["data"]:
+        out.setdefault(trace["marker"]["color"], set()).add(vendor_of(trace["name"]))
+    return out
+
+
+def test_the_scaling_chart_colours_by_vendor_and_marks_each_model():
+    models = [MI300X, GB300, MI325X, H100, H200_NVL, H200_SXM]
+    rows = [row(m, 8 * (i + 1), 10 + i) for i, m in enumerate(models)]
     fig = charts.scaling(rows, Bench("b", "Bench", None, 0.5, True))
+    vendor = lambda name: "AMD" if "AMD" in name else "NVIDIA"  # noqa: E731 (the families' names say it)
+    by_colour = colours_by_vendor(fig, vendor)
+    assert all(len(vendors) == 1 for vendors in by_colour.values()), by_colour
+    assert len(by_colour) == 2  # one colour per vendor
     styles = [(t["marker"]["color"], t["marker"]["symbol"]) for t in fig["data"]]
-    assert len(set(styles)) == 12
-    assert {c for c, _ in styles} == OKABE_ITO  # all eight used before any repeats
-    assert len({c for c, _ in styles[:8]}) == 8 and len({s for _, s in styles[:10]}) == 10
+    assert len(set(styles)) == len(styles)  # every model its own marker within its vendor's colour
+    # H200's two names are one chip: one series, both points in it
+    assert [t["name"] for t in fig["data"]].count("NVIDIA H200") == 1
+    assert {len(t["x"]) for t in fig["data"] if t["name"] == "NVIDIA H200"} == {2}
+
+
+def test_no_two_vendors_share_a_colour_however_many_there_are():
+    rows = [row(f"Maker{i} Chip", 8, 10 + i) for i in range(16)]
+    fig = charts.scaling(rows, Bench("b", "Bench", None, 0.5, True))
+    colours = [t["marker"]["color"] for t in fig["data"]]
+    assert len(colours) == 16 and len(set(colours)) == 16
+    assert set(colours[:8]) <= OKABE_ITO | set(charts.SPARE_COLOURS)
+
+
+def test_a_vendor_keeps_its_colour_from_chart_to_chart():
+    alone = charts.scaling([row(MI300X, 8, 10)], Bench("b", "B", None, 1, True))
+    mixed = charts.scaling([row(H100, 8, 9), row(MI300X, 8, 10)], Bench("b", "B", None, 1, True))
+    amd = {t["marker"]["color"] for t in mixed["data"] if "AMD" in t["name"]}
+    assert amd == {alone["data"][0]["marker"]["color"]}
+
+
+def test_compare_colours_systems_by_vendor_with_a_marker_each():
+    systems = [row(H100, 8, 30, "a"), row(H100, 16, 20, "b"), row(MI300X, 8, 25, "c")]
+    fig = charts.compare(systems, [Bench("b", "Bench B", None, 1, True)])
+    colours = [t["marker"]["color"] for t in fig["data"]]
+    assert colours[0] == colours[1] != colours[2]
+    assert fig["data"][0]["marker"]["symbol"] != fig["data"][1]["marker"]["symbol"]
+    assert fig["data"][0]["x"] == ["Bench B"]  # benchmarks by name, as in the table
+
+
+def test_progress_stands_on_a_time_axis_of_the_rounds_dates():
+    from datetime import date
+
+    v05, v06, v51 = date(2018, 12, 12), date(2019, 7, 10), date(2025, 11, 12)
+    series = {
+        "resnet": [
+            ("training-v0.5", "Training v0.5", 100.0, "A: x", "/a/", v05),
+            ("training-v0.6", "Training v0.6", 50.0, "B: y", "/b/", v06),
+            ("training-v5.1", "Training v5.1", 10.0, "C: z", "/c/", v51),
+        ]
+    }
+    fig = charts.progress(series, {"resnet": "Image classification"})
+    axis = fig["layout"]["xaxis"]
+    assert axis["type"] == "date"
+    assert fig["data"][0]["x"] == ["2018-12-12", "2019-07-10", "2025-11-12"]
+    assert axis["ticktext"][0].startswith("v0.5") and "Dec 2018" in axis["ticktext"][0]
+    assert fig["data"][0]["name"] == "Image classification"
 
 
 def test_log_axes_are_labelled_in_full():
@@ -80,7 +143,7 @@ def test_compare_draws_dots_on_a_log_axis_not_bars():
     assert fig["layout"]["yaxis"]["type"] == "log"
     assert all(t["type"] == "scatter" and t["mode"] == "markers" for t in fig["data"])
     assert fig["data"][0]["customdata"] == ["/x/a/b/"]
-    assert fig["layout"]["xaxis"]["categoryarray"] == ["b"]  # c: no system has it
+    assert fig["layout"]["xaxis"]["categoryarray"] == ["B"]  # C: no system has it
 
 
 def test_a_charts_table_has_a_row_per_point_with_its_link():
@@ -90,8 +153,8 @@ def test_a_charts_table_has_a_row_per_point_with_its_link():
     table = charts.table(fig)
     assert (table["x"], table["y"]) == ("Accelerators", "Minutes to train")
     assert [(r["series"], r["x"], r["y"], r["url"]) for r in table["rows"]] == [
-        ("H100", "8", "30.00", "/x/a/b/"),
-        ("H100", "64", "5.00", "/x/b/b/"),
+        ("NVIDIA H100", "8", "30.00", "/x/a/b/"),  # its family's name
+        ("NVIDIA H100", "64", "5.00", "/x/b/b/"),
     ]
     assert charts.table(None) is None
 

@@ -85,10 +85,12 @@ def progress_page(request):
             for bench_key in sorted({k for (rk, k) in bests if rk == r.key}):
                 minutes = in_minutes(bests[(r.key, bench_key)])
                 holder, url = who.get((r.key, bench_key), ("", ""))
-                series.setdefault(bench_key, []).append((r.key, r.name, minutes, holder, url))
-        for bench_key, points in sorted(series.items()):
+                series.setdefault(bench_key, []).append(
+                    (r.key, r.name, minutes, holder, url, r.publication_date)
+                )
+        for bench_key, points in sorted(series.items(), key=lambda kv: names.get(kv[0], kv[0])):
             first = points[0][2]
-            for round_key, round_name, minutes, holder, url in points:
+            for round_key, round_name, minutes, holder, url, _date in points:
                 table.append(
                     {
                         "bench": bench_key,
@@ -101,7 +103,7 @@ def progress_page(request):
                         "gain": first / minutes if minutes else None,
                     }
                 )
-        chart = charts.progress(series, names, [r.name for r in rounds])
+        chart = charts.progress(series, names)
         return {"chart": json_script(chart), "table": table}
 
     built = cache.get_or_set(key, build)
