@@ -213,7 +213,9 @@ class TableView:
 
     @classmethod
     def from_query(cls, querydict, data: RoundData) -> tuple["TableView", TableForm]:
-        default_show = "speedup" if data.has_reference else "minutes"
+        # Minutes first in every round; speedup is a mode of its own (one unit per table), offered where
+        # the round has reference times.
+        default_show = "minutes"
         query = _clean_query(querydict)
         if query.get("submitter"):
             query["submitter"] = _organisations(query["submitter"], data)
@@ -294,10 +296,14 @@ class TableView:
 
     # --- rows --------------------------------------------------------------------------
     def benchmarks(self, data: RoundData) -> list[Bench]:
-        """The benchmark columns shown: all of the round's, or the one filtered on."""
+        """The benchmark columns shown: all of the round's, or the one filtered on; as speedups, only those
+        with a reference time (a column of minutes beside them would mix units in one table)."""
+        shown = list(data.benchmarks)
         if self.benchmark:
-            return [b for b in data.benchmarks if b.key == self.benchmark]
-        return list(data.benchmarks)
+            shown = [b for b in shown if b.key == self.benchmark]
+        if self.show == "speedup":
+            shown = [b for b in shown if b.has_reference]
+        return shown
 
     def shows_speedup(self, bench: Bench) -> bool:
         return self.show == "speedup" and bench.has_reference
@@ -313,8 +319,10 @@ class TableView:
             if cell.minutes is None or not row.accelerator_count:
                 return None
             return cell.minutes / 60 * row.accelerator_count
-        if self.shows_speedup(bench) and cell.speedup:
-            return cell.speedup
+        if self.shows_speedup(bench):
+            return (
+                cell.speedup
+            )  # none without a score: blank, never minutes in a column of speedups
         return cell.minutes
 
     def rows(self, data: RoundData) -> list[Row]:

@@ -105,19 +105,19 @@ def test_unpublished_and_blocked_results_never_appear_and_advisory_findings_are_
     assert "⚠" in html and "findings: 2 errors (advisory), 1 warning" in html
 
 
-def test_the_round_shows_speedups_where_it_has_reference_times_and_toggles_to_minutes(
-    client, rounds
-):
+def test_the_round_shows_minutes_and_speedups_as_a_mode_of_one_unit(client, rounds):
     v05 = rounds["training-v0.5"]
     s = make.system(v05, "google", "tpu")
     make.result(s, "resnet", 301.58)
     make.result(s, "ssd", 20.0)
     html = page(client, "/r/training-v0.5/")
     [(_, cells)] = table_rows(html)
-    assert cells[0] == "29.28×" and cells[1] == "20.00"  # ssd has no reference time: minutes
-    assert 'value="speedup" checked' in html
-    [(_, cells)] = table_rows(page(client, "/r/training-v0.5/?show=minutes"))
-    assert cells[0] == "301.58"
+    assert cells[:2] == ["301.58", "20.00"]  # minutes first, as in every round
+    assert 'value="minutes" checked' in html
+    html = page(client, "/r/training-v0.5/?show=speedup")
+    [(_, cells)] = table_rows(html)
+    # ssd has no reference time: no column of minutes beside the speedups
+    assert cells[0] == "29.28×" and 'data-key="ssd"' not in html and 'data-key="resnet"' in html
     assert 'value="speedup"' not in page(client, "/r/training-v5.1/")
 
 
@@ -440,7 +440,7 @@ def test_the_row_builder_formats_each_cell_for_the_view_as_text():
     view, _ = TableView.from_query(QueryDict(""), data)
     table = shown_table(view, data)
     [(section, [row])] = table.sections
-    assert section.anchor == "closed" and [h["unit"] for h in table.headers] == ["×", "min"]
+    assert section.anchor == "closed" and [h["unit"] for h in table.headers] == ["min", "min"]
     # A long text has a short form for its column; the whole text is still in the page.
     assert (
         row["processor"] == "2 × " + "P" * 30 and row["processor_short"] == "2 × " + "P" * 12 + "…"
@@ -450,7 +450,7 @@ def test_the_row_builder_formats_each_cell_for_the_view_as_text():
     assert row["cloud_scale"] == "" and row["power"] == "0.3"  # 6 MJ over 301.58 min: 0.33 kW
     resnet, ssd = row["cells"]
     assert (
-        resnet["text"] == "29.28×"
+        resnet["text"] == "301.58"
         and not resnet["not_scored"]
         and resnet["findings"] == "2 errors (advisory)"
     )
@@ -458,6 +458,12 @@ def test_the_row_builder_formats_each_cell_for_the_view_as_text():
     assert (
         ssd["not_scored"] and ssd["text"] == "" and ssd["title"] == "Not scored: 2 of 5 runs failed"
     )
+
+    view, _ = TableView.from_query(QueryDict("show=speedup"), data)
+    table = shown_table(view, data)
+    [(_, [row])] = table.sections
+    assert [h["unit"] for h in table.headers] == ["×"]  # ssd has no reference time: left out
+    assert [c["text"] for c in row["cells"]] == ["29.28×"]
 
     view, _ = TableView.from_query(QueryDict("show=energy&benchmark=resnet"), data)
     [(_, [row])] = shown_table(view, data).sections
