@@ -294,6 +294,38 @@ class TableView:
     def filtered(self) -> bool:
         return any(getattr(self, name) not in (None, "", []) for name in self.FILTERS)
 
+    def chips(self, data: RoundData) -> list[dict]:
+        """The filters in force, one per value, as the page shows them above the table: what it
+        filters (label, text) and the query string of this view without it (qs)."""
+        benches = {b.key: b.name for b in data.benchmarks}
+        out = []
+        for name in self.FILTERS:
+            value = getattr(self, name)
+            values = value if isinstance(value, list) else [value]
+            for v in values:
+                if v in (None, ""):
+                    continue
+                if isinstance(value, list):
+                    rest = {name: [x for x in value if x != v]}
+                else:
+                    rest = {name: None if name in ("acc_min", "acc_max") else ""}
+                out.append(
+                    {
+                        "name": name,
+                        "value": str(v),
+                        "label": CHIP_LABELS[name],
+                        "text": _chip_text(name, v, benches),
+                        "qs": self.query(**rest),
+                    }
+                )
+        return out
+
+    def unfiltered_query(self) -> str:
+        """This view's query string without any filter: its units, sort, columns and tables kept."""
+        return self.query(
+            **{n: [] if isinstance(getattr(self, n), list) else None for n in self.FILTERS}
+        )
+
     # --- rows --------------------------------------------------------------------------
     def benchmarks(self, data: RoundData) -> list[Bench]:
         """The benchmark columns shown: all of the round's, or the one filtered on; as speedups, only those
@@ -400,6 +432,32 @@ class TableView:
             new = f"-{column}" if self.best_first_descending(column, data) else column
             state = "none"
         return self.query(sort=new), state
+
+
+CHIP_LABELS = {
+    "division": "Division",
+    "category": "Availability",
+    "submitter": "Submitter",
+    "accelerator": "Accelerator",
+    "processor": "Processor",
+    "framework": "Software",
+    "benchmark": "Benchmark",
+    "acc_min": "Accelerators at least",
+    "acc_max": "Accelerators at most",
+    "q": "Search",
+}
+
+
+def _chip_text(name: str, value, benches: dict[str, str]) -> str:
+    if name == "division":
+        return Division(value).label
+    if name == "category":
+        return Category(value).label
+    if name == "benchmark":
+        return benches.get(value, value)
+    if isinstance(value, str) and value.startswith(FAMILY):
+        return f"all {value.removeprefix(FAMILY)}"
+    return f"“{value}”" if name == "q" else str(value)
 
 
 def _organisations(names: list[str], data: RoundData) -> list[str]:
@@ -690,3 +748,33 @@ def _shown_cell(view: TableView, row: Row, bench: Bench, speedup: bool) -> Shown
         findings=cell.findings,
         not_scored=bool(cell.not_scored_because),
     )
+
+
+# --- the filter controls ------------------------------------------------------------------
+CHECKLISTS = ("category", "submitter", "accelerator", "processor", "framework")
+
+
+def checklists(view: TableView, form: TableForm) -> list[dict]:
+    """The filters of several values as lists of checkboxes (several chosen with plain clicks), in
+    groups where the form's choices have them (a family's names under it, led by the whole family):
+    name, label, groups [(group label or '', [(value, label, checked)])] and their number of options."""
+    out = []
+    for name in CHECKLISTS:
+        chosen = set(getattr(view, name))
+        groups = []
+        for value, label in form.fields[name].choices:
+            if isinstance(label, (list, tuple)):  # an <optgroup>: (group label, its choices)
+                groups.append((value, [(v, text, v in chosen) for v, text in label]))
+            else:
+                if not groups or groups[-1][0]:
+                    groups.append(("", []))
+                groups[-1][1].append((value, label, value in chosen))
+        out.append(
+            {
+                "name": name,
+                "label": form.fields[name].label,
+                "groups": groups,
+                "size": sum(len(options) for _, options in groups),
+            }
+        )
+    return out

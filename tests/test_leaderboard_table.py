@@ -258,7 +258,7 @@ def test_an_old_permalink_with_unknown_values_still_opens(client, catalogue):
 def test_the_form_shows_the_state_so_it_works_without_javascript(client, catalogue):
     html = page(client, "/r/training-v5.1/?division=closed&submitter=Beta&q=jax&acc_min=4")
     assert '<option value="closed" selected>' in html
-    assert re.search(r'<option value="Beta" selected>Beta \(2\)</option>', html)
+    assert '<input type="checkbox" name="submitter" value="Beta" checked> Beta (2)</label>' in html
     assert 'name="q" id="id_q" value="jax"' in html and 'value="4"' in html
     assert (
         '<form id="table-filters" class="filters" method="get" action="/r/training-v5.1/"' in html
@@ -498,3 +498,40 @@ def test_the_count_line_counts_the_results_in_the_columns_shown(client, catalogu
     # b1 has a RetinaNet and a Flux result; filtered on Flux, its one Flux cell is what is shown.
     html = page(client, "/r/training-v5.1/?benchmark=flux1")
     assert "Showing 1 of 5 systems (1 result) matching the filters." in html
+
+
+def test_a_filtered_view_shows_its_filters_as_chips_each_linking_to_the_view_without_it(
+    client, catalogue
+):
+    html = page(
+        client,
+        "/r/training-v5.1/?category=onprem&accelerator=family:NVIDIA+H100&q=acme&sort=b.rgat",
+    )
+    chips = re.findall(
+        r'<a href="\?([^"]*)" data-chip-name="([^"]+)" data-chip-value="([^"]+)"', html
+    )
+    assert [(name, value) for _, name, value in chips] == [
+        ("category", "onprem"),
+        ("accelerator", "family:NVIDIA H100"),
+        ("q", "acme"),
+    ]
+    # Each chip's link is this view without that one filter, the sort kept.
+    assert chips[0][0] == "accelerator=family%3ANVIDIA+H100&amp;q=acme&amp;sort=b.rgat"
+    assert "Availability: <b>Available on-premise</b>" in html
+    assert "Accelerator: <b>all NVIDIA H100</b>" in html
+    assert 'href="?sort=b.rgat" data-chip-clear>Clear all</a>' in html
+    assert "data-chips" in page(client, "/r/training-v5.1/?partial=1&q=acme")  # in the swapped part
+    assert "data-chips" not in page(client, "/r/training-v5.1/")
+
+
+def test_filters_of_several_values_are_checkboxes_grouped_by_family(client, catalogue):
+    html = page(client, "/r/training-v5.1/?accelerator=AMD+Instinct+MI355X")
+    assert "<select" not in re.search(r'id="list-accelerator".*?</fieldset>', html, re.S).group(0)
+    accelerators = re.findall(
+        r'<input type="checkbox" name="accelerator" value="([^"]+)"( checked)?>',
+        html,
+    )
+    assert ("AMD Instinct MI355X", " checked") in accelerators
+    assert ("family:NVIDIA H100", "") in accelerators  # a whole family, chosen with one click
+    for name in ("category", "submitter", "processor", "framework"):
+        assert f'<input type="checkbox" name="{name}" value=' in html

@@ -19,7 +19,7 @@ from ..exports import FORMATS, table_frame
 from ..models import Round
 from ..tablerows import rows_html
 from ..tables import round_data
-from ..tableview import COLUMNS, NO_COLUMNS, TableView, shown_table
+from ..tableview import COLUMNS, NO_COLUMNS, TableView, checklists, shown_table
 from .common import attachment, json_script
 
 CONTROL_PARAMS = ("partial", "format")
@@ -151,6 +151,9 @@ def _round_context(round_, data, view: TableView, form) -> dict:
         "rounds": list(Round.objects.values_list("key", "name")),
         "view": view,
         "form": form,
+        "checklists": checklists(view, form),
+        "chips": view.chips(data),
+        "unfiltered_query": view.unfiltered_query(),
         "headers": table.headers,
         "columns": table.columns,
         "sections": [(s, rows_html(rows, table.shown_columns)) for s, rows in table.sections],

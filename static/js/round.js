@@ -9,6 +9,7 @@
   if (!form || !results) return;
 
   var selected = [];  // compare choices survive a refresh of the table
+  var focusAfter = null;  // where keyboard focus goes once the table is swapped (a removed chip's place)
   var pending = null;
   var typingTimer = null;
 
@@ -45,6 +46,11 @@
         if (push) history.pushState({ query: query }, "", url);
         else history.replaceState({ query: query }, "", url);
         restoreCompare();
+        if (focusAfter) {
+          var target = results.querySelector(focusAfter) || results.querySelector("[data-summary]");
+          if (target) target.focus();
+          focusAfter = null;
+        }
         var summary = results.querySelector("[data-summary]");
         if (live && summary) live.textContent = summary.textContent;
         if (window.PortalCharts) window.PortalCharts.draw(results);
@@ -59,6 +65,7 @@
     refresh(true);
   });
   form.addEventListener("change", function (event) {
+    if (!event.target.name) return;  // a list's search box: not part of the view
     if (event.target.name === "round") {
       var query = queryOf();
       window.location.href = "/r/" + encodeURIComponent(event.target.value) + "/" + (query ? "?" + query : "");
@@ -71,6 +78,43 @@
     if (event.target.name !== "q" && event.target.type !== "number") return;
     clearTimeout(typingTimer);
     typingTimer = setTimeout(function () { refresh(false); }, 250);
+  });
+
+  // Long lists of checkboxes: a search box narrows what they show (it changes no filter).
+  form.querySelectorAll("fieldset.checklist").forEach(function (list) {
+    var find = list.querySelector(".list-find");
+    if (!find) return;
+    find.hidden = false;
+    find.addEventListener("input", function () {
+      var words = find.value.toLowerCase().trim();
+      list.querySelectorAll(".options label").forEach(function (label) {
+        label.hidden = Boolean(words) && label.textContent.toLowerCase().indexOf(words) < 0;
+      });
+    });
+    find.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") event.preventDefault();
+    });
+  });
+
+  // The chips above the table: each removes its filter (its control in the form is cleared).
+  function clearControl(name, value) {
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (el.name !== name) return;
+      if (el.type === "checkbox" || el.type === "radio") {
+        if (el.value === value) el.checked = false;
+      } else {
+        el.value = "";
+      }
+    });
+  }
+  results.addEventListener("click", function (event) {
+    var chip = event.target.closest("a[data-chip-name], a[data-chip-clear]");
+    if (!chip) return;
+    event.preventDefault();
+    var chips = chip.hasAttribute("data-chip-clear") ? results.querySelectorAll("a[data-chip-name]") : [chip];
+    Array.prototype.forEach.call(chips, function (c) { clearControl(c.dataset.chipName, c.dataset.chipValue); });
+    focusAfter = "[data-chips] a";
+    refresh(true);
   });
 
   // Column headers sort through the form's "sort" control.

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import WebDriverWait
 
 from .conftest import screenshot
 
@@ -91,7 +91,7 @@ def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_s
     screenshot(d, "01-round-v5.1")
 
     open_filters(d)
-    Select(d.find_element(By.ID, "id_submitter")).select_by_value("NVIDIA")
+    d.find_element(By.CSS_SELECTOR, "#list-submitter input[value='NVIDIA']").click()
     wait(
         d, lambda d: query(d).get("submitter") == ["NVIDIA"], message="the address has no submitter"
     )
@@ -120,8 +120,8 @@ def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_s
     assert rows(d) == filtered and table(d) == shown
     assert d.find_element(By.ID, "id_q").get_attribute("value") == "GB200"
     selected = [
-        o.get_attribute("value")
-        for o in Select(d.find_element(By.ID, "id_submitter")).all_selected_options
+        box.get_attribute("value")
+        for box in d.find_elements(By.CSS_SELECTOR, "#list-submitter input:checked")
     ]
     assert selected == ["NVIDIA"]
 
@@ -209,7 +209,7 @@ def test_the_downloaded_csv_has_the_rows_of_the_table(live_server, browser):
     d = browser
     open_page(d, f"{live_server.url}/r/training-v5.1/?division=closed&sort=-b.retinanet")
     open_filters(d)
-    Select(d.find_element(By.ID, "id_accelerator")).select_by_index(0)
+    d.find_element(By.CSS_SELECTOR, "#list-accelerator input[type=checkbox]").click()
     settled(d)
     wait(d, lambda d: "accelerator" in query(d))
     shown = table(d)
