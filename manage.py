@@ -4,7 +4,7 @@ import sys
 
 if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
-    from submissions import startup  # the speed-ups below, and what each saves
+    from submissions.checking import startup  # the speed-ups below, and what each saves
 
     startup.before_django(sys.argv)
     from django.core.management import execute_from_command_line

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from submissions.rules import compliance, library
+from submissions.checking.rules import compliance, library
 
 
 def run_mlperf_checker_sequentially(

@@ -493,7 +493,7 @@ def main() -> int:
         f"machine: {os.cpu_count()} CPUs (os.cpu_count()); log parser's C scanner: "
         + (
             "built"
-            if list((ROOT / "submissions/logs").glob("_scan.*.so"))
+            if list((ROOT / "submissions/checking/logs").glob("_scan.*.so"))
             else "NOT built, the parser judges in Python (bin/build_scan.py builds it)"
         )
     )

@@ -5,7 +5,7 @@
    benchmarks in its own PostgreSQL database (BENCH_DATABASE_URL). Systems and run times come
    from the project's bundle generator (submissions.synthetic.bundles.demo_systems; every
    benchmark filled, so each round has SYSTEMS × BENCHMARKS results) and are scored and
-   described by the pipeline's own functions (submissions.scoring, submissions.systems).
+   described by the pipeline's own functions (submissions.checking.scoring, submissions.checking.systems).
    One small round goes through the whole pipeline (write_bundle → ingest → checks →
    finalize → publish) to show that the shape matches; the big rounds are bulk-inserted,
    because pushing ~200,000 results (≈1,000,000 run logs) through the pipeline would take
@@ -167,10 +167,10 @@ def build(rounds: int, systems: int, benchmarks: int) -> None:
     from leaderboard.cache import invalidate_round
     from leaderboard.models import CloudPrice, Result, Submitter, System
     from leaderboard.rounds import load_round
+    from submissions.checking.scoring import olympic
+    from submissions.checking.systems import from_system_json
     from submissions.models import Submission
-    from submissions.scoring import olympic
     from submissions.synthetic.bundles import demo_systems, system_json
-    from submissions.systems import from_system_json
 
     orgs = [Submitter.objects.get_or_create(name=f"Org {k:02d}")[0] for k in range(20)]
     for i in range(rounds):

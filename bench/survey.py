@@ -22,12 +22,12 @@ from pathlib import Path
 sys.path.insert(
     0, str(Path(__file__).resolve().parents[1])
 )  # the repository, when run as bench/survey.py
-from submissions.bundles import LayoutError, detect  # noqa: E402
-from submissions.rules.findings import ResultContext, RunContext, RunFacts, SystemFacts  # noqa: E402
-from submissions.rules.result import check_result  # noqa: E402
-from submissions.rules.run import check_run  # noqa: E402
-from submissions.rules.systems import check_system  # noqa: E402
-from submissions.systems import fields_of  # noqa: E402
+from submissions.checking.bundles import LayoutError, detect  # noqa: E402
+from submissions.checking.rules.findings import ResultContext, RunContext, RunFacts, SystemFacts  # noqa: E402
+from submissions.checking.rules.result import check_result  # noqa: E402
+from submissions.checking.rules.run import check_run  # noqa: E402
+from submissions.checking.rules.systems import check_system  # noqa: E402
+from submissions.checking.systems import fields_of  # noqa: E402
 
 
 @dataclass

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Measure the fastest runs of the published rounds into submissions/rules/throughput.toml.
+"""Measure the fastest runs of the published rounds into submissions/checking/rules/throughput.toml.
 
     bench/throughput_table.py [--unpacked DIR] [--out PATH]
 
@@ -33,13 +33,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from submissions import scoring  # noqa: E402
-from submissions.bundles import LayoutError, detect  # noqa: E402
-from submissions.logs import parse_file, summarize  # noqa: E402
-from submissions.rules import clock, plausibility  # noqa: E402
-from submissions.rules.findings import Findings, RunContext  # noqa: E402
-from submissions.scoring import tolerated_error_files  # noqa: E402
-from submissions.systems import fields_of  # noqa: E402
+from submissions.checking import scoring  # noqa: E402
+from submissions.checking.bundles import LayoutError, detect  # noqa: E402
+from submissions.checking.logs import parse_file, summarize  # noqa: E402
+from submissions.checking.rules import clock, plausibility  # noqa: E402
+from submissions.checking.rules.findings import Findings, RunContext  # noqa: E402
+from submissions.checking.scoring import tolerated_error_files  # noqa: E402
+from submissions.checking.systems import fields_of  # noqa: E402
 
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", ROOT.parent / "shared" / "mlperf"))
 ROUNDS = {  # round key -> (tarball, the public repository and commit it was cut from: ../shared/mlperf/README.md)
@@ -161,7 +161,7 @@ def write_table(
 ) -> None:
     lines = [
         "# The fastest runs of the published MLPerf Training rounds, for the plausibility checks",
-        "# (submissions/rules/plausibility.py). Written by bench/throughput_table.py: do not edit, rerun it.",
+        "# (submissions/checking/rules/plausibility.py). Written by bench/throughput_table.py: do not edit, rerun it.",
         "# Source: the shared rounds (../shared/mlperf), cut from the public repositories named:",
         *(f"#   {ROUNDS[k][0]} ({ROUNDS[k][1]}): {n} runs" for k, n in runs.items()),
         "#",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Build the C scanner of the log parser (submissions/logs/_scan.c) in place.
+"""Build the C scanner of the log parser (submissions/checking/logs/_scan.c) in place.
 
 The parser works without it (the same judging in Python, about a third slower on a v5.1 round), so a
 machine without a C compiler is told so and set up all the same."""
@@ -19,8 +19,8 @@ def main() -> int:
             script_args=["-q", "build_ext", "--inplace"],
             ext_modules=[
                 Extension(
-                    "submissions.logs._scan",
-                    ["submissions/logs/_scan.c"],
+                    "submissions.checking.logs._scan",
+                    ["submissions/checking/logs/_scan.c"],
                     extra_compile_args=["-O2", "-Wall", "-Werror"],
                 )
             ],

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 ROUTE_MODULES = [
     "leaderboard.api",
     "accounts.api",
-    "submissions.review_api",
+    "submissions.review.api",
     "submissions.refchecks.api",
     "submissions.api",
 ]

@@ -17,7 +17,7 @@ REQUIREMENTS = Path(settings.BASE_DIR) / "requirements.txt"
 
 @register()
 def log_scanner_built(app_configs=None, **kwargs):
-    from submissions.logs import leave_out
+    from submissions.checking.logs import leave_out
 
     if leave_out._scan is not None:
         return []
@@ -95,7 +95,7 @@ def pinned_version(package: str, requirements: Path = REQUIREMENTS) -> str | Non
 
 @register()
 def mlperf_logging_pinned(app_configs=None, requirements: Path = REQUIREMENTS, **kwargs):
-    from submissions.rules import library
+    from submissions.checking.rules import library
 
     pinned, installed = pinned_version("mlperf-logging", requirements), library.version()
     if pinned is None or installed == pinned:

@@ -183,7 +183,7 @@ MLPERF_SHARED_DIR = Path(
     env.str("MLPERF_SHARED_DIR", default=str(BASE_DIR.parent / "shared" / "mlperf"))
 )
 
-# Hard limits for an uploaded bundle (see submissions/bundles/unpack.py).
+# Hard limits for an uploaded bundle (see submissions/checking/bundles/unpack.py).
 BUNDLE_MAX_TOTAL_BYTES = env.int("BUNDLE_MAX_TOTAL_BYTES", default=4 * 1024**3)
 BUNDLE_MAX_FILES = env.int("BUNDLE_MAX_FILES", default=20_000)
 BUNDLE_MAX_FILE_BYTES = env.int("BUNDLE_MAX_FILE_BYTES", default=1024**3)
@@ -221,7 +221,7 @@ CHECK_SOFT_TIME_LIMIT = env.int("CHECK_SOFT_TIME_LIMIT", default=120)
 # round through 2 worker processes: 8 runs a task took 13-15 s, 16-48 took 11-12 s; once a run's
 # check cost 2 ms, 48 took 0.15-0.3 s less of the workers' CPU than 24 (a task costs about 4 ms).
 CHECK_BATCH_SIZE = env.int("CHECK_BATCH_SIZE", default=48)
-# Recovery (submissions/leases.py, pipeline/sweeper.py). A running task's process renews its lease every
+# Recovery (submissions/checking/leases.py, pipeline/sweeper.py). A running task's process renews its lease every
 # LEASE_BEAT_S; a lease not renewed for LEASE_EXPIRY_S means the process died, and its task is queued again.
 # Work with no live lease, not updated for SWEEP_IDLE_S while nothing waits in the queues, was lost and is
 # queued again; anything not updated for SWEEP_OLDER_THAN_S is, whatever the queues say. After

@@ -9,7 +9,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("portal.api")),
     path("submissions/", include("submissions.urls")),
-    path("review/", include("submissions.review_urls")),
+    path("review/", include("submissions.review.urls")),
     path("agents/", agents_page, name="agents"),
     path("", include("leaderboard.urls")),
 ]

@@ -37,7 +37,7 @@ class ReplyInline(admin.TabularInline):
 
 @admin.register(Objection)
 class ObjectionAdmin(admin.ModelAdmin):
-    """Objections are filed, answered and decided on the review pages (submissions/review.py), where
+    """Objections are filed, answered and decided on the review pages (submissions/review/objections.py), where
     each change is audited; here staff find and read them."""
 
     list_display = [

@@ -16,12 +16,12 @@ from rest_framework.response import Response
 
 from leaderboard.api import Pages
 from leaderboard.models import Round
+from submissions.checking.reports import report_dict
+from submissions.checking.status import steps_of
+from submissions.intake import bodies, receipts, uploads
+from submissions.intake.forms import BUNDLE_SUFFIXES
 
-from . import bodies, receipts, uploads
-from .forms import BUNDLE_SUFFIXES
 from .models import Submission, Upload
-from .reports import report_dict
-from .status import steps_of
 from .visibility import visible_submissions
 
 OFFSET_HEADER = "Upload-Offset"

@@ -12,10 +12,9 @@ class SubmissionsConfig(AppConfig):
 
         # The public result page lists findings without leaderboard importing this app.
         from leaderboard import panels
-
-        from .bundles.stored import opener
-        from .refchecks.jobs import by_result
-        from .reports import findings_by_result
+        from submissions.checking.bundles.stored import opener
+        from submissions.checking.reports import findings_by_result
+        from submissions.refchecks.jobs import by_result
 
         panels.register_findings(findings_by_result)
         panels.register_logs(opener)
@@ -24,7 +23,8 @@ class SubmissionsConfig(AppConfig):
         # An upload asked for by a reviewer answers the objections waiting for it.
         from django.db.models.signals import post_save
 
+        from submissions.review.objections import answer_with_fix
+
         from .models import Submission
-        from .review import answer_with_fix
 
         post_save.connect(answer_with_fix, sender=Submission, dispatch_uid="review.answer_with_fix")

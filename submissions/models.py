@@ -257,5 +257,5 @@ class Upload(models.Model):
         return f"upload {self.uid} {self.name} ({self.offset} of {self.size} bytes)"
 
 
-from .refchecks.models import Agent, ReferenceCheck  # noqa: E402, F401 - GPU reference checks
-from .review_models import Objection, ObjectionReply  # noqa: E402, F401 - peer review (submissions/review.py)
+from submissions.refchecks.models import Agent, ReferenceCheck  # noqa: E402, F401 - GPU reference checks
+from submissions.review.models import Objection, ObjectionReply  # noqa: E402, F401 - peer review (submissions/review/objections.py)

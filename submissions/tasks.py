@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, connections
 from kombu.exceptions import OperationalError as BrokerError
 
-from . import leases, pipeline, startup
-from .refchecks import jobs as refchecks
+from submissions.checking import leases, pipeline, startup
+from submissions.refchecks import jobs as refchecks
 
 log = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, InterfaceError)
@@ -215,6 +215,6 @@ def publish_due_rounds() -> list[str]:
 @shared_task
 def purge_stale_uploads() -> int:
     """Drop chunked uploads untouched for UPLOAD_EXPIRY_DAYS, with their parts (beat: hourly)."""
-    from .uploads import purge_stale
+    from submissions.intake.uploads import purge_stale
 
     return purge_stale(timedelta(days=settings.UPLOAD_EXPIRY_DAYS))

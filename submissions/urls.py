@@ -1,7 +1,9 @@
 from django.urls import path
 
-from . import staff_views, views
-from .refchecks import views as refcheck_views
+from submissions.refchecks import views as refcheck_views
+from submissions.review import staff_views
+
+from . import views
 
 app_name = "submissions"
 urlpatterns = [

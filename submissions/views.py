@@ -11,15 +11,15 @@ from django.views.decorators.http import require_POST
 
 from leaderboard.models import Result
 from leaderboard.views.common import attachment
+from submissions.checking.pipeline import held_results
+from submissions.checking.reports import findings_of, report_dict
+from submissions.checking.status import steps_of
+from submissions.intake import receipts, uploads
+from submissions.intake.forms import UploadForm
+from submissions.intake.submit import UploadTooLarge, submit
+from submissions.review.views import submission_section
 
-from . import receipts, uploads
-from .forms import UploadForm
-from .intake import UploadTooLarge, submit
 from .models import Submission, Validation
-from .pipeline import held_results
-from .reports import findings_of, report_dict
-from .review_views import submission_section
-from .status import steps_of
 from .tasks import revalidate as revalidate_task
 from .visibility import visible_submissions
 

@@ -13,7 +13,7 @@ SHARED = Path(
 def c_scanner():
     """The log parser's C scanner (_scan.c); the test skips where it is not built, and fails with
     REQUIRE_C_SCANNER set (CI)."""
-    from submissions.logs import leave_out
+    from submissions.checking.logs import leave_out
 
     if leave_out._scan is None:
         reason = "the C scanner is not built (bin/build_scan.py)"

@@ -38,7 +38,7 @@ def test_a_media_root_that_cannot_be_written_is_an_error(settings, tmp_path):
 
 
 def test_mlperf_logging_at_another_version_than_pinned_is_flagged(tmp_path):
-    from submissions.rules import library
+    from submissions.checking.rules import library
 
     assert checks.mlperf_logging_pinned() == []  # as installed here, from requirements.txt
     other = tmp_path / "requirements.txt"
@@ -50,7 +50,7 @@ def test_mlperf_logging_at_another_version_than_pinned_is_flagged(tmp_path):
 
 
 def test_the_log_scanner_not_built_is_flagged(monkeypatch):
-    from submissions.logs import leave_out
+    from submissions.checking.logs import leave_out
 
     monkeypatch.setattr(leave_out, "_scan", None)
     assert ids(checks.log_scanner_built()) == ["portal.W001"]

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard import accelerators
-from submissions.rules import RunContext, check_run, check_speed, clock, plausibility
+from submissions.checking.rules import RunContext, check_run, check_speed, clock, plausibility
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.synthetic.logs import mllog_run
 
@@ -461,7 +461,7 @@ def test_forged_runs_end_as_errors_and_the_result_has_no_score(pipeline, tmp_pat
 
 def test_one_forged_run_counts_as_failed_and_its_time_is_not_in_the_score(pipeline, tmp_path):
     from leaderboard.models import Result, Run
-    from submissions import scoring
+    from submissions.checking import scoring
     from submissions.models import Finding
 
     minutes = [20.0 + k for k in range(10)]

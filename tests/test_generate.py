@@ -2,7 +2,7 @@
 
 import pytest
 
-from submissions.logs import parse_file, parse_lines, summarize
+from submissions.checking.logs import parse_file, parse_lines, summarize
 from submissions.synthetic.logs import mllog_run, mlperf05_run
 
 
@@ -135,7 +135,7 @@ def test_mlperf05_run_failure():
 def test_the_demo_round_is_believed_by_the_clock_and_plausibility_checks(tmp_path):
     """make run's demo (when the real rounds are absent) must not be held by the checks of forged clocks:
     its times come from the published rounds' fewest accelerator-minutes."""
-    from submissions import rules
+    from submissions.checking import rules
     from submissions.synthetic.bundles import demo_systems, write_bundle
     from submissions.synthetic.logs import BENCHMARKS
 

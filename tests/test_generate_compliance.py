@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from submissions.rules import (
+from submissions.checking.rules import (
     ResultContext,
     RunContext,
     RunFacts,
@@ -22,9 +22,9 @@ from submissions.rules import (
     check_system,
     rcp,
 )
+from submissions.checking.systems import category_of, fields_of
 from submissions.synthetic.bundles import SystemSpec, log_status, system_json, write_bundle
 from submissions.synthetic.logs import BENCHMARKS, mllog_run
-from submissions.systems import category_of, fields_of
 
 pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
 

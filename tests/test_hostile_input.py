@@ -11,14 +11,14 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Result, Run, System
-from submissions.bundles.layout import read_scaling_factor
+from submissions.checking.bundles.layout import read_scaling_factor
+from submissions.checking.pipeline import checks
+from submissions.checking.rules import RunContext, check_run
+from submissions.checking.rules.run import CHECK_CRASHED, STORED_AS_TEXT
+from submissions.checking.safejson import storable
+from submissions.checking.systems import MAX_COUNT, fields_of, read_count
 from submissions.models import Finding, Submission
-from submissions.pipeline import checks
-from submissions.rules import RunContext, check_run
-from submissions.rules.run import CHECK_CRASHED, STORED_AS_TEXT
-from submissions.safejson import storable
 from submissions.synthetic.bundles import SystemSpec, write_bundle
-from submissions.systems import MAX_COUNT, fields_of, read_count
 
 pytestmark = pytest.mark.usefixtures("eager")
 
@@ -337,7 +337,7 @@ def test_a_crash_in_the_run_checks_is_an_error_on_that_run_not_a_failed_submissi
 
 
 def test_a_crash_reading_a_description_is_an_error_on_that_file(rounds, tmp_path, monkeypatch):
-    from submissions.bundles import layout
+    from submissions.checking.bundles import layout
 
     def crash(raw, rel, notes, problems=None):
         raise KeyError("a bug")
@@ -391,7 +391,7 @@ def test_a_status_or_division_that_is_no_text_is_read_as_none(rounds, tmp_path, 
 
 
 def test_a_crash_in_the_system_checks_is_an_error_on_the_description(monkeypatch):
-    from submissions.rules import SystemFacts, check_system, systems
+    from submissions.checking.rules import SystemFacts, check_system, systems
 
     def crash(description, description_format):
         raise IndexError("a bug")
@@ -413,7 +413,7 @@ def test_a_crash_in_the_system_checks_is_an_error_on_the_description(monkeypatch
 @pytest.mark.parametrize("value", [8, None, {"a": 1}, ["x"]])
 def test_a_field_mlperf_logging_reads_as_text_given_otherwise_is_an_error_not_a_crash(value):
     """Found by fuzzing (tests/fuzz/fuzz_systems.py): the library's checker joins these fields as text."""
-    from submissions.rules import SystemFacts, check_system
+    from submissions.checking.rules import SystemFacts, check_system
     from submissions.synthetic.bundles import system_json
 
     description = {

@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from submissions.bundles import (
+from submissions.checking.bundles import (
     BundleError,
     FolderFiles,
     Limits,
@@ -17,8 +17,8 @@ from submissions.bundles import (
     open_bundle,
     unpack,
 )
-from submissions.bundles.split import RoundSplit
-from submissions.rules import RunContext, check_run, rcp_check
+from submissions.checking.bundles.split import RoundSplit
+from submissions.checking.rules import RunContext, check_run, rcp_check
 
 from .conftest import shared_tarball
 from .test_unpack import info as entry

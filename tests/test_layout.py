@@ -1,4 +1,4 @@
-"""Tests for submissions.bundles.layout: synthetic trees for each rule, then the three real rounds."""
+"""Tests for submissions.checking.bundles.layout: synthetic trees for each rule, then the three real rounds."""
 
 import hashlib
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from submissions.bundles import LayoutError, detect
+from submissions.checking.bundles import LayoutError, detect
 
 SHARED = Path(
     os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf")

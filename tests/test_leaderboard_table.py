@@ -356,7 +356,7 @@ def test_browsers_get_the_cached_page_gzipped(client, catalogue):
 
 @pytest.mark.commits  # the cache is invalidated in an on_commit hook of the publication
 def test_publishing_a_submission_refreshes_the_cached_table(client, v51):
-    from submissions.pipeline import publish
+    from submissions.checking.pipeline import publish
 
     make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10)
     late = make.system(v51, "Late", "omega", published=False)

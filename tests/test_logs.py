@@ -1,4 +1,4 @@
-"""Tests for submissions.logs: line formats, tolerant parsing and run summaries (no Django needed)."""
+"""Tests for submissions.checking.logs: line formats, tolerant parsing and run summaries (no Django needed)."""
 
 import calendar
 import json
@@ -6,10 +6,10 @@ import tracemalloc
 
 import pytest
 
-import submissions.logs.parse as log_parser
-from submissions.logs import Event, ParsedLog, parse_file, parse_lines, summarize
-from submissions.logs.formats import detect, mll, mllog
-from submissions.logs.parse import MAX_PROBLEMS
+import submissions.checking.logs.parse as log_parser
+from submissions.checking.logs import Event, ParsedLog, parse_file, parse_lines, summarize
+from submissions.checking.logs.formats import detect, mll, mllog
+from submissions.checking.logs.parse import MAX_PROBLEMS
 
 
 @pytest.fixture(autouse=True)
@@ -465,7 +465,7 @@ def line_by_line(lines: list) -> ParsedLog:
     """What the parser means, written plainly for bytes lines as parse_file gives them: each line on its own, read
     in the last format when it holds that format's marker (a log sticks to one), else in the format detect finds.
     The parser jumps over noise with searches of whole blocks; it must agree."""
-    from submissions.logs.parse import _DECODE_ERRORS, _Repeats
+    from submissions.checking.logs.parse import _DECODE_ERRORS, _Repeats
 
     log, repeats, fmt = ParsedLog(), _Repeats(), None
     for n, raw in enumerate(lines, 1):
@@ -750,7 +750,7 @@ def test_count_lf_counts_as_bytes_count():
 def test_repeats_are_judged_alike_when_unread_events_are_left_out():
     import random
 
-    from submissions.logs.parse import _Repeats
+    from submissions.checking.logs.parse import _Repeats
 
     # (kept?, key, value, time): unread events between two equal events of one timestamp, or starting another
     cases = [

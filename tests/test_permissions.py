@@ -333,7 +333,7 @@ def _non_submitters(round_: Round, orgs, world: World) -> None:
 def _set_phase(world: World, phase: str, orgs) -> None:
     """The round's calendar around the real clock (the live server reads it), and what each phase
     brings: an objection in review, publication at the end."""
-    from submissions import review
+    from submissions.review import objections as review
 
     now = timezone.now()
     hour = timedelta(hours=1)
@@ -370,7 +370,7 @@ def _set_phase(world: World, phase: str, orgs) -> None:
 
 
 def _objection_filed_in_review(world: World, orgs):
-    from submissions.review_models import Objection
+    from submissions.review.models import Objection
 
     return Objection.objects.create(
         round=world.round,
@@ -390,7 +390,7 @@ def _objection_filed_in_review(world: World, orgs):
 
 
 def _publish(round_: Round) -> None:
-    from submissions.pipeline.publication import publish_due_rounds
+    from submissions.checking.pipeline.publication import publish_due_rounds
 
     assert publish_due_rounds(now=timezone.now()) == [round_.key]
 

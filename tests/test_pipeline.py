@@ -168,8 +168,8 @@ def test_recording_a_bundle_takes_the_same_queries_however_large_it_is(rounds, t
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from submissions import pipeline
-    from submissions.intake import file_chunks, store_bundle
+    from submissions.checking import pipeline
+    from submissions.intake.submit import file_chunks, store_bundle
 
     def queries_to_record(name, systems):
         root = write_bundle(tmp_path / name, name, systems, TARGETS)
@@ -304,7 +304,7 @@ def test_update_rows_gives_each_row_its_values_sharing_statements_between_alike_
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from submissions.pipeline.common import update_rows
+    from submissions.checking.pipeline.common import update_rows
     from tests import leaderboard_factories as make
 
     result = make.result(make.system(rounds["training-v5.1"]), "retinanet", 10.0, runs=6)

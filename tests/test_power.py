@@ -8,9 +8,9 @@ import json
 import pytest
 from mlperf_logging.result_summarizer import result_summarizer as summarizer
 
-from submissions import energy
-from submissions.logs.power import read_power_log
-from submissions.rules.power import MAX_GAP_S, RULES, check_run_power
+from submissions.checking import energy
+from submissions.checking.logs.power import read_power_log
+from submissions.checking.rules.power import MAX_GAP_S, RULES, check_run_power
 
 RUN_START_MS = 1_700_000_000_000
 TTT_MS = 600_000  # ten minutes

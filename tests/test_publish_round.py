@@ -8,9 +8,9 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from leaderboard import public
 from leaderboard.models import Result
+from submissions.checking.pipeline import publish_due_rounds, publish_round
+from submissions.checking.pipeline.publication import final_submissions
 from submissions.models import Submission
-from submissions.pipeline import publish_due_rounds, publish_round
-from submissions.pipeline.publication import final_submissions
 
 from .live_round import checked_submission, set_phase
 

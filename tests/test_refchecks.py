@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from leaderboard.models import Result
+from submissions.checking.pipeline import sweep
 from submissions.models import Agent, ReferenceCheck, Submission
-from submissions.pipeline import sweep
 from submissions.refchecks import jobs
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from submissions.logs import parse_lines, summarize
+from submissions.checking.logs import parse_lines, summarize
 from submissions.refchecks import verdict
 from submissions.refchecks.implied import implied_throughput, run_samples, run_work
 

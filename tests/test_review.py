@@ -1,4 +1,4 @@
-"""Peer review and withdrawal (submissions/review.py): who may object, answer, decide and withdraw,
+"""Peer review and withdrawal (submissions/review/objections.py): who may object, answer, decide and withdraw,
 what each decision does, and the pages and API around them."""
 
 import uuid
@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from leaderboard.models import Result, Round, Submitter, System
-from submissions import review
 from submissions.models import Submission
-from submissions.review_models import Objection
+from submissions.review import objections as review
+from submissions.review.models import Objection
 
 pytestmark = pytest.mark.django_db
 
@@ -169,7 +169,7 @@ def test_moved_to_open_changes_the_systems_division(live):
 
 
 def test_withdrawn_withdraws_the_result_and_publication_skips_it(live):
-    from submissions.pipeline import publish
+    from submissions.checking.pipeline import publish
 
     review.decide(live["reviewer"], _object(live), "withdrawn")
     assert Result.objects.get(system__key="a1").withdrawn
@@ -324,7 +324,7 @@ def test_the_api_withdraws_and_answers_404_for_another_organisations_submission(
 
 
 def test_a_decision_holds_for_a_fix_uploaded_after_it(live):
-    from submissions.pipeline import publish
+    from submissions.checking.pipeline import publish
 
     objection = _object(live)
     review.decide(live["reviewer"], objection, "fix_required")

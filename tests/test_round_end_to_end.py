@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from leaderboard.models import Result, Round
 from submissions.models import Submission
-from submissions.review_models import Objection
+from submissions.review.models import Objection
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from .worker import media, media_root, worker  # noqa: F401
@@ -99,7 +99,7 @@ def test_a_round_from_uploads_through_review_to_publication(
     worker, media, orgs, client, tmp_path, django_user_model
 ):
     from accounts.models import Membership, Organisation
-    from submissions.pipeline.publication import publish_due_rounds
+    from submissions.checking.pipeline.publication import publish_due_rounds
 
     round_ = _round()
     round_.reviewers.add(orgs["reviewer"])

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from bench import baseline
-from submissions.rules import compliance, library
-from submissions.rules.library import LinearRe
+from submissions.checking.rules import compliance, library
+from submissions.checking.rules.library import LinearRe
 from submissions.synthetic.logs import mllog_run
 
 from .conftest import c_scanner
@@ -245,7 +245,7 @@ def test_the_baseline_runs_the_library_on_every_file(tmp_path):
 
 
 def kept_loglines(path, ruleset="5.1.0", benchmark="rgat", limit=64 * 1024):
-    from submissions.logs import parse_file
+    from submissions.checking.logs import parse_file
 
     kept = []
     log = parse_file(path, max_line_bytes=limit, mllog_lines=kept)
@@ -345,7 +345,7 @@ def test_every_kind_of_token_line_reads_as_the_library_reads_it(tmp_path, line):
 def test_random_files_of_quirky_lines_read_as_the_library_reads_them(tmp_path, monkeypatch, seed):
     import random
 
-    from submissions.logs import parse as log_parser
+    from submissions.checking.logs import parse as log_parser
 
     rnd = random.Random(seed)
     monkeypatch.setattr(log_parser, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
@@ -417,7 +417,7 @@ def test_only_rulesets_whose_parser_builds_loglines_as_we_do_take_the_lines():
 
 
 def test_check_file_gives_the_same_findings_from_the_handed_over_lines(tmp_path):
-    from submissions.logs import parse_file
+    from submissions.checking.logs import parse_file
 
     lines = generated_rgat_log().splitlines()
     at = next(i for i, line in enumerate(lines) if '"opt_name"' in line)
@@ -432,7 +432,7 @@ def test_check_file_gives_the_same_findings_from_the_handed_over_lines(tmp_path)
 
 
 def test_lines_no_rule_names_are_left_out_without_changing_the_findings(tmp_path):
-    from submissions.logs import parse_file
+    from submissions.checking.logs import parse_file
 
     assert not compliance.names_a_rule("tracked_stats") and compliance.names_a_rule("eval_accuracy")
     lines = generated_rgat_log().splitlines()
@@ -451,7 +451,7 @@ def test_lines_no_rule_names_are_left_out_without_changing_the_findings(tmp_path
 
 
 def test_a_log_of_only_unruled_lines_still_has_log_lines(tmp_path):
-    from submissions.logs import parse_file
+    from submissions.checking.logs import parse_file
 
     for text, empty in (
         (mllog("tracked_stats", {"loss": 1.5}) + "\n", False),
@@ -489,8 +489,8 @@ LEAN_QUIRKS = QUIRKS + [
 
 
 def outcome_with_and_without_leaving_out(path, monkeypatch):
-    from submissions.rules import RunContext, check_run
-    from submissions.rules import run as run_rules
+    from submissions.checking.rules import RunContext, check_run
+    from submissions.checking.rules import run as run_rules
 
     ctx = RunContext("5.1.0", "rgat", frozenset({"rgat", "retinanet"}), quality_target=0.72)
     lean = check_run(path, REL, ctx)
@@ -503,7 +503,7 @@ def outcome_with_and_without_leaving_out(path, monkeypatch):
 @pytest.fixture(params=["C", "Python"])
 def scanner(request, monkeypatch):
     """Each leave-out test runs with the C scanner and with the Python code it stands in for."""
-    from submissions.logs import leave_out
+    from submissions.checking.logs import leave_out
 
     if request.param == "Python":
         monkeypatch.setattr(leave_out, "_scan", None)
@@ -518,7 +518,7 @@ def test_leaving_unread_lines_out_changes_no_finding_summary_or_rcp_reading(
 ):
     import random
 
-    from submissions.logs import parse as log_parser
+    from submissions.checking.logs import parse as log_parser
 
     rnd = random.Random(seed)
     monkeypatch.setattr(log_parser, "BLOCK_SIZE", rnd.choice([7, 64, 300, 4 << 20]))
@@ -588,7 +588,7 @@ def test_the_c_scanner_leaves_out_the_lines_the_python_code_leaves_out(monkeypat
     passes every term on its own."""
     import random
 
-    from submissions.logs import leave_out
+    from submissions.checking.logs import leave_out
 
     c_scanner()
     judge = leave_out.LeftOut(["tracked_stats"], ("run_stop", "eval_accuracy"))
@@ -647,7 +647,7 @@ def test_the_c_scanner_refuses_what_it_cannot_judge():
     ):  # the marker's one run of colons is where the line's record starts
         with pytest.raises(ValueError):
             scan.candidates(*args)
-    from submissions.logs import leave_out
+    from submissions.checking.logs import leave_out
 
     assert (
         scan.cut("abcdef", [1, 2, 4, 6])
@@ -661,8 +661,8 @@ def test_the_c_scanner_refuses_what_it_cannot_judge():
 
 
 def test_unread_lines_are_counted_not_kept(tmp_path):
-    from submissions.logs import parse_file
-    from submissions.rules.run import _unread
+    from submissions.checking.logs import parse_file
+    from submissions.checking.rules.run import _unread
 
     lines = [
         mllog("run_start", None, 1),

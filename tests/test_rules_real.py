@@ -6,8 +6,8 @@ import tarfile
 import pytest
 
 from bench import baseline
-from submissions.logs import parse_file
-from submissions.rules import (
+from submissions.checking.logs import parse_file
+from submissions.checking.rules import (
     ResultContext,
     RunContext,
     RunFacts,
@@ -16,7 +16,7 @@ from submissions.rules import (
     check_run,
     rcp_check,
 )
-from submissions.systems import fields_of
+from submissions.checking.systems import fields_of
 
 from .conftest import shared_tarball
 

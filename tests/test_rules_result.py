@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from submissions.rules import (
+from submissions.checking.rules import (
     ResultContext,
     RunFacts,
     SystemFacts,
@@ -13,7 +13,7 @@ from submissions.rules import (
     compare_scaling,
     rcp_check,
 )
-from submissions.rules import systems as system_rules
+from submissions.checking.rules import systems as system_rules
 
 
 @pytest.fixture
@@ -423,8 +423,8 @@ RCP_QUIRKS = {
 
 @pytest.mark.parametrize("quirk", RCP_QUIRKS)
 def test_the_rcp_reading_from_parsed_lines_is_the_librarys_reading_of_the_file(tmp_path, quirk):
-    from submissions.logs import parse_file
-    from submissions.rules import rcp
+    from submissions.checking.logs import parse_file
+    from submissions.checking.rules import rcp
 
     folder = rgat_result(tmp_path / "rgat", 0.9)
     path = folder / "result_0.txt"
@@ -439,7 +439,7 @@ def test_the_rcp_reading_from_parsed_lines_is_the_librarys_reading_of_the_file(t
 
 
 def test_the_rcp_check_uses_the_readings_it_is_given_and_reads_the_rest(tmp_path):
-    from submissions.rules import rcp
+    from submissions.checking.rules import rcp
 
     folder = rgat_result(tmp_path / "rgat", 0.9)
     readings = {
@@ -466,7 +466,7 @@ def test_the_rcp_check_uses_the_readings_it_is_given_and_reads_the_rest(tmp_path
 def test_a_fault_inside_the_result_checks_is_a_finding_not_the_end_of_finalize(
     tmp_path, monkeypatch
 ):
-    from submissions.rules import rcp, result
+    from submissions.checking.rules import rcp, result
 
     def broken(*args, **kwargs):
         raise KeyError("a fault in the portal")

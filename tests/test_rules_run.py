@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from submissions.rules import RunContext, check_run
+from submissions.checking.rules import RunContext, check_run
 
 
 @pytest.fixture
@@ -260,7 +260,7 @@ def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch
     ends, any chunk size."""
     import random
 
-    from submissions.rules import prescan as scan_module
+    from submissions.checking.rules import prescan as scan_module
 
     rnd = random.Random(seed)
     limit = rnd.choice([8, 20, 64])
@@ -301,7 +301,7 @@ def test_prescan_finds_the_first_line_that_is_not_utf8_whatever_the_chunks(
     """Against decoding each line: sequences cut by a chunk's end, an ASCII chunk that breaks one, valid ones."""
     import random
 
-    from submissions.rules import prescan as scan_module
+    from submissions.checking.rules import prescan as scan_module
 
     rnd = random.Random(seed)
     monkeypatch.setattr(scan_module, "CHUNK", rnd.choice([1, 2, 3, 7, 16, 1 << 20]))
@@ -400,7 +400,7 @@ def test_a_ruleset_mlperf_logging_does_not_know_is_said_once(tmp_path):
 
 
 def test_a_fault_inside_the_compliance_check_is_an_error_not_a_crash(tmp_path, monkeypatch):
-    from submissions.rules import compliance
+    from submissions.checking.rules import compliance
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -416,7 +416,7 @@ def test_a_fault_inside_the_compliance_check_is_an_error_not_a_crash(tmp_path, m
 
 
 def test_mlperf_logging_gets_its_lines_from_our_parse_not_from_a_second_read(tmp_path, monkeypatch):
-    from submissions.rules import compliance
+    from submissions.checking.rules import compliance
 
     def read_again(*args, **kwargs):
         raise AssertionError("the file was read again")
@@ -445,7 +445,7 @@ def quirky_rgat():
 
 
 def test_the_findings_are_the_same_as_from_a_second_read(tmp_path, monkeypatch):
-    from submissions.rules import compliance
+    from submissions.checking.rules import compliance
 
     data = quirky_rgat()
     one_read = check(tmp_path, data)
@@ -455,7 +455,7 @@ def test_the_findings_are_the_same_as_from_a_second_read(tmp_path, monkeypatch):
 
 
 def test_v06_logs_are_read_again_by_the_librarys_parser(tmp_path, monkeypatch):
-    from submissions.rules import compliance
+    from submissions.checking.rules import compliance
 
     calls = []
     real = compliance.read_loglines
@@ -467,7 +467,7 @@ def test_v06_logs_are_read_again_by_the_librarys_parser(tmp_path, monkeypatch):
 
 
 def test_a_run_of_a_round_with_rcps_carries_the_rcp_readers_reading(tmp_path):
-    from submissions.rules import check_run, rcp
+    from submissions.checking.rules import check_run, rcp
 
     path = write(tmp_path, rgat_lines())
     reading = check_run(path, "ACME/results/sys/rgat/result_0.txt", RGAT).convergence

@@ -1,11 +1,11 @@
-"""The v0.5 checks written as data (submissions/rules/v05.toml), through check_run (no Django)."""
+"""The v0.5 checks written as data (submissions/checking/rules/v05.toml), through check_run (no Django)."""
 
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from submissions.rules import RunContext, check_run, v05
+from submissions.checking.rules import RunContext, check_run, v05
 from submissions.synthetic.logs import mlperf05_run
 
 

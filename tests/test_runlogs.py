@@ -1,4 +1,4 @@
-"""Run logs found by what they hold (submissions.bundles.runlogs) and the layout's results built from them."""
+"""Run logs found by what they hold (submissions.checking.bundles.runlogs) and the layout's results built from them."""
 
 import json
 import random
@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from submissions.bundles import detect
-from submissions.bundles.runlogs import HEAD_LIMIT, declared_benchmark, holds_log_lines, run_indices
+from submissions.checking.bundles import detect
+from submissions.checking.bundles.runlogs import (
+    HEAD_LIMIT,
+    declared_benchmark,
+    holds_log_lines,
+    run_indices,
+)
 from submissions.synthetic.logs import mllog_run
 
 
@@ -234,8 +239,8 @@ def test_a_result_folder_without_a_readable_log_is_a_result_with_the_reason(tmp_
 def test_a_results_files_under_the_names_the_rcp_check_reads(tmp_path):
     import tarfile
 
-    from submissions.bundles import FolderFiles, open_bundle
-    from submissions.bundles.runlogs import result_files
+    from submissions.checking.bundles import FolderFiles, open_bundle
+    from submissions.checking.bundles.runlogs import result_files
 
     write(
         tmp_path / "b",

@@ -4,8 +4,8 @@ failures a result tolerates and the words for why it has no score."""
 import pandas as pd
 
 from leaderboard.units import minutes
-from submissions import scoring
-from submissions.rules import no_score
+from submissions.checking import scoring
+from submissions.checking.rules import no_score
 
 
 def test_it_drops_the_fastest_and_slowest_and_averages_the_rest():

@@ -1,11 +1,11 @@
-"""The resumable sha256 (submissions/sha256state.py): a state saved part-way and resumed elsewhere."""
+"""The resumable sha256 (submissions/intake/sha256state.py): a state saved part-way and resumed elsewhere."""
 
 import hashlib
 import os
 
 import pytest
 
-from submissions import sha256state
+from submissions.intake import sha256state
 
 pytestmark = pytest.mark.skipif(not sha256state.AVAILABLE, reason="no usable libcrypto here")
 

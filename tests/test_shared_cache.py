@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from leaderboard.cache import forget_round, invalidate_round
 from leaderboard.models import Result, System
-from submissions.pipeline import publish_round
+from submissions.checking.pipeline import publish_round
 
 from .live_round import checked_submission, set_phase
 from .server import Gunicorn

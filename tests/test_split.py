@@ -12,9 +12,14 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from submissions import early_split
-from submissions.bundles.split import RoundSplit, SplitProcess, split_folder, submitter_root
-from submissions.bundles.unpack import BundleError, Limits
+from submissions.checking import early_split
+from submissions.checking.bundles.split import (
+    RoundSplit,
+    SplitProcess,
+    split_folder,
+    submitter_root,
+)
+from submissions.checking.bundles.unpack import BundleError, Limits
 
 
 def _tar(path, files):
@@ -331,7 +336,7 @@ def test_a_child_that_writes_much_to_stderr_does_not_stop(tmp_path, monkeypatch)
     """Its stderr goes to a file: a pipe left unread until the end would fill up (64 KiB) and stop it."""
     import threading
 
-    from submissions.bundles import split as split_module
+    from submissions.checking.bundles import split as split_module
 
     noisy = tmp_path / "noisy.py"
     noisy.write_text(
@@ -416,7 +421,7 @@ def test_each_part_is_held_to_a_bundles_limits_not_the_whole_round(tmp_path):
 
 
 def test_the_splitter_refuses_a_large_file_as_the_unpacker_does(tmp_path):
-    from submissions.bundles.unpack import unpack
+    from submissions.checking.bundles.unpack import unpack
 
     _tar(
         tmp_path / "round.tgz",
@@ -435,7 +440,7 @@ def test_the_splitter_refuses_a_large_file_as_the_unpacker_does(tmp_path):
 
 
 def test_the_splitter_refuses_a_deep_folder_chain_before_writing_it_as_the_unpacker_does(tmp_path):
-    from submissions.bundles.unpack import unpack
+    from submissions.checking.bundles.unpack import unpack
 
     deep = "B/" + "d/" * 100 + "result_0.txt"
     _tar(tmp_path / "round.tgz", {"A/results/s/resnet/result_0.txt": b"a", deep: b"b"})

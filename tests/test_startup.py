@@ -1,6 +1,6 @@
-"""The start-up speed-ups (submissions/startup.py) and the copy of the ingest command's options they keep."""
+"""The start-up speed-ups (submissions/checking/startup.py) and the copy of the ingest command's options they keep."""
 
-from submissions import early_split
+from submissions.checking import early_split
 from submissions.management.commands.ingest import Command as Ingest
 
 

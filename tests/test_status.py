@@ -1,6 +1,6 @@
-"""A submission's steps (submissions/status.py), from plain facts: what each step says, and why it fails or waits."""
+"""A submission's steps (submissions/checking/status.py), from plain facts: what each step says, and why it fails or waits."""
 
-from submissions.status import Check, Facts, reference_step, steps
+from submissions.checking.status import Check, Facts, reference_step, steps
 
 
 def states(facts: Facts) -> dict[str, tuple[str, str]]:

@@ -5,8 +5,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from leaderboard.models import Result, Run, Submitter, System
+from submissions.checking.pipeline import sweep
 from submissions.models import RunCheck, Submission, Validation
-from submissions.pipeline import sweep
 
 
 class RecordingQueue:

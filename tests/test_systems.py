@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from submissions.bundles.layout import read_description
-from submissions.systems import (
+from submissions.checking.bundles.layout import read_description
+from submissions.checking.systems import (
     LiteralError,
     category_of,
     expand_literals,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from submissions.bundles.layout import read_description
-from submissions.systems import NO_VALUE, fields_of
+from submissions.checking.bundles.layout import read_description
+from submissions.checking.systems import NO_VALUE, fields_of
 
 from .conftest import SHARED, shared_tarball
 

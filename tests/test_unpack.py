@@ -1,4 +1,4 @@
-"""Tests for submissions.bundles.unpack: formats, every refusal rule, cleanup, and the real rounds."""
+"""Tests for submissions.checking.bundles.unpack: formats, every refusal rule, cleanup, and the real rounds."""
 
 import io
 import os
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from submissions.bundles import BundleError, Limits, unpack
-from submissions.bundles.unpack import _Writer
+from submissions.checking.bundles import BundleError, Limits, unpack
+from submissions.checking.bundles.unpack import _Writer
 
 SHARED = Path(
     os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf")

@@ -89,8 +89,8 @@ def test_a_user_of_no_organisation_is_told_why_they_cannot_upload(client, rounds
 
 
 def test_a_bundle_of_another_registered_organisation_is_not_recorded(rounds, orgs, tmp_path):
-    from submissions.intake import submit
-    from submissions.pipeline import ingest
+    from submissions.checking.pipeline import ingest
+    from submissions.intake.submit import submit
 
     globex = bundle_bytes(tmp_path, org="Globex")
     submission, _ = submit(
@@ -105,8 +105,8 @@ def test_a_bundle_of_another_registered_organisation_is_not_recorded(rounds, org
 
 
 def test_a_bundle_of_its_own_or_an_unregistered_organisation_is_recorded(rounds, orgs, tmp_path):
-    from submissions.intake import submit
-    from submissions.pipeline import ingest
+    from submissions.checking.pipeline import ingest
+    from submissions.intake.submit import submit
 
     for org in ("Acme", "Initech"):
         data = bundle_bytes(tmp_path / org, org=org)

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from submissions.bundles.limits import size_text
-from submissions.intake import display_name
+from submissions.checking.bundles.limits import size_text
+from submissions.intake.submit import display_name
 from submissions.models import Submission
 
 from .test_pages import bundle_bytes
@@ -106,7 +106,7 @@ def test_a_declared_length_past_the_limit_is_refused_before_the_body_is_read(
 
 
 def test_storing_stops_reading_at_the_limit(settings):
-    from submissions.intake import UploadTooLarge, store_bundle
+    from submissions.intake.submit import UploadTooLarge, store_bundle
 
     read = []
 
@@ -199,7 +199,7 @@ def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_af
 ):
     from django.utils import timezone
 
-    from submissions.pipeline.retention import purge_failed_bundles
+    from submissions.checking.pipeline.retention import purge_failed_bundles
 
     data = bundle_bytes(tmp_path)
     client.force_login(users["owner"])
@@ -256,7 +256,7 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
 
     from django.utils import timezone
 
-    from submissions.pipeline.common import work_dir
+    from submissions.checking.pipeline.common import work_dir
     from submissions.tasks import purge_failed_bundles
 
     settings.FAILED_BUNDLE_RETENTION_DAYS = 30

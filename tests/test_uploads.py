@@ -1,4 +1,4 @@
-"""Chunked uploads through API v1 (submissions/uploads.py, submissions/api.py): offsets, resuming, limits,
+"""Chunked uploads through API v1 (submissions/intake/uploads.py, submissions/api.py): offsets, resuming, limits,
 checksums, one submission per bundle, receipts, and who may see what."""
 
 import hashlib
@@ -290,7 +290,7 @@ def test_uploads_left_unfinished_past_their_expiry_are_dropped_with_their_bytes(
 
     from django.utils import timezone
 
-    from submissions.uploads import part_path, purge_stale
+    from submissions.intake.uploads import part_path, purge_stale
 
     data = bundle_bytes(tmp_path)
     auth = token_for(users["owner"])

@@ -126,7 +126,7 @@ def test_a_failed_submission_is_taken_in_again_when_a_reviewer_re_validates_it(
 ):
     """The sweeper's "Gave up" message says a reviewer can re-validate it: the button does, from the bundle
     kept, and the pass that failed with it is closed rather than left running."""
-    from submissions import pipeline
+    from submissions.checking import pipeline
 
     running = Validation.objects.create(submission=broken, number=2, reason="lost")
     pipeline.fail(
@@ -173,7 +173,7 @@ def test_the_public_result_page_lists_the_findings_of_a_published_result(client,
 
 
 def test_a_repeated_check_of_a_run_changes_nothing(broken):
-    from submissions import pipeline
+    from submissions.checking import pipeline
     from submissions.models import RunCheck
 
     check = RunCheck.objects.first()
@@ -186,9 +186,9 @@ def test_a_repeated_check_of_a_run_changes_nothing(broken):
 def test_a_batch_overlapping_runs_stored_before_stores_only_the_others(rounds, tmp_path):
     """A redelivered batch whose first runs were stored: those are not stored or counted again."""
     from leaderboard.models import Round
-    from submissions import pipeline
-    from submissions.bundles.split import split_folder
-    from submissions.intake import file_chunks, store_bundle
+    from submissions.checking import pipeline
+    from submissions.checking.bundles.split import split_folder
+    from submissions.intake.submit import file_chunks, store_bundle
     from submissions.models import RunCheck
 
     [tar] = split_folder(

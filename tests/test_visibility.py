@@ -105,7 +105,7 @@ def test_the_api_lifts_the_embargo_when_published_not_when_it_was_imported(
 ):
     """The API's viewsets build their querysets once, when the module is imported: the embargo must
     compare publish_at with the clock when each query runs."""
-    from submissions.pipeline import publish_round
+    from submissions.checking.pipeline import publish_round
 
     round_, _ = live
     set_phase(round_, "review")
@@ -164,7 +164,7 @@ def test_a_members_unpublished_result_says_it_is_not_public_and_is_never_cached(
     client, live, orgs, django_capture_on_commit_callbacks
 ):
     from leaderboard import calendar
-    from submissions.pipeline import publish_round
+    from submissions.checking.pipeline import publish_round
 
     round_, acme = live
     set_phase(round_, "open")

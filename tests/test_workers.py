@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from submissions.bundles.split import submitter_root
+from submissions.checking.bundles.split import submitter_root
 from submissions.models import Finding, RunCheck, Submission, TaskLease, Validation
 from submissions.tasks import revalidate
 

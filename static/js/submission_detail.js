@@ -3,7 +3,7 @@
   const box = document.getElementById("progress");
   if (!box || box.dataset.final === "1") return;
   const bar = document.getElementById("run-progress");
-  // The steps (submissions/status.py), as the page first drew them.
+  // The steps (submissions/checking/status.py), as the page first drew them.
   function renderSteps(steps) {
     const list = box.querySelector('[data-field="steps"]');
     if (!list || !steps) return;

@@ -1,4 +1,4 @@
-// The upload page: sends the bundle in chunks through the API's upload protocol (submissions/uploads.py),
+// The upload page: sends the bundle in chunks through the API's upload protocol (submissions/intake/uploads.py),
 // with a progress bar; a dropped connection is retried from the offset the portal holds, and an upload cut
 // by a reload resumes when the same file is chosen again (its id is kept in localStorage).
 // Without this script the form posts the file whole.

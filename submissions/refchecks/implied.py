@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from ..logs.summary import finite_number
+from submissions.checking.logs.summary import finite_number
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from kombu.exceptions import OperationalError as BrokerError
 from audit.log import record
 from leaderboard.accelerators import family_of, placement
 from leaderboard.models import Division, Result, Run
+from submissions.checking.safejson import storable
+from submissions.models import Agent, ReferenceCheck
 
-from ..models import Agent, ReferenceCheck
-from ..safejson import storable
 from . import implied, verdict
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
 from leaderboard.models import Result
+from submissions.models import Agent, ReferenceCheck, Submission
 
-from ..models import Agent, ReferenceCheck, Submission
 from . import jobs
 
 

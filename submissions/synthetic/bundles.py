@@ -13,8 +13,9 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules import plausibility
-from ..systems import category_of
+from submissions.checking.rules import plausibility
+from submissions.checking.systems import category_of
+
 from .logs import BENCHMARKS, mllog_run
 
 ACCELERATORS = [

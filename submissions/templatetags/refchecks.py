@@ -6,8 +6,7 @@ import json
 from django import template
 
 from leaderboard.models import Result
-
-from ..refchecks import jobs
+from submissions.refchecks import jobs
 
 register = template.Library()
 

@@ -13,11 +13,11 @@ import atheris
 from _harness import SCRATCH, instrumented, main
 
 with instrumented():
-    from submissions.bundles import LayoutError, TarFiles, detect
-    from submissions.bundles.layout import MAX_NAME_CHARS, read_scaling_factor
-    from submissions.bundles.runlogs import result_files
-    from submissions.rules.bundle import READ_CRASHED
-    from submissions.systems import fields_of
+    from submissions.checking.bundles import LayoutError, TarFiles, detect
+    from submissions.checking.bundles.layout import MAX_NAME_CHARS, read_scaling_factor
+    from submissions.checking.bundles.runlogs import result_files
+    from submissions.checking.rules.bundle import READ_CRASHED
+    from submissions.checking.systems import fields_of
 
 ARCHIVE = SCRATCH / "bundle.bin"
 NAMES = [

@@ -12,9 +12,9 @@ import sys
 from _harness import SCRATCH, instrumented, main
 
 with instrumented():
-    from submissions import rules
-    from submissions.logs import parse_file, summarize
-    from submissions.safejson import storable
+    from submissions.checking import rules
+    from submissions.checking.logs import parse_file, summarize
+    from submissions.checking.safejson import storable
     from submissions.synthetic.logs import mllog_run, mlperf05_run
 
 CONTEXTS = [  # (ruleset, benchmark, the round's keys, quality target)

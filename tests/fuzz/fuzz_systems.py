@@ -11,12 +11,12 @@ import sys
 from _harness import instrumented, main
 
 with instrumented():
-    from submissions.bundles.layout import read_description
-    from submissions.rules import SystemFacts, check_system
-    from submissions.rules.systems import CHECK_CRASHED
-    from submissions.safejson import storable
+    from submissions.checking.bundles.layout import read_description
+    from submissions.checking.rules import SystemFacts, check_system
+    from submissions.checking.rules.systems import CHECK_CRASHED
+    from submissions.checking.safejson import storable
+    from submissions.checking.systems import FIELD_CHARS, MAX_COUNT, fields_of
     from submissions.synthetic.bundles import SystemSpec, system_json
-    from submissions.systems import FIELD_CHARS, MAX_COUNT, fields_of
 
 KINDS = [
     ("system.json", "Acme/systems/s.json", "5.1.0"),

@@ -16,7 +16,7 @@ import zipfile
 from _harness import SCRATCH, instrumented, main
 
 with instrumented():
-    from submissions.bundles import (
+    from submissions.checking.bundles import (
         BundleError,
         FolderFiles,
         LayoutError,

@@ -7,11 +7,11 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Result, Round
-from submissions import early_split, startup
-from submissions.bundles.split import SplitProcess, split_folder
-from submissions.intake import file_chunks, ready_the_broker, store_file, submit
+from submissions.checking import early_split, startup
+from submissions.checking.bundles.split import SplitProcess, split_folder
+from submissions.checking.pipeline import held_results, withdraw
+from submissions.intake.submit import file_chunks, ready_the_broker, store_file, submit
 from submissions.models import Submission, Validation
-from submissions.pipeline import held_results, withdraw
 
 
 class Command(BaseCommand):

@@ -3,8 +3,8 @@ import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
+from submissions.checking.reports import report_dict, report_text
 from submissions.models import Submission
-from submissions.reports import report_dict, report_text
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from collections import Counter
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Result, Round
+from submissions.checking.pipeline import held_results
 from submissions.models import Submission
-from submissions.pipeline import held_results
 
 LIVE = [s for s in Submission.Status if s != Submission.Status.WITHDRAWN]
 

@@ -1,4 +1,4 @@
-"""Checks of one run's power logs, and its energy where they allow one (submissions/energy.py).
+"""Checks of one run's power logs, and its energy where they allow one (submissions/checking/energy.py).
 
 A bad power log costs the energy score, never the time score: every finding here is a warning on the
 run, and the run's energy is withheld (None) where a finding says the logs cannot give it. The

@@ -9,11 +9,11 @@ check of each result).
 from dataclasses import asdict, dataclass
 
 from leaderboard.models import Result
+from submissions.refchecks.jobs import online_queues, state_label
+from submissions.refchecks.models import ReferenceCheck
 
 from .bundles.limits import size_text
 from .pipeline import held_results
-from .refchecks.jobs import online_queues, state_label
-from .refchecks.models import ReferenceCheck
 from .reports import latest_done
 
 CODES = ("received", "unpacked", "checked", "scored", "reference")

@@ -18,11 +18,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.models import Round
+from submissions.checking.bundles.limits import size_text
+from submissions.models import Submission
+from submissions.tasks import ingest, queue_ingest
 
 from . import storage
-from .bundles.limits import size_text
-from .models import Submission
-from .tasks import ingest, queue_ingest
 
 CHUNK = 1024 * 1024
 

@@ -7,10 +7,11 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .. import storage
+from submissions.intake import storage
+from submissions.models import Submission, Validation
+
 from ..bundles import FolderFiles, TarFiles, open_bundle
 from ..bundles.split import configured_limits
-from ..models import Submission, Validation
 
 Status = Submission.Status
 

@@ -21,9 +21,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from leaderboard.models import Run
+from submissions.models import Submission, TaskLease, Validation
+from submissions.refchecks import jobs as refchecks
 
-from ..models import Submission, TaskLease, Validation
-from ..refchecks import jobs as refchecks
 from .common import Status, fail, update
 
 STUCK = [Status.RECEIVED, Status.INGESTING, Status.CHECKING, Status.FINALIZING]

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .. import storage
+from submissions.intake import storage
+
 from .files import FolderFiles, TarFiles
 from .limits import BundleError
 from .split import configured_limits

@@ -20,8 +20,8 @@ from django.utils import timezone
 from audit.log import record
 from leaderboard.cache import invalidate_round
 from leaderboard.models import PublicIdSequence, Result, Round, System
+from submissions.models import Finding, Submission, Validation
 
-from ..models import Finding, Submission, Validation
 from .common import Status, clear_work_when_final, update
 
 
@@ -110,10 +110,12 @@ def publish(submission_id: int) -> int:
     earlier import of the same folder). With none, nothing changes.
     """
     submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
-    from ..review import carry_decisions  # review withdraws through this module: imported here
+    from submissions.review.objections import (
+        carry_decisions,
+    )  # review withdraws through this module: imported here
 
     carry_decisions(submission)  # a reviewer's decision holds for a bundle uploaded after it
-    # A withdrawn result (submissions/review.py) stays off the tables as a held one does.
+    # A withdrawn result (submissions/review/objections.py) stays off the tables as a held one does.
     withdrawn = set(
         Result.objects.filter(system__submission=submission, withdrawn=True).values_list(
             "pk", flat=True

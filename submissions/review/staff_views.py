@@ -8,8 +8,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from leaderboard.models import Round
-
-from .pipeline import publish_round
+from submissions.checking.pipeline import publish_round
 
 
 @staff_member_required

@@ -1,5 +1,5 @@
 """API v1 of peer review: objections (list and read those the user may see, file, reply, decide) and
-withdrawal (`POST /api/v1/submissions/<uid>/withdraw/`). Thin around submissions/review.py: what the
+withdrawal (`POST /api/v1/submissions/<uid>/withdraw/`). Thin around submissions/review/objections.py: what the
 user may not see answers 404, what they see but may not do 403, a refused action 400 with why."""
 
 from django.http import Http404
@@ -10,10 +10,10 @@ from rest_framework.response import Response
 
 from leaderboard.api import Pages
 from leaderboard.models import Result
+from submissions.models import Submission
 
-from . import review
-from .models import Submission
-from .review_models import Objection, ObjectionReply
+from . import objections as review
+from .models import Objection, ObjectionReply
 
 
 def _answer(call):

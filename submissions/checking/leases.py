@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
-from .models import TaskLease, Validation
+from submissions.models import TaskLease, Validation
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Peer review of a round and withdrawal: who may object, answer, decide and withdraw, and what a
-decision does. Pages (submissions/review_views.py) and the API (submissions/review_api.py) are thin
+decision does. Pages (submissions/review/views.py) and the API (submissions/review/api.py) are thin
 around these functions; each change of state is written to the audit log.
 
 During a round's review (leaderboard/calendar.py) the members of every organisation that submitted
@@ -27,10 +27,10 @@ from audit.log import record
 from leaderboard import calendar, participation
 from leaderboard.cache import invalidate_round
 from leaderboard.models import Division, Result, Round, System
+from submissions.checking.pipeline.publication import withdraw as withdraw_submission_rows
+from submissions.models import Submission
 
-from .models import Submission
-from .pipeline.publication import withdraw as withdraw_submission_rows
-from .review_models import Objection, ObjectionReply
+from .models import Objection, ObjectionReply
 
 Decision = Objection.Decision
 Side = ObjectionReply.Side

@@ -25,10 +25,12 @@ from django.utils import timezone
 from accounts.models import Organisation
 from audit.log import record
 from leaderboard import calendar
+from submissions.checking.bundles.limits import size_text
+from submissions.models import Submission, Upload
+from submissions.review import objections as review
 
-from . import intake, review, sha256state
-from .bundles.limits import size_text
-from .models import Submission, Upload
+from . import sha256state
+from . import submit as intake
 
 BLOCK = 1024 * 1024
 

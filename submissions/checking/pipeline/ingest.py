@@ -6,11 +6,11 @@ from django.db.models import F, Max
 from accounts.models import Organisation
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
 from leaderboard.organisations import organisation_of
+from submissions.models import Finding, Submission, Validation
 
 from ..bundles import BundleError, LayoutError, detect
 from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
 from ..energy import has_power_track, power_of_runs
-from ..models import Finding, Submission, Validation
 from ..rules.bundle import INGEST_RULES, log_placement, no_run_log, read_crashed
 from ..systems import fields_of
 from .common import Status, fail, open_submission, update

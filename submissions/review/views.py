@@ -1,5 +1,5 @@
 """Peer review's pages: a round's objections and audit log for its reviewers, an objection's thread,
-the form that files one, and withdrawal. Thin around submissions/review.py; what a user may not see
+the form that files one, and withdrawal. Thin around submissions/review/objections.py; what a user may not see
 answers 404."""
 
 from django.contrib import messages
@@ -11,10 +11,10 @@ from django.views.decorators.http import require_POST
 
 from audit.models import AuditEvent
 from leaderboard.models import Result, Round
+from submissions.models import Submission
 
-from . import review
-from .models import Submission
-from .review_models import Objection
+from . import objections as review
+from .models import Objection
 
 AUDIT_SHOWN = 500  # the newest events of the round; the admin has them all, with filters
 

@@ -3,7 +3,7 @@
 It finds lines longer than a limit (and whether they carry a log marker), NUL bytes and other
 binary content, and bytes that are not UTF-8, reading fixed-size chunks so that a 50 MB line or
 a gigabyte of garbage costs what reading it costs, never more. Line numbers count '\\n' as the
-parser (submissions.logs) does.
+parser (submissions.checking.logs) does.
 """
 
 from __future__ import annotations

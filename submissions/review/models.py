@@ -1,5 +1,5 @@
 """Peer review's records: an Objection one organisation files against another's result or system
-during a round's review, and the replies of its thread. The rules are in submissions/review.py."""
+during a round's review, and the replies of its thread. The rules are in submissions/review/objections.py."""
 
 import uuid
 

@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from audit.log import record
 from leaderboard.models import Benchmark, Result, Run, System
+from submissions.models import Finding, Submission, Validation
+from submissions.refchecks import jobs as refchecks
 
 from .. import energy, rules, scoring
 from ..bundles.runlogs import result_files
-from ..models import Finding, Submission, Validation
-from ..refchecks import jobs as refchecks
 from .common import Status, clear_work_when_final, submission_files, update, update_rows
 from .publication import publish
 
@@ -38,7 +38,9 @@ def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset
         run.dropped = position in score.dropped
     result.score_s, result.speedup = score.seconds, score.speedup
     result.runs_counted, result.score_message = len(score.counted), score.message
-    if result.power_result:  # the energy of the same runs, scaled alike (submissions/energy.py)
+    if (
+        result.power_result
+    ):  # the energy of the same runs, scaled alike (submissions/checking/energy.py)
         result.energy_j, result.energy_message = energy.score_energy(
             [r.energy_j for r in runs], score.counted, result.scaling_factor
         )

@@ -7,9 +7,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from .. import storage
+from submissions.intake import storage
+from submissions.models import Submission
+
 from ..bundles.stored import forget
-from ..models import Submission
 from .common import clear_work
 
 Status = Submission.Status

@@ -14,11 +14,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
 from leaderboard.models import Benchmark, Run
+from submissions.models import Finding, RunCheck
 
 from .. import rules
 from ..logs import open_binary
 from ..logs.power import kind_of, read_power_log
-from ..models import Finding, RunCheck
 from ..rules import power as power_rules
 from ..rules import run as run_rules
 from ..rules.library import is_stop

@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from .models import Finding, Submission, Validation
+from submissions.models import Finding, Submission, Validation
 
 
 def findings_of(validation: Validation) -> list[Finding]:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import review_views as views
+from . import views
 
 app_name = "review"
 urlpatterns = [
