@@ -93,8 +93,8 @@ def _style(i: int) -> dict:
 
 
 def vendor_styles(series: list[tuple[str, str]]) -> list[dict]:
-    """A marker for each series (vendor, model): the vendor's colour, and a symbol per model within the
-    vendor (the same model keeps its symbol). No two vendors share a colour; beyond 13 vendors in one
+    """A marker for each series (vendor, model): the vendor's colour, and a symbol per model (the same
+    model keeps its symbol). No two vendors share a colour; beyond 13 vendors in one
     chart, the colours are spread around the colour wheel."""
     vendors = list(dict.fromkeys(vendor for vendor, _ in series))
     colour = {v: VENDOR_COLOURS[v] for v in vendors if v in VENDOR_COLOURS}
@@ -105,13 +105,12 @@ def vendor_styles(series: list[tuple[str, str]]) -> list[dict]:
     if len(others) > len(spare):
         spare += [f"hsl({round(360 * i / len(others))}, 70%, 35%)" for i in range(len(others))]
     colour.update(zip(others, spare))
-    models: dict[str, list[str]] = {}
+    # Every model its own symbol across the chart, not only within its vendor: colour is never the only
+    # thing that tells two series apart.
+    models = list(dict.fromkeys(model for _, model in series))
     styles = []
     for vendor, model in series:
-        known = models.setdefault(vendor, [])
-        if model not in known:
-            known.append(model)
-        symbol = SYMBOLS[known.index(model) % len(SYMBOLS)]
+        symbol = SYMBOLS[models.index(model) % len(SYMBOLS)]
         styles.append(
             {
                 "color": colour[vendor],
@@ -420,8 +419,9 @@ def convergence(runs, target: float | None, higher_is_better: bool, x_label: str
 
 def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> dict | None:
     """Minutes to train per benchmark, a dot per system (systems: list of Row), on a log axis: bars would
-    have their lengths read as ratios, which a log axis does not keep. Dots of one benchmark stand side
-    by side (scattermode group). `per_accelerator`: accelerator-hours instead of minutes."""
+    have their lengths read as ratios, which a log axis does not keep. Benchmarks run down the chart, by
+    name, so that their names read across at a phone's width too; dots of one benchmark stand one above
+    the other (scattermode group). `per_accelerator`: accelerator-hours instead of minutes."""
 
     def value(row, bench):
         cell = row.cells.get(bench.key)
@@ -439,32 +439,36 @@ def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> 
             {
                 "type": "scatter",
                 "mode": "markers",
+                "orientation": "h",
                 "name": f"{row.submitter}: {row.name}",
-                "x": [b.name for b in keys],
-                "y": [round(value(row, b), 4) for b in keys],
+                "x": [round(value(row, b), 4) for b in keys],
+                "y": [b.name for b in keys],
                 "customdata": [row.cells[b.key].url for b in keys],
-                "hovertemplate": "%{x}: %{y:.2f} " + unit + "<extra>%{fullData.name}</extra>",
+                "hovertemplate": "%{y}: %{x:.2f} " + unit + "<extra>%{fullData.name}</extra>",
                 "marker": {**marker, "size": 12},
             }
         )
-    if not any(d["x"] for d in data):
+    if not any(d["y"] for d in data):
         return None
     if per_accelerator:
-        layout = _layout(
+        title, x_title = (
             "Accelerator-hours to train per benchmark (hours × accelerators)",
-            "Benchmark",
             "Accelerator-hours (log)",
-            y_log=True,
         )
     else:
-        layout = _layout("Minutes to train per benchmark", "Benchmark", "Minutes (log)", y_log=True)
+        title, x_title = "Minutes to train per benchmark", "Minutes (log)"
+    layout = _layout(title, x_title, "", x_log=True)
     shown = {
-        name for trace in data for name in trace["x"]
+        name for trace in data for name in trace["y"]
     }  # no empty slot for a benchmark none has
-    layout["xaxis"].update(
+    names = [b.name for b in benchmarks if b.name in shown]
+    layout["yaxis"].update(
         type="category",
         categoryorder="array",
-        categoryarray=[b.name for b in benchmarks if b.name in shown],
+        categoryarray=names,
+        autorange="reversed",  # the table's order, from the top
+        automargin=True,
     )
     layout["scattermode"] = "group"
+    layout["height"] = max(320, 140 + 26 * len(names) * max(len(systems), 2))
     return _full_log_labels({"data": data, "layout": layout})

@@ -90,7 +90,7 @@ def test_compare_colours_systems_by_vendor_with_a_marker_each():
     colours = [t["marker"]["color"] for t in fig["data"]]
     assert colours[0] == colours[1] != colours[2]
     assert fig["data"][0]["marker"]["symbol"] != fig["data"][1]["marker"]["symbol"]
-    assert fig["data"][0]["x"] == ["Bench B"]  # benchmarks by name, as in the table
+    assert fig["data"][0]["y"] == ["Bench B"]  # benchmarks by name, as in the table
 
 
 def test_progress_stands_on_a_time_axis_of_the_rounds_dates():
@@ -140,10 +140,10 @@ def test_log_axes_are_labelled_in_full():
 def test_compare_draws_dots_on_a_log_axis_not_bars():
     systems = [row("H100", 8, 30, "a"), row("B200", 8, 12, "b")]
     fig = charts.compare(systems, [Bench("b", "B", None, 1, True), Bench("c", "C", None, 1, True)])
-    assert fig["layout"]["yaxis"]["type"] == "log"
+    assert fig["layout"]["xaxis"]["type"] == "log"
     assert all(t["type"] == "scatter" and t["mode"] == "markers" for t in fig["data"])
     assert fig["data"][0]["customdata"] == ["/x/a/b/"]
-    assert fig["layout"]["xaxis"]["categoryarray"] == ["B"]  # C: no system has it
+    assert fig["layout"]["yaxis"]["categoryarray"] == ["B"]  # C: no system has it
 
 
 def test_a_charts_table_has_a_row_per_point_with_its_link():

@@ -106,8 +106,8 @@ def test_compare_per_accelerator_shows_accelerator_hours_and_keeps_the_mode_in_i
     assert "accelerator-hours to train per benchmark (hours × accelerators)" in html
     assert "base=1&amp;show=acc_hours" in html  # the baseline links keep the mode
     chart = figure(html, "chart-compare")
-    assert chart["layout"]["yaxis"]["title"]["text"] == "Accelerator-hours (log)"
-    assert sorted(y for trace in chart["data"] for y in trace["y"]) == [8.0, 25.6]
+    assert chart["layout"]["xaxis"]["title"]["text"] == "Accelerator-hours (log)"
+    assert sorted(x for trace in chart["data"] for x in trace["x"]) == [8.0, 25.6]
     plain = client.get(url).content.decode()
     assert "<strong>0.05×</strong>" in plain and "acc-h" not in plain  # in minutes: 20× slower
 
@@ -147,7 +147,8 @@ def test_progress_shows_the_best_time_per_benchmark_across_rounds(client, rounds
     html = client.get("/progress/").content.decode()
     fig = figure(html, "chart-progress")
     [resnet] = fig["data"]
-    assert resnet["x"] == ["Training v0.5", "Training v0.6"] and resnet["y"] == [100.0, 10.0]
+    dates = [v05.publication_date.isoformat(), v06.publication_date.isoformat()]
+    assert resnet["x"] == dates and resnet["y"] == [100.0, 10.0]  # at the rounds' dates
     assert "10.00×" in html and "NVIDIA: c" in html
     assert figure(client.get("/progress/?division=open").content.decode(), "chart-progress")[
         "data"
@@ -190,7 +191,10 @@ def test_charts_are_plain_figures_with_more_than_colour_to_tell_traces_apart():
     bench = Bench("b", "Bench", None, 0.5, True)
     fig = charts.scaling([row("H100", 8, 10), row("H100", 64, 2), row("MI355X", 8, 12)], bench)
     assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["yaxis"]["type"] == "log"
-    assert [t["name"] for t in fig["data"]] == ["H100", "MI355X"]
-    assert fig["data"][0]["x"] == [8, 64] and fig["data"][0]["y"] == [10.0, 2.0]
+    assert [t["name"] for t in fig["data"]] == [
+        "AMD MI355X",
+        "NVIDIA H100",
+    ]  # by vendor, then model
+    assert fig["data"][1]["x"] == [8, 64] and fig["data"][1]["y"] == [10.0, 2.0]
     assert fig["data"][0]["marker"]["symbol"] != fig["data"][1]["marker"]["symbol"]
     assert charts.scaling([], bench) is None

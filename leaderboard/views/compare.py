@@ -58,7 +58,14 @@ def compare_page(request, round_key):
             cell = row.cells.get(bench.key)
             shown = value(row, cell)
             ratio = baseline / shown if shown and baseline else None
-            entries.append({"cell": cell, "value": shown, "ratio": ratio})
+            entries.append(
+                {
+                    "cell": cell,
+                    "value": shown,
+                    "ratio": ratio,
+                    "label": f"{row.submitter}: {row.name}",
+                }
+            )
         lines.append({"bench": bench, "entries": entries})
     systems = [("s", r.slug) for r in chosen]
     shown_as = [("show", "acc_hours")] if per_accelerator else []

@@ -136,12 +136,15 @@
     }, 300);
   });
 
-  // Compare: 2 to 4 ticked systems.
+  // Compare: 2 to 4 ticked systems. Once one is ticked the form is a tray fixed to the foot of the screen,
+  // its button counting them ("Compare (2)"), in reach however far down the table the next one is.
   function updateCompare() {
     var button = results.querySelector("[data-compare-button]");
     var count = results.querySelector("[data-compare-count]");
     if (!button) return;
     button.disabled = selected.length < 2 || selected.length > 4;
+    button.textContent = selected.length ? "Compare (" + selected.length + ")" : "Compare selected";
+    button.closest("form").classList.toggle("tray", selected.length > 0);
     if (count) {
       count.textContent = selected.length
         ? selected.length + " selected" + (selected.length > 4 ? ": at most 4" : selected.length < 2 ? ": pick one more" : "")
