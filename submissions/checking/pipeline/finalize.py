@@ -82,10 +82,8 @@ def _system_facts(system: System) -> rules.SystemFacts:
     )
 
 
-def _result_findings(
-    result: Result, runs: list[Run], files
-) -> tuple[list[rules.Finding], float | None]:
-    """The result-level findings, and the RCP factor the portal computed (None where none was)."""
+def _result_findings(result: Result, runs: list[Run], files) -> tuple[list[rules.Finding], float]:
+    """The result-level findings, and the factor its olympic mean is multiplied by (rules.score_factor)."""
     system, bench = result.system, result.benchmark
     ctx = rules.ResultContext(
         ruleset=system.round.ruleset,
@@ -118,11 +116,18 @@ def _result_findings(
         include_system=False,  # checked once per system
         include_rcp=False,
     )
-    rcp_findings, factor = rules.result_rcp(ctx, facts, system_facts)
+    rcp_findings, computed = rules.result_rcp(ctx, facts, system_facts)
     findings += rcp_findings
-    # What scaling.json claims, as ingest read and checked it (bundle.scaling-factor), against the portal's.
-    findings += rules.compare_scaling(result.claimed_scaling_factor, factor, result.path)
-    return findings, factor
+    # What scaling.json claims, as ingest read and checked it (bundle.scaling-factor), against the portal's;
+    # in imported history, the published factor is the score's.
+    factor, compared = rules.score_factor(
+        computed,
+        result.claimed_scaling_factor,
+        result.path,
+        history=system.round.history,
+        normalised=system.round.rcp_normalised,
+    )
+    return findings + compared, factor
 
 
 def _description_format(system: System) -> str:
@@ -176,8 +181,7 @@ def finalize(submission_id: int) -> None:
             )
     for result in results:
         runs = list(result.runs.all())
-        findings, factor = _result_findings(result, runs, files)
-        result.scaling_factor = rules.normalisation(factor)
+        findings, result.scaling_factor = _result_findings(result, runs, files)
         score_result(result, runs, rejected)
         if result.score_s is None:
             findings.append(rules.no_score(result.score_message, result.path))

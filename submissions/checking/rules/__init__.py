@@ -16,7 +16,7 @@ from .findings import (
     SystemFacts,
 )
 from .plausibility import check_speed
-from .rcp import compare_scaling, normalisation, rcp_check
+from .rcp import compare_scaling, normalisation, rcp_check, score_factor
 from .result import PORTAL_OWN_RULES, check_result, no_score, result_rcp
 from .run import check_run
 from .systems import check_system
@@ -38,5 +38,6 @@ __all__ = [
     "no_score",
     "normalisation",
     "rcp_check",
+    "score_factor",
     "result_rcp",
 ]

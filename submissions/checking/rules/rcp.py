@@ -367,5 +367,43 @@ def compare_scaling(given: float | None, factor: float | None, result_path: str)
     return list(found)
 
 
+def score_factor(
+    computed: float | None,
+    claimed: float | None,
+    result_path: str,
+    *,
+    history: bool,
+    normalised: bool = True,
+) -> tuple[float, list]:
+    """The factor a result's olympic mean is multiplied by, and the findings that compare the numbers.
+
+    A live round trusts only what the portal computes: its RCP factor (normalisation), or 1 where the
+    round's ruleset does not scale scores (normalised False); scaling.json is compared (compare_scaling).
+    Imported history reproduces what MLCommons published: scaling.json's factor where the folder has one,
+    else 1 (the round was published unscaled there); where the portal's own RCP check computes another
+    factor, a warning for reviewers shows both numbers."""
+    if not history:
+        if not normalised:
+            return 1.0, []
+        return normalisation(computed), compare_scaling(claimed, computed, result_path)
+    published = claimed if claimed is not None else 1.0
+    own = normalisation(computed) if normalised else 1.0
+    found = Findings(result_path)
+    if computed is not None and not math.isclose(published, own, rel_tol=1e-3):
+        what = (
+            f"MLCommons published this result scaled by {published:.6g} (scaling.json)"
+            if claimed is not None
+            else "MLCommons published this result unscaled (no scaling.json)"
+        )
+        found.warning(
+            SCALING_RULE,
+            f"{what}; the portal's RCP check computes {own:.6g}. The score uses the published factor: "
+            "this round is imported history.",
+            "Nothing to change in the bundle: reviewers may compare the two factors.",
+            file=_join(result_path, "scaling.json") if claimed is not None else None,
+        )
+    return published, list(found)
+
+
 def _join(folder: str, name: str) -> str:
     return f"{folder.rstrip('/')}/{name}" if folder else name
