@@ -2,6 +2,7 @@
 failures a result tolerates and the words for why it has no score."""
 
 import pandas as pd
+import pytest
 
 from leaderboard.units import minutes
 from submissions.checking import scoring
@@ -169,3 +170,33 @@ def test_a_result_without_a_score_is_an_error_that_says_why():
 def test_minutes_is_seconds_over_sixty_for_numbers_and_columns_and_keeps_none():
     assert minutes(90) == 1.5 and minutes(None) is None
     assert minutes(pd.Series([60.0, 30.0])).tolist() == [1.0, 0.5]
+
+
+UNET3D = scoring.BenchmarkScoring("unet3d", required_runs=40)
+
+
+def test_history_scores_the_runs_there_are_as_the_summarizer_does():
+    from mlperf_logging.result_summarizer.result_summarizer import _compute_olympic_average
+
+    cases = [
+        (UNET3D, [float(t) for t in range(100, 122)]),  # 22 of 40 runs: MLCommons published it
+        (UNET3D, [None, None, *[float(t) for t in range(100, 120)]]),
+        (OLYMPIC_5, [10.0, 20.0, 30.0, 40.0]),  # fewer than required
+        (
+            OLYMPIC_5,
+            [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 5.0],
+        ),  # more: the summarizer reads them all
+        (OLYMPIC_5, [None, 20.0, 30.0, 40.0]),
+        (OLYMPIC_5, [20.0, 30.0]),  # nothing left after dropping one per side
+    ]
+    for bench, times in cases:
+        most = scoring.tolerated_error_files(bench.key)
+        dropped = sum(t is None for t in times)
+        published = _compute_olympic_average([t for t in times if t is not None], dropped, most)
+        score = scoring.score_result(bench, runs(*times), as_published=True)
+        assert score.seconds == (published and pytest.approx(published, rel=1e-12)), times
+        if published is not None and len(times) != bench.required_runs:
+            assert "rule result.run-count" in score.message
+        live = scoring.score_result(bench, runs(*times))
+        if len(times) < bench.required_runs:  # a live round still needs the round's number of runs
+            assert live.seconds is None and "required runs were submitted" in live.message

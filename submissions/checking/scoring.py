@@ -4,6 +4,10 @@ when it has no score, why. Plain functions, no Django: finalize loads, calls the
 A failed run counts as infinitely slow. The olympic mean drops the fastest and the
 slowest run and averages the rest; if a failed run is still among the rest, there is no
 score. This matches mlperf-logging's result_summarizer for one dropped run per side.
+
+A live round scores the round's number of runs and no other; imported history scores as
+the summarizer scored it when MLCommons published the round: every run of the folder,
+however many there are (as_published).
 """
 
 import re
@@ -122,14 +126,24 @@ def score_result(
     runs: list[RunTime],
     scaling_factor: float = 1.0,
     ingest_note: str = "",
+    as_published: bool = False,
 ) -> ResultScore:
     """Score a result from its runs, in run order; a failed or rejected run counts as infinitely
-    slow. The mean is multiplied by scaling_factor, the RCP normalisation the portal computed.
-    `ingest_note` says why ingest found no runs in the folder: with none, it stays the message."""
+    slow. The mean is multiplied by scaling_factor (rules.rcp.score_factor decides it).
+    `ingest_note` says why ingest found no runs in the folder: with none, it stays the message.
+    as_published (imported history): every run counts, however many the round required, as
+    mlperf-logging's result_summarizer counts them (it scores the result_*.txt files there are)."""
     times = [run.seconds for run in runs]
     drop = tolerated_error_files(benchmark.key)
     if benchmark.first_converging:
         score = first_converging(times, benchmark.counted_runs or benchmark.required_runs, drop)
+    elif as_published and times and len(times) != benchmark.required_runs:
+        score = olympic(times, len(times), drop)
+        if score.seconds is not None:
+            score.message = (
+                f"Scored from all {len(times)} runs of the folder ({benchmark.required_runs} required: "
+                "rule result.run-count), as mlperf-logging's result_summarizer scored the published round."
+            )
     else:
         score = olympic(times, benchmark.required_runs, drop)
     seconds = None if score.seconds is None else score.seconds * scaling_factor

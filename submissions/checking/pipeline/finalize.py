@@ -32,6 +32,7 @@ def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset
         ],
         result.scaling_factor,
         ingest_note=result.score_message,
+        as_published=result.system.round.history,
     )
     for position, run in enumerate(runs):
         run.counted = position in score.counted
