@@ -67,7 +67,8 @@ def test_one_held_result_does_not_hold_back_the_others(rounds, tmp_path):
     assert held.score_s is None and not held.published and held.public_id is None
     assert (
         held.score_message
-        == "2 of 5 runs failed; at most 1 may fail. Why: run_stop status is 'aborted' (2 runs)."
+        == "2 of 5 runs failed; at most 1 may fail. Why: run.not-successful (2 runs): run_stop status "
+        "is 'aborted'."
     )
     assert Finding.objects.filter(result=held, severity="error").exists()
 

@@ -172,6 +172,25 @@ def test_minutes_is_seconds_over_sixty_for_numbers_and_columns_and_keeps_none():
     assert minutes(pd.Series([60.0, 30.0])).tolist() == [1.0, 0.5]
 
 
+def test_the_no_score_reason_counts_failed_runs_by_rule_not_by_message():
+    # Two runs fail the same rule with different words (their statuses differ); one fails another rule.
+    failed = [
+        scoring.RunTime(
+            None, False, failure_reason="The log has no run_stop", failure_rule="run.no-run-stop"
+        ),
+        scoring.RunTime(
+            None, False, failure_reason="status 'aborted'", failure_rule="run.not-successful"
+        ),
+        scoring.RunTime(
+            None, False, failure_reason="status 'killed'", failure_rule="run.not-successful"
+        ),
+    ]
+    score = scoring.score_result(OLYMPIC_5, [*failed, *runs(30.0, 40.0)])
+    assert score.message == (
+        "3 of 5 runs failed; at most 1 may fail. Why: run.not-successful (2 runs): status 'aborted'."
+    )
+
+
 UNET3D = scoring.BenchmarkScoring("unet3d", required_runs=40)
 
 

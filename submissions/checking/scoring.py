@@ -98,6 +98,7 @@ class RunTime:
     success: bool
     rejected: bool = False  # its log breaks a blocking rule
     failure_reason: str = ""
+    failure_rule: str = ""  # the rule id of its first error finding, where it has one
 
     @property
     def seconds(self) -> float | None:
@@ -159,19 +160,24 @@ def score_result(
 
 
 _LINE_NOTE = re.compile(r" \((line|line count) \d+\)")  # where in its own log; runs differ there
+NO_RULE = "the log breaks a rule"
 
 
 def failures_in_words(runs: list[RunTime]) -> str:
-    """' Why: <the most common reason> (N runs).' for a result its failed runs left unscored."""
-    reasons = Counter(
-        _LINE_NOTE.sub("", run.failure_reason) or "the log breaks a rule"
-        for run in runs
-        if run.seconds is None
-    )
-    if not reasons:
+    """' Why: <rule id> (N runs): <one of those runs' reason>.' for a result its failed runs left unscored:
+    runs are counted by the rule that failed them, not by the words of their messages, which name lines
+    and values that differ from run to run. A run failed by no named rule is counted by its reason."""
+    failed = [run for run in runs if run.seconds is None]
+    if not failed:
         return ""
-    ((reason, count),) = reasons.most_common(1)
-    return f" Why: {reason} ({count} run{'s' if count != 1 else ''})."
+
+    def reason(run: RunTime) -> str:
+        return _LINE_NOTE.sub("", run.failure_reason).rstrip(".") or NO_RULE
+
+    ((cause, count),) = Counter(run.failure_rule or reason(run) for run in failed).most_common(1)
+    example = next(run for run in failed if (run.failure_rule or reason(run)) == cause)
+    said = f": {reason(example)}" if example.failure_rule and example.failure_reason else ""
+    return f" Why: {cause} ({count} run{'s' if count != 1 else ''}){said}."
 
 
 TOLERATED_HINT = " Tolerated: the result still scores, with this run counted as infinitely slow."

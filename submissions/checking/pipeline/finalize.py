@@ -21,13 +21,26 @@ from .publication import publish
 log = logging.getLogger(__name__)
 
 
-def score_result(result: Result, runs: list[Run], rejected: set[int] = frozenset()) -> None:
+def score_result(
+    result: Result,
+    runs: list[Run],
+    rejected: set[int] = frozenset(),
+    failure_rules: dict[int, str] | None = None,
+) -> None:
     """Set the result's score and mark each run counted or dropped (in memory), as
-    scoring.score_result decides; `rejected`: the ids of runs whose logs break a blocking rule."""
+    scoring.score_result decides; `rejected`: the ids of runs whose logs break a blocking rule;
+    `failure_rules`: the rule id of each run's first error finding (the no-score reason counts by it)."""
+    failure_rules = failure_rules or {}
     score = scoring.score_result(
         _benchmark_scoring(result.benchmark),
         [
-            scoring.RunTime(r.time_to_train_s, r.success, r.pk in rejected, r.failure_reason)
+            scoring.RunTime(
+                r.time_to_train_s,
+                r.success,
+                r.pk in rejected,
+                r.failure_reason,
+                failure_rules.get(r.pk, ""),
+            )
             for r in runs
         ],
         result.scaling_factor,
@@ -180,10 +193,17 @@ def finalize(submission_id: int) -> None:
                     advisory=advisory,
                 )
             )
+    failure_rules: dict[int, str] = {}
+    for run_id, rule in (
+        validation.findings.filter(severity="error", run__isnull=False)
+        .order_by("-pk")
+        .values_list("run_id", "rule")
+    ):
+        failure_rules[run_id] = rule  # the first (lowest pk) wins
     for result in results:
         runs = list(result.runs.all())
         findings, result.scaling_factor = _result_findings(result, runs, files)
-        score_result(result, runs, rejected)
+        score_result(result, runs, rejected, failure_rules)
         if result.score_s is None:
             findings.append(rules.no_score(result.score_message, result.path))
         findings += rules.check_speed(

@@ -26,10 +26,12 @@ class Command(BaseCommand):
         for submission in submissions:
             for held in held_results(submission):
                 held_by[held.finding.rule] += 1
-        not_scored = Counter(
-            message.split(" Why: ")[-1].rstrip(".")
-            for message in results.filter(score_s__isnull=True).values_list(
-                "score_message", flat=True
+        not_scored = (
+            Counter(  # by the rule that failed the runs (scoring.failures_in_words), not its words
+                message.split(" Why: ")[-1].split(" (")[0].rstrip(".")
+                for message in results.filter(score_s__isnull=True).values_list(
+                    "score_message", flat=True
+                )
             )
         )
         self.stdout.write(
