@@ -1,7 +1,8 @@
 """Exports as pandas DataFrames written as CSV or JSON.
 
-- `table_frame(view, data)`: exactly the rows and columns of a round table view (the page's
-  URL with `format=csv|json`), plus ids and links.
+- `table_frame(view, data)`: the rows of a round table view (the page's URL with
+  `format=csv|json`) in MLCommons' summary columns, the chooser's columns where the reader chose
+  them, with public ids, links and notes.
 - `runs_frame(result, runs)`: one result's runs.
 - `results_frame(round_)`: every result of a round, one per line (`manage.py export_results`).
 
@@ -13,7 +14,7 @@ import io
 
 import pandas as pd
 
-from .models import Result, Round
+from .models import Category, Division, Result, Round
 from .tables import RoundData
 from .tableview import TableView, sections
 from .units import minutes
@@ -99,76 +100,111 @@ def _round(value, digits=4):
     return None if value is None else round(value, digits)
 
 
+UNIT_WORDS = {"energy": "kJ", "acc_hours": "accelerator-hours"}
+
+
 def unit(view: TableView, bench) -> str:
-    if view.show in ("energy", "acc_hours"):
-        return {"energy": "energy_kj", "acc_hours": "accelerator_hours"}[view.show]
+    """The unit of a benchmark's column in this view, in words."""
+    if view.show in UNIT_WORDS:
+        return UNIT_WORDS[view.show]
     return "speedup" if view.shows_speedup(bench) else "minutes"
 
 
+# The descriptive columns of an export, by the page's column chooser (tableview.COLUMNS): a view
+# with no columns chosen exports them all, MLCommons' summary table and more; a view with columns
+# chosen exports those. The system's name and submitter, the benchmarks and the notes always go.
+EXPORT_COLUMNS = {
+    "public_id": ["Public ID"],
+    "availability": ["Availability", "Division"],
+    "nodes": ["# of Nodes"],
+    "processor": ["Processor", "# of Processors"],
+    "accelerator": ["Accelerator", "# of Accelerators"],
+    "software": ["Software"],
+    "cloud_scale": ["Cloud scale"],
+    "power": ["Avg. power (kW)"],
+}
+INTEGER_COLUMNS = ("# of Nodes", "# of Processors", "# of Accelerators")
+
+
+def export_columns(view: TableView, data: RoundData) -> list[str]:
+    """The chooser's columns that an export of this view holds (COLUMNS keys, in their order)."""
+    if view.cols is None:
+        return view.columns_available(data)
+    return view.columns(data)
+
+
 def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.DataFrame:
-    """The rows of the view in the order shown (section by section), with the columns shown plus ids."""
+    """The rows of the view in the order shown (table by table), as MLCommons' summary has them:
+    Public ID, Organization, Availability, System Name, # of Nodes, Processor, # of Processors,
+    Accelerator, # of Accelerators, Software, a column per benchmark in the view's unit, then links
+    to each result, the system and its logs, and notes (findings, why a result has no score)."""
     rows = view.rows(data)
     # As on the page: benchmark columns with no result in the view are left out.
     benchmarks = [b for b in view.benchmarks(data) if any(b.key in r.cells for r in rows)]
+    chosen = export_columns(view, data)
     records = []
     for section in sections(rows, view.group):
         for row in section.rows:
-            record = {
-                "division": row.division,
-                "category": row.category,
-                "system_id": row.system_id,
-                "submitter": row.submitter,
-                "system": row.name,
-                "system_key": row.key,
-                "processor": row.processor_model,
-                "processor_count": row.processor_count,
-                "accelerator": row.accelerator_model,
-                "accelerator_count": row.accelerator_count,
-                "software": row.framework,
+            fields = {
+                "Public ID": " ".join(row.public_ids),  # each opens at /id/<public id>
+                "Organization": row.submitter,
+                "Availability": Category(row.category).label,
+                "Division": Division(row.division).label,
+                "System Name": row.name,
+                "# of Nodes": row.nodes,
+                "Processor": row.processor_model,
+                "# of Processors": row.processor_count,
+                "Accelerator": row.accelerator_model,
+                "# of Accelerators": row.accelerator_count,
+                "Software": row.framework,
+                "Cloud scale": _round(row.cloud_scale),
+                "Avg. power (kW)": _round(row.avg_power_kw),
             }
+            record = {"Organization": fields["Organization"]}
+            for column in chosen:
+                for name in EXPORT_COLUMNS.get(column, []):
+                    record[name] = fields[name]
+            record["System Name"] = row.name
+            notes = []
             for bench in benchmarks:
                 cell = row.cells.get(bench.key)
-                record[f"{bench.key}_{unit(view, bench)}"] = _round(view.cell_value(row, bench))
-                record[f"{bench.key}_result_id"] = cell.result_id if cell else None
-                record[f"{bench.key}_findings"] = cell.findings if cell else None
-            if data.has_cloud_scale:
-                record["cloud_scale"] = _round(row.cloud_scale)
-            if data.has_energy:
-                record["avg_power_kw"] = _round(row.avg_power_kw)
-            record["url"] = base_url + row.url
+                record[f"{bench.name} ({unit(view, bench)})"] = _round(view.cell_value(row, bench))
+                if cell and cell.not_scored_because:
+                    notes.append(f"{bench.name}: not scored: {cell.not_scored_because}")
+                elif cell and cell.findings:
+                    notes.append(f"{bench.name}: findings: {cell.findings}")
+            # Energy columns of their own (issue 28, "energy where present") go here.
+            for bench in benchmarks:
+                cell = row.cells.get(bench.key)
+                record[f"{bench.name} URL"] = base_url + cell.url if cell else None
+            record["System URL"] = base_url + row.url
+            record["Logs URL"] = f"{base_url}{row.url}#results-h"
+            record["Notes"] = "; ".join(notes)
             records.append(record)
-    frame = pd.DataFrame.from_records(records, columns=_table_columns(view, data, benchmarks))
-    for column in frame.columns:
-        if column.endswith("_result_id") or column.endswith("_count") or column == "system_id":
+    frame = pd.DataFrame.from_records(records, columns=_table_columns(view, benchmarks, chosen))
+    for column in INTEGER_COLUMNS:
+        if column in frame.columns:
             frame[column] = frame[column].astype("Int64")
     return frame
 
 
-def _table_columns(view, data, benchmarks):
-    columns = [
-        "division",
-        "category",
-        "system_id",
-        "submitter",
-        "system",
-        "system_key",
-        "processor",
-        "processor_count",
-        "accelerator",
-        "accelerator_count",
-        "software",
-    ]
-    for bench in benchmarks:
-        columns += [
-            f"{bench.key}_{unit(view, bench)}",
-            f"{bench.key}_result_id",
-            f"{bench.key}_findings",
-        ]
-    if data.has_cloud_scale:
-        columns.append("cloud_scale")
-    if data.has_energy:
-        columns.append("avg_power_kw")
-    return columns + ["url"]
+def _table_columns(view, benchmarks, chosen) -> list[str]:
+    columns = ["Organization"]
+    for column in chosen:
+        columns += EXPORT_COLUMNS.get(column, [])
+    # MLCommons' order: the public id first, the system's name after its availability.
+    if "Public ID" in columns:
+        columns.remove("Public ID")
+        columns.insert(0, "Public ID")
+    at = (
+        columns.index("Division") + 1
+        if "Division" in columns
+        else columns.index("Organization") + 1
+    )
+    columns.insert(at, "System Name")
+    columns += [f"{b.name} ({unit(view, b)})" for b in benchmarks]
+    columns += [f"{b.name} URL" for b in benchmarks]
+    return columns + ["System URL", "Logs URL", "Notes"]
 
 
 RUN_COLUMNS = [

@@ -266,8 +266,12 @@ class TableView:
         """The descriptive columns shown, in COLUMNS order; cloud scale and power only where the
         round has them."""
         chosen = set(self.columns_chosen)
+        return [c for c in self.columns_available(data) if c in chosen]
+
+    @staticmethod
+    def columns_available(data: RoundData) -> list[str]:
         available = {"cloud_scale": data.has_cloud_scale, "power": data.has_energy}
-        return [c for c in COLUMNS if c in chosen and available.get(c, True)]
+        return [c for c in COLUMNS if available.get(c, True)]
 
     # --- the query string ---------------------------------------------------------------
     def params(self) -> list[tuple[str, str]]:

@@ -84,24 +84,31 @@ def test_the_runs_csv_of_a_hostile_submitter_downloads_with_a_safe_name_and_no_f
 def test_the_rounds_exports_hold_the_hostile_names_as_text(client, evil):
     response = client.get("/r/training-v5.1/?format=csv")
     assert response["Content-Disposition"] == 'attachment; filename="training-v5.1.csv"'
-    rows = {row["system_key"]: row for row in csv_rows(response)}
+    rows = {row["System URL"].rstrip("/").rsplit("/", 1)[-1]: row for row in csv_rows(response)}
     alpha = rows["alpha"]
     assert (
-        alpha["submitter"] == EVIL
+        alpha["Organization"] == EVIL
     )  # it starts with "E": a cell, newline and all, that no spreadsheet runs
-    assert (alpha["system"], alpha["processor"], alpha["accelerator"], alpha["software"]) == (
+    assert (
+        alpha["System Name"],
+        alpha["Processor"],
+        alpha["Accelerator"],
+        alpha["Software"],
+    ) == (
         '\'=HYPERLINK("http://x","y")',
         "'+1+1",
         "'@SUM(A1)",
         "'\t=1",
     )
-    assert rows["beta"]["retinanet_minutes"] == "-5.0"  # a number, not neutralised
+    assert (
+        rows["beta"]["Object detection (RetinaNet) (minutes)"] == "-5.0"
+    )  # a number, not neutralised
 
     filtered = client.get(f"/r/training-v5.1/?format=json&submitter={quote(EVIL)}")
     assert filtered.status_code == 200
     assert filtered["Content-Disposition"] == 'attachment; filename="training-v5.1-filtered.json"'
     records = json.loads(filtered.content)
-    assert [(r["submitter"], r["system"], r["software"]) for r in records] == [
+    assert [(r["Organization"], r["System Name"], r["Software"]) for r in records] == [
         (EVIL, '=HYPERLINK("http://x","y")', "\t=1")
     ]
 

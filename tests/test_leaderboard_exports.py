@@ -20,46 +20,77 @@ def csv_rows(client, url):
     return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
+def system_key(record):
+    return record["System URL"].rstrip("/").rsplit("/", 1)[-1]
+
+
 @pytest.mark.parametrize(
     "query", ["", "division=closed&sort=-b.retinanet", "submitter=Beta&benchmark=rgat", "q=nothing"]
 )
 def test_the_csv_holds_exactly_the_rows_and_values_of_the_view(client, catalogue, query):
     html = page(client, f"/r/training-v5.1/?{query}")
     rows = csv_rows(client, f"/r/training-v5.1/?{query}&format=csv")
-    assert [r["system_key"] for r in rows] == names(html)
+    assert [system_key(r) for r in rows] == names(html)
     shown = table_rows(html)
     for (name, cells), row in zip(shown, rows):
-        assert row["system"] == name
-        values = [row[k] for k in row if k.endswith("_minutes") or k.endswith("_speedup")]
+        assert row["System Name"] == name
+        values = [row[k] for k in row if k.endswith(("(minutes)", "(speedup)"))]
         assert [f"{float(v):,.2f}" if v else "" for v in values] == cells[: len(values)]
 
 
-def test_the_csv_has_ids_and_links_beside_the_columns_on_screen(client, catalogue):
-    rows = csv_rows(client, "/r/training-v5.1/?format=csv&submitter=Acme")
-    first = next(r for r in rows if r["system_key"] == "a2")
-    assert list(first)[:11] == [
-        "division",
-        "category",
-        "system_id",
-        "submitter",
-        "system",
-        "system_key",
-        "processor",
-        "processor_count",
-        "accelerator",
-        "accelerator_count",
-        "software",
+MLCOMMONS_SUMMARY = [
+    "Public ID",
+    "Organization",
+    "Availability",
+    "System Name",
+    "# of Nodes",
+    "Processor",
+    "# of Processors",
+    "Accelerator",
+    "# of Accelerators",
+    "Software",
+]
+
+
+def test_the_csv_has_mlcommons_summary_columns_then_links_and_notes(client, v51):
+    s = make.system(
+        v51, "Acme", "a2", name="Acme 8", category="cloud", nodes=2, accelerator_count=16
+    )
+    make.result(s, "retinanet", 2, public_id="5.1-0007")
+    make.result(s, "rgat", None, public_id="5.1-0008", score_message="2 of 5 runs failed")
+    [record] = csv_rows(client, "/r/training-v5.1/?format=csv")
+    header = list(record)
+    assert [c for c in header if c in MLCOMMONS_SUMMARY] == MLCOMMONS_SUMMARY
+    assert header[-3:] == ["System URL", "Logs URL", "Notes"]
+    assert record["Public ID"] == "5.1-0007 5.1-0008" and record["Organization"] == "Acme"
+    assert record["Availability"] == "Available in cloud" and record["# of Nodes"] == "2"
+    assert record["Object detection (RetinaNet) (minutes)"] == "2.0"
+    assert record["Object detection (RetinaNet) URL"] == (
+        "http://testserver/r/training-v5.1/Acme/a2/retinanet/"
+    )
+    assert record["System URL"] == "http://testserver/r/training-v5.1/Acme/a2/"
+    assert "Graph neural network (R-GAT): not scored: 2 of 5 runs failed" in record["Notes"]
+
+
+def test_an_export_follows_the_column_chooser_where_columns_are_chosen(client, catalogue):
+    [first, *_] = csv_rows(client, "/r/training-v5.1/?format=csv&cols=accelerator&cols=nodes")
+    chosen = [c for c in first if c in MLCOMMONS_SUMMARY]
+    assert chosen == [
+        "Organization",
+        "System Name",
+        "# of Nodes",
+        "Accelerator",
+        "# of Accelerators",
     ]
-    assert first["retinanet_minutes"] == "2.0" and first["retinanet_result_id"].isdigit()
-    assert first["url"] == "http://testserver/r/training-v5.1/Acme/a2/"
 
 
 def test_the_json_export_is_the_same_view(client, catalogue):
     response = client.get("/r/training-v5.1/?format=json&category=onprem&sort=-b.retinanet")
     assert response["Content-Type"] == "application/json"
     records = json.loads(response.content)
-    assert [r["system_key"] for r in records] == ["b1", "a1"]
-    assert records[0]["retinanet_minutes"] == 12.0 and records[0]["rgat_minutes"] is None
+    assert [system_key(r) for r in records] == ["b1", "a1"]
+    assert records[0]["Object detection (RetinaNet) (minutes)"] == 12.0
+    assert records[0]["Graph neural network (R-GAT) (minutes)"] is None
 
 
 def test_an_unknown_format_is_a_clear_400(client, catalogue):

@@ -224,8 +224,8 @@ def test_the_downloaded_csv_has_the_rows_of_the_table(live_server, browser):
         records = list(csv.DictReader(f))
     assert len(records) == len(shown) > 0
     for (name, cells), record in zip(shown, records):
-        assert record["system"] == name
-        values = [record[k] for k in record if k.endswith(("_minutes", "_speedup"))]
+        assert record["System Name"] == name
+        values = [record[k] for k in record if k.endswith(("(minutes)", "(speedup)"))]
         assert [f"{float(v):,.2f}" if v else "" for v in values] == cells[: len(values)]
 
 
