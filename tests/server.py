@@ -26,7 +26,7 @@ class Gunicorn:
         self, folder: Path, media_root: Path, workers: int = 2, worker_class: str = "", **env
     ):
         """`env`: settings of the served portal's own (CACHE_URL, API_THROTTLE_ANON ...).
-        `worker_class`: "sync" for get_on_two_processes, else the deployment's (gunicorn.conf.py)."""
+        `worker_class`: "sync" for get_on_two_processes, else "" for the deployment's (gunicorn.conf.py)."""
         db = connection.settings_dict
         folder.mkdir(parents=True, exist_ok=True)
         self.access = folder / "access.log"
@@ -50,7 +50,8 @@ class Gunicorn:
                 str(self.access),
                 "--access-logformat",
                 "%(p)s %(s)s %(m)s %(U)s",
-                *(["--worker-class", worker_class] if worker_class else []),
+                # gunicorn takes sync workers with more than one thread (gunicorn.conf.py) as gthread.
+                *(["--worker-class", "sync", "--threads", "1"] if worker_class == "sync" else []),
             ],
             cwd=ROOT,
             env={
