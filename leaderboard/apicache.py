@@ -16,9 +16,10 @@ marked `Cache-Control: private`.
 
 import gzip
 import hashlib
+from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
@@ -73,6 +74,21 @@ def without_credentials(request) -> bool:
     )
 
 
+# Query parameters every list reads besides its filters: DRF's format, the pages (leaderboard/api.py).
+COMMON_PARAMS = ("format", "page", "page_size")
+
+
+def drop_unknown_parameters(request, known) -> None:
+    """Make `request` the one without the query parameters not in `known`, before anything reads it:
+    the answer (its links too) and its cache key are then those of the query the API understands, so
+    `?utm=1`, `?_=1700000000` or `?x=<random>` makes no new copy in the cache."""
+    items = [(k, v) for k, values in request.GET.lists() if k in known for v in values]
+    if len(items) != sum(len(values) for _, values in request.GET.lists()):
+        query = urlencode(items)
+        request.META["QUERY_STRING"] = query
+        request.GET = QueryDict(query)
+
+
 class PublishedCache:
     """A viewset mixin: list and retrieve answered with ETag and Last-Modified, 304, and a cached body."""
 
@@ -80,6 +96,9 @@ class PublishedCache:
 
     def dispatch(self, request, *args, **kwargs):
         if request.method == "GET" and without_credentials(request):
+            filterset = getattr(self, "filterset_class", None)
+            filters = filterset.base_filters if filterset is not None else {}
+            drop_unknown_parameters(request, {*filters, *COMMON_PARAMS})
             self._state = state = State(request)
             not_modified = get_conditional_response(
                 request, etag=state.etag, last_modified=state.last_modified

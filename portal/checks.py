@@ -2,12 +2,14 @@
 
 Each has an id and a hint, as Django's own: the C scanner not built, the embedded database, broker or
 per-process cache on a site with DEBUG off, a MEDIA_ROOT the portal cannot write, mlperf-logging at
-another version than pinned, a reference-check job limit shorter than the agents' own.
+another version than pinned, a reference-check job limit shorter than the agents' own, the cache on
+the broker's Redis server.
 """
 
 import re
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.checks import Error, Warning, register
@@ -128,5 +130,30 @@ def reference_check_limits(app_configs=None, **kwargs):
             "again while they still run.",
             hint=f"Set REFCHECK_JOB_LIMIT_S to at least {needed:g}, or leave it unset.",
             id="portal.W005",
+        )
+    ]
+
+
+def _server(url: str) -> tuple[str, int] | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss"):
+        return None
+    return (parts.hostname or "localhost", parts.port or 6379)
+
+
+@register()
+def cache_apart_from_broker(app_configs=None, **kwargs):
+    """A cache needs a memory cap with LRU eviction (README), which on the broker's Redis server would
+    evict queued tasks, or, without it, let pages fill the memory the broker needs."""
+    cache = _server(settings.CACHE_URL)
+    if cache is None or cache != _server(settings.CELERY_BROKER_URL):
+        return []
+    return [
+        Warning(
+            f"CACHE_URL and CELERY_BROKER_URL name the same Redis server ({cache[0]}:{cache[1]}).",
+            hint="Run the cache on a Redis server of its own with a memory cap and LRU eviction "
+            "(redis-server --maxmemory 1gb --maxmemory-policy allkeys-lru; README, Deployment); "
+            "the broker's keeps noeviction.",
+            id="portal.W007",
         )
     ]

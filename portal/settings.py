@@ -6,6 +6,7 @@ PostgreSQL and Redis. A bad value stops start-up with the variable's name.
 """
 
 import os
+import re
 from pathlib import Path
 
 import environ
@@ -74,6 +75,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "portal.ratelimit.PageRateLimitMiddleware",  # who asks: after authentication
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -324,6 +326,16 @@ def _cache(url: str) -> dict:
 
 
 CACHES = {"default": _cache(CACHE_URL)}
+
+# Pages and exports a client may ask for (portal/ratelimit.py): anonymous ones per address, signed-in
+# ones per user; "N/second", "/minute", "/hour" or "/day".
+PAGE_THROTTLE_ANON = env.str("PAGE_THROTTLE_ANON", default="120/minute")
+PAGE_THROTTLE_USER = env.str("PAGE_THROTTLE_USER", default="600/minute")
+for _name in ("PAGE_THROTTLE_ANON", "PAGE_THROTTLE_USER"):
+    if not re.fullmatch(r"\d+/(s|m|h|d)[a-z]*", globals()[_name]):
+        raise ImproperlyConfigured(
+            f"{_name}: {globals()[_name]!r} is not a rate; write e.g. 120/minute or 10/second."
+        )
 
 # The REST API v1 (portal/api.py): JSON, CSV (?format=csv) and the browsable API; the pages'
 # filters; an OpenAPI schema. Throttling counts requests per client in the cache (in each process

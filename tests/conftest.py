@@ -47,6 +47,13 @@ def api_rates(monkeypatch):
     return rates
 
 
+@pytest.fixture(autouse=True)
+def page_rates(settings):
+    """The pages' rate limits (portal/ratelimit.py), out of the way likewise; tests/test_abuse.py
+    tests them on a server of its own."""
+    settings.PAGE_THROTTLE_ANON = settings.PAGE_THROTTLE_USER = "100000/minute"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def flush_by_delete():
     """After each committing test the database is emptied with DELETE, not TRUNCATE: PostgreSQL's TRUNCATE

@@ -198,3 +198,38 @@ def test_half_open_connections_do_not_stop_the_site(server):
     finally:
         for connection in held:
             connection.close()
+
+
+# -- 6. pages that fill the cache, pages without a rate ----------------------------------------------
+
+
+def test_unknown_parameters_make_no_new_copy_in_the_cache(server, rounds):
+    """Any unknown query parameter missed the page cache and kept a new copy for an hour."""
+    import redis
+
+    shared_cache = redis.Redis.from_url(server.cache_url)
+    round_ = rounds["training-v5.1"]
+    for path in (f"/r/{round_.key}/", f"/r/{round_.key}/?format=csv", "/api/v1/results/"):
+        first = requests.get(f"{server.url}{path}", timeout=30)
+        assert first.status_code == 200, path
+        kept = shared_cache.dbsize()
+        glue = "&" if "?" in path else "?"
+        for i in range(15):
+            again = requests.get(f"{server.url}{path}{glue}utm_source={i}&_={i}", timeout=30)
+            assert again.status_code == 200 and again.content == first.content, path
+        # The page's rate count may start a new window meanwhile: one key.
+        assert shared_cache.dbsize() <= kept + 1, path
+
+
+def test_pages_and_exports_are_rate_limited(server, rounds):
+    """Pages and exports were not rate limited: one client made uncached renders at 19 a second."""
+    round_ = rounds["training-v5.1"]
+    paths = ["/accounts/login/", f"/r/{round_.key}/?format=csv", "/progress/"]
+    answers = [requests.get(server.url + paths[i % 3], timeout=30) for i in range(120)]
+    assert [a.status_code for a in answers] == [200] * 120
+    refused = requests.get(f"{server.url}/r/{round_.key}/", timeout=30)
+    if refused.status_code == 200:  # the minute turned meanwhile: a new window, a full one again
+        answers = [requests.get(server.url + paths[0], timeout=30) for _ in range(120)]
+        refused = requests.get(f"{server.url}/r/{round_.key}/", timeout=30)
+    assert refused.status_code == 429
+    assert 0 < int(refused.headers["Retry-After"]) <= 60

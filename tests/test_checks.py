@@ -61,3 +61,11 @@ def test_a_reference_check_limit_shorter_than_the_agent_s_own_is_flagged(setting
     settings.REFCHECK_JOB_LIMIT_S = 200
     problems = checks.reference_check_limits()
     assert ids(problems) == ["portal.W005"] and "270" in problems[0].hint
+
+
+def test_a_cache_on_the_broker_s_redis_server_is_flagged(settings):
+    settings.CELERY_BROKER_URL = "redis://redis.example:6379/0"
+    settings.CACHE_URL = "redis://:pw@redis.example:6379/1"
+    assert ids(checks.cache_apart_from_broker()) == ["portal.W007"]
+    settings.CACHE_URL = "redis://:pw@redis.example:6380/0"
+    assert checks.cache_apart_from_broker() == []

@@ -1,7 +1,9 @@
 """The round page: the table, its filters and charts, and its exports, cached per round.
 
 The whole response body is cached gzipped under the round's cache token (leaderboard.cache),
-keyed by the query string; a publication replaces the token.
+keyed by the table's state as the page understands it (TableView.query: the parameters it knows,
+values it accepts, a fixed order, defaults left out), so that a parameter or value the page does not
+know makes no new copy; a publication replaces the token.
 """
 
 import gzip
@@ -25,12 +27,12 @@ from .common import attachment, json_script
 CONTROL_PARAMS = ("partial", "format")
 
 
-def _raw_key(request) -> str:
-    """The request's query string in a fixed order, without the parameters that pick the output."""
-    items = sorted(
-        (k, v) for k, values in request.GET.lists() for v in values if k not in CONTROL_PARAMS
+def _as_sent(request) -> str:
+    """The request's query string without the parameters that pick the output: the canonical one
+    (TableView.query) when the request came from one of the page's own links."""
+    return urlencode(
+        [(k, v) for k, values in request.GET.lists() for v in values if k not in CONTROL_PARAMS]
     )
-    return urlencode(items)
 
 
 @require_safe
@@ -74,7 +76,6 @@ def round_page(request, round_key):
             f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain"
         )
     partial = request.GET.get("partial") == "1"
-    raw = _raw_key(request)
     base_url = request.build_absolute_uri("/").rstrip("/")
     # What is cached is the whole response body, gzipped once; it differs only by output kind. For a
     # signed-in user the full page's site header is their own (their name, their CSRF token, staff links):
@@ -87,9 +88,7 @@ def round_page(request, round_key):
     else:
         kind = "body" if signed_in else "page-0"
 
-    def build() -> bytes:
-        data = round_data(round_)
-        view, form = TableView.from_query(request.GET, data)
+    def build(data, view, form) -> bytes:
         if fmt:
             body = FORMATS[fmt].render(table_frame(view, data, base_url))
         else:
@@ -105,12 +104,21 @@ def round_page(request, round_key):
                 ).encode()
         return gzip.compress(body, compresslevel=6, mtime=0)
 
-    packed = cache.get_or_set(cache.key(round_, kind, raw, base_url if fmt else ""), build)
+    def key(query: str) -> str:
+        return cache.key(round_, kind, query, base_url if fmt else "")
+
+    # The page's own links are canonical: one cache read answers them. Any other query is read as
+    # the page reads it first, and its canonical state is what is looked up and kept.
+    packed = cache.get(key(_as_sent(request)))
+    if packed is None:
+        data = round_data(round_)
+        view, form = TableView.from_query(request.GET, data)
+        packed = cache.get_or_set(key(view.query()), lambda: build(data, view, form))
     if fmt:
         writer = FORMATS[fmt]
         response = _gzipped(request, packed, writer.content_type)
         response["Content-Disposition"] = attachment(
-            f"{round_.key}{'-filtered' if raw else ''}.{writer.extension}"
+            f"{round_.key}{'-filtered' if _as_sent(request) else ''}.{writer.extension}"
         )
         return response
     if kind == "body":

@@ -1,0 +1,77 @@
+"""Rate limits of the pages and exports (the API has DRF's throttles, portal/settings.py REST_FRAMEWORK).
+
+A client is the API's: a signed-in user by id, anyone else by address (the connection's, or the one
+API_NUM_PROXIES proxies vouch for; rest_framework.throttling.BaseThrottle.get_ident). Its requests are
+counted in fixed windows in the cache, one atomic increment each (shared by every process with
+CACHE_URL), so a burst spread over processes passes no extra request. Past the rate a request is
+answered 429 with Retry-After. Without a limit one client made the site render uncached pages at 19
+requests a second and filled the cache with copies.
+"""
+
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpResponse
+from redis.exceptions import RedisError
+from rest_framework.throttling import BaseThrottle
+
+PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """ "120/minute" -> (120, 60): requests per period (second, minute, hour or day)."""
+    count, period = rate.split("/")
+    return int(count), PERIODS[period.strip()[0]]
+
+
+def count(key: str, window_s: int) -> int:
+    """This request's number in `key`'s window: one atomic increment (an add for the first)."""
+    try:
+        if cache.add(key, 1, window_s + 1):
+            return 1
+        return cache.incr(key)
+    except ValueError:  # the window's count expired between the add and the increment
+        cache.add(key, 1, window_s + 1)
+        return 1
+    except RedisError:  # the cache only counts: while it does not answer, nothing is refused
+        return 0
+
+
+def retry_after(request, scope: str, rate: str, now: float | None = None) -> int | None:
+    """Seconds until `request`'s client may ask again, past `rate` in `scope`; None within it."""
+    allowed, window_s = parse_rate(rate)
+    now = time.time() if now is None else now
+    user = getattr(request, "user", None)
+    who = (
+        f"u{user.pk}"
+        if user is not None and user.is_authenticated
+        else BaseThrottle().get_ident(request)
+    )
+    window = int(now // window_s)
+    if count(f"rl:{scope}:{who}:{window}", window_s) <= allowed:
+        return None
+    return max(1, int((window + 1) * window_s - now))
+
+
+class PageRateLimitMiddleware:
+    """Pages and exports past PAGE_THROTTLE_ANON (per address) or PAGE_THROTTLE_USER (per user) a
+    period answer 429. The API (its own throttles) and static files (served before) are not counted."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not request.path.startswith("/api/"):
+            signed_in = request.user.is_authenticated
+            rate = settings.PAGE_THROTTLE_USER if signed_in else settings.PAGE_THROTTLE_ANON
+            wait = retry_after(request, "page", rate)
+            if wait is not None:
+                response = HttpResponse(
+                    f"Too many requests: ask again in {wait} s.",
+                    status=429,
+                    content_type="text/plain; charset=utf-8",
+                )
+                response["Retry-After"] = str(wait)
+                return response
+        return self.get_response(request)
