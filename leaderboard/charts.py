@@ -472,3 +472,116 @@ def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> 
     layout["scattermode"] = "group"
     layout["height"] = max(320, 140 + 26 * len(names) * max(len(systems), 2))
     return _full_log_labels({"data": data, "layout": layout})
+
+
+def front(points: list[tuple[float, float]]) -> set[int]:
+    """The positions of the points on the front: those that no other point beats on both axes (as fast or
+    faster, and using as little energy or less, and better on one)."""
+    on = set()
+    for i, (x, y) in enumerate(points):
+        if not any(
+            (a <= x and b <= y) and (a < x or b < y) for j, (a, b) in enumerate(points) if j != i
+        ):
+            on.add(i)
+    return on
+
+
+def time_energy(rows: list[Row], bench: Bench | None) -> dict | None:
+    """Energy to train (kJ) against minutes to train for one benchmark, a point per power result; the
+    points on the front (nothing both faster and cheaper in energy) are joined by a line and named so."""
+    if bench is None:
+        return None
+    points = [
+        (cell.minutes, cell.energy_kj, row)
+        for row in rows
+        if (cell := row.cells.get(bench.key)) and cell.minutes and cell.energy_j
+    ]
+    if not points:
+        return None
+    on = front([(p[0], p[1]) for p in points])
+    data = []
+    for i, (name, chosen) in enumerate(
+        (
+            (
+                "On the front",
+                sorted((p for k, p in enumerate(points) if k in on), key=lambda p: p[0]),
+            ),
+            ("Behind the front", [p for k, p in enumerate(points) if k not in on]),
+        )
+    ):
+        if not chosen:
+            continue
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers" if i == 0 else "markers",
+                "name": name,
+                "x": [round(p[0], 4) for p in chosen],
+                "y": [round(p[1], 1) for p in chosen],
+                "text": [
+                    f"{p[2].submitter}: {p[2].name} ({p[2].distinct or p[2].key})" for p in chosen
+                ],
+                "customdata": [p[2].cells[bench.key].url for p in chosen],
+                "hovertemplate": "%{text}<br>%{x:.2f} min, %{y:,.0f} kJ<extra>" + name + "</extra>",
+                "line": {"color": PALETTE[i], "dash": "dash", "shape": "hv"},
+                "marker": _style(i),
+            }
+        )
+    return _full_log_labels(
+        {
+            "data": data,
+            "layout": _layout(
+                f"Time and energy: {bench.name}",
+                "Minutes to train (log)",
+                "Energy to train, kJ (log)",
+                x_log=True,
+                y_log=True,
+            ),
+        }
+    )
+
+
+def power(run) -> dict | None:
+    """Each node's power (W) over one run's measurement, seconds from run_start, with run_start and
+    run_stop marked (run.power_trace, from the run's power logs)."""
+    trace = run.power_trace or {}
+    nodes = trace.get("nodes") or {}
+    if not nodes:
+        return None
+    data = []
+    for i, (name, points) in enumerate(
+        sorted(nodes.items(), key=lambda kv: int(kv[0].rpartition("_")[2] or 0))
+    ):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": name.replace("_", " "),
+                "x": [p[0] for p in points],
+                "y": [p[1] for p in points],
+                "line": {"color": PALETTE[i % len(PALETTE)], "dash": DASHES[i % len(DASHES)]},
+                "hovertemplate": "%{x:.0f} s, %{y:,.0f} W<extra>" + name + "</extra>",
+            }
+        )
+    layout = _layout(f"Power of each node, run {run.index}", "Seconds from run_start", "Power, W")
+    layout["showlegend"] = len(data) <= 16
+    marks = [(0, "run_start"), (trace.get("run_s"), "run_stop")]
+    layout["shapes"] = [
+        {
+            "type": "line",
+            "yref": "paper",
+            "y0": 0,
+            "y1": 1,
+            "x0": x,
+            "x1": x,
+            "line": {"color": "#1b1f24", "width": 2, "dash": "dash"},
+        }
+        for x, _ in marks
+        if x is not None
+    ]
+    layout["annotations"] = [
+        {"yref": "paper", "y": 1, "x": x, "xanchor": "left", "showarrow": False, "text": label}
+        for x, label in marks
+        if x is not None
+    ]
+    return {"data": data, "layout": layout}

@@ -33,6 +33,8 @@ COLUMNS = [
     "claimed_scaling_factor",
     "not_scored_because",
     "path",
+    "energy_kj",
+    "energy_not_scored_because",
 ]
 
 
@@ -100,7 +102,12 @@ def _round(value, digits=4):
     return None if value is None else round(value, digits)
 
 
-UNIT_WORDS = {"energy": "kJ", "acc_hours": "accelerator-hours"}
+UNIT_WORDS = {
+    "energy": "kJ",
+    "energy_per_acc": "kJ per accelerator",
+    "acc_hours": "accelerator-hours",
+}
+ENERGY_SHOWN = ("energy", "energy_per_acc")  # views whose benchmark columns are energies already
 
 
 def unit(view: TableView, bench) -> str:
@@ -173,7 +180,10 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
                     notes.append(f"{bench.name}: not scored: {cell.not_scored_because}")
                 elif cell and cell.findings:
                     notes.append(f"{bench.name}: findings: {cell.findings}")
-            # Energy columns of their own (issue 28, "energy where present") go here.
+            if _energy_columns(view, data):
+                for bench in benchmarks:
+                    cell = row.cells.get(bench.key)
+                    record[f"{bench.name} energy (kJ)"] = _round(cell.energy_kj if cell else None)
             for bench in benchmarks:
                 cell = row.cells.get(bench.key)
                 record[f"{bench.name} URL"] = base_url + cell.url if cell else None
@@ -181,14 +191,22 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
             record["Logs URL"] = f"{base_url}{row.url}#results-h"
             record["Notes"] = "; ".join(notes)
             records.append(record)
-    frame = pd.DataFrame.from_records(records, columns=_table_columns(view, benchmarks, chosen))
+    frame = pd.DataFrame.from_records(
+        records, columns=_table_columns(view, benchmarks, chosen, _energy_columns(view, data))
+    )
     for column in INTEGER_COLUMNS:
         if column in frame.columns:
             frame[column] = frame[column].astype("Int64")
     return frame
 
 
-def _table_columns(view, benchmarks, chosen) -> list[str]:
+def _energy_columns(view, data: RoundData) -> bool:
+    """Whether the export has an energy column per benchmark: where the round has power results and the
+    benchmark columns are not energies already."""
+    return data.has_power and view.show not in ENERGY_SHOWN
+
+
+def _table_columns(view, benchmarks, chosen, energy: bool = False) -> list[str]:
     columns = ["Organization"]
     for column in chosen:
         columns += EXPORT_COLUMNS.get(column, [])
@@ -203,6 +221,8 @@ def _table_columns(view, benchmarks, chosen) -> list[str]:
     )
     columns.insert(at, "System Name")
     columns += [f"{b.name} ({unit(view, b)})" for b in benchmarks]
+    if energy:
+        columns += [f"{b.name} energy (kJ)" for b in benchmarks]
     columns += [f"{b.name} URL" for b in benchmarks]
     return columns + ["System URL", "Logs URL", "Notes"]
 
@@ -219,6 +239,7 @@ RUN_COLUMNS = [
     "counted",
     "dropped",
     "seed",
+    "energy_kj",
 ]
 
 
@@ -236,6 +257,7 @@ def runs_frame(result: Result, runs) -> pd.DataFrame:
             "counted": run.counted,
             "dropped": run.dropped,
             "seed": run.seed,
+            "energy_kj": _round(None if run.energy_j is None else run.energy_j / 1000, 3),
         }
         for run in runs
     ]
@@ -263,9 +285,12 @@ def results_frame(round_: Round, *, published_only: bool = True) -> pd.DataFrame
             "claimed_scaling_factor",
             "score_message",
             "path",
+            "energy_j",
+            "energy_message",
         )
     )
     frame = pd.DataFrame.from_records(list(rows), columns=COLUMNS)
+    frame["energy_kj"] = (frame["energy_kj"].astype("float64") / 1000).round(3)
     frame["score_minutes"] = minutes(frame["score_minutes"].astype("float64")).round(4)
     frame["speedup"] = frame["speedup"].astype("float64").round(4)
     frame.loc[frame["score_minutes"].notna(), "not_scored_because"] = (

@@ -130,6 +130,13 @@ class ResultSerializer(serializers.ModelSerializer):
     accelerator_count = serializers.IntegerField(source="system.accelerator_count", allow_null=True)
     benchmark = serializers.CharField(source="benchmark.key")
     score_minutes = serializers.SerializerMethodField()
+    energy_kj = serializers.SerializerMethodField(
+        help_text="Energy to train in kJ (MLPerf Power results): the mean of the counted runs' energies, "
+        "times the RCP factor."
+    )
+    energy_per_accelerator_kj = serializers.SerializerMethodField(
+        help_text="Energy to train per accelerator, kJ."
+    )
     findings = serializers.SerializerMethodField(
         help_text="What a reader should know of the result's findings, e.g. '1 warning' ('' for none)."
     )
@@ -162,7 +169,11 @@ class ResultSerializer(serializers.ModelSerializer):
             "scaling_factor",
             "claimed_scaling_factor",
             "score_message",
+            "power_result",
             "energy_j",
+            "energy_kj",
+            "energy_per_accelerator_kj",
+            "energy_message",
             "runs_counted",
             "error_count",
             "warning_count",
@@ -176,6 +187,13 @@ class ResultSerializer(serializers.ModelSerializer):
 
     def get_score_minutes(self, obj) -> float | None:
         return None if obj.score_s is None else round(minutes(obj.score_s), 4)
+
+    def get_energy_kj(self, obj) -> float | None:
+        return None if obj.energy_j is None else round(obj.energy_j / 1000, 3)
+
+    def get_energy_per_accelerator_kj(self, obj) -> float | None:
+        count = obj.system.accelerator_count
+        return None if obj.energy_j is None or not count else round(obj.energy_j / 1000 / count, 3)
 
     def get_url(self, obj) -> str:
         return self.context["request"].build_absolute_uri(obj.get_absolute_url())
@@ -203,6 +221,9 @@ class ResultSerializer(serializers.ModelSerializer):
 
 class RunSerializer(serializers.ModelSerializer):
     minutes = serializers.SerializerMethodField()
+    energy_kj = serializers.SerializerMethodField(
+        help_text="Energy to train in kJ, from the run's power logs (MLPerf Power results)."
+    )
 
     class Meta:
         model = Run
@@ -217,6 +238,8 @@ class RunSerializer(serializers.ModelSerializer):
             "seed",
             "counted",
             "dropped",
+            "energy_j",
+            "energy_kj",
             "eval_x",
             "eval_curve",
             "hyperparameters",
@@ -224,6 +247,9 @@ class RunSerializer(serializers.ModelSerializer):
 
     def get_minutes(self, obj) -> float | None:
         return None if obj.time_to_train_s is None else round(minutes(obj.time_to_train_s), 4)
+
+    def get_energy_kj(self, obj) -> float | None:
+        return None if obj.energy_j is None else round(obj.energy_j / 1000, 3)
 
 
 class PriceSerializer(serializers.ModelSerializer):

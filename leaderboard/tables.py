@@ -45,6 +45,8 @@ class Cell:
     findings: str  # '' when clean, else e.g. '2 errors (advisory)'
     public_id: str = ""
     not_scored_because: str = ""  # why a public result has no score ('' when it has one)
+    power_result: bool = False  # its bundle measured power (MLPerf Power)
+    energy_message: str = ""  # why a power result has no energy score
 
     @property
     def minutes(self):
@@ -80,6 +82,9 @@ class Row:
     accelerator_family: str = ""  # leaderboard/accelerators.toml; '' for a name in no family
     framework_families: tuple[str, ...] = ()  # leaderboard/frameworks.toml: every one it names
     distinct: str = ""  # where other rows of the round share its name: what tells it apart
+    apart: str = (
+        ""  # where other rows share its submitter and key: its system's uid (address_apart)
+    )
 
     @property
     def public_ids(self) -> list[str]:
@@ -89,6 +94,15 @@ class Row:
     def slug(self):
         """The system's stable id in compare links: submitter/key."""
         return f"{self.submitter}/{self.key}"
+
+    @property
+    def has_power(self) -> bool:
+        return any(c.power_result or c.energy_j is not None for c in self.cells.values())
+
+    def energy_per_accelerator_kj(self, cell: Cell) -> float | None:
+        if cell.energy_j is None or not self.accelerator_count:
+            return None
+        return cell.energy_j / 1000 / self.accelerator_count
 
     @property
     def avg_power_kw(self):
@@ -126,6 +140,11 @@ class RoundData:
         return any(c.energy_j is not None for r in self.rows for c in r.cells.values())
 
     @property
+    def has_power(self):
+        """Whether the round has power results (MLPerf Power), scored or not."""
+        return any(r.has_power for r in self.rows)
+
+    @property
     def has_cloud_scale(self):
         """Whether any system has a cloud scale: a price line with a known price, and a reference price."""
         return any(r.cloud_scale is not None for r in self.rows)
@@ -160,6 +179,9 @@ RESULT_FIELDS = [
     "system__accelerator_count",
     "system__nodes",
     "system__framework",
+    "system__uid",
+    "power_result",
+    "energy_message",
 ]
 
 
@@ -178,8 +200,10 @@ def build_round_data(round_: Round) -> RoundData:
         .order_by("system__submitter__name", "system__key", "system_id", "benchmark__position")
         .values_list(*RESULT_FIELDS)
     )
+    uids = {}  # system id -> its uid
     for values in results:
         r = dict(zip(RESULT_FIELDS, values))
+        uids[r["system_id"]] = r["system__uid"]
         row = rows.get(r["system_id"])
         if row is None:
             row = rows[r["system_id"]] = Row(
@@ -221,9 +245,30 @@ def build_round_data(round_: Round) -> RoundData:
                 not_scored_because=""
                 if r["score_s"] is not None
                 else (r["score_message"] or "no score"),
+                power_result=r["power_result"],
+                energy_message=r["energy_message"],
             )
+    address_apart(list(rows.values()), uids)
     tell_apart(list(rows.values()))
     return RoundData(round_.key, benchmarks, list(rows.values()))
+
+
+def address_apart(rows: list[Row], uids: dict) -> None:
+    """Give rows that share an address (a submitter and system key) one each: the system's uid in the query
+    (`?system=<uid>`, which the system and result pages read). MLCommons published some submitters'
+    folders side by side with the same system folders (v4.0: smc, smc-ac-power, smc-dc-power)."""
+    at: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        at.setdefault((row.submitter, row.key), []).append(row)
+    for group in at.values():
+        if len(group) < 2:
+            continue
+        for row in group:
+            row.apart = str(uids[row.system_id])
+            query = f"?system={row.apart}"
+            for bench, cell in row.cells.items():
+                cell.url = f"{row.url}{bench}/{query}"
+            row.url += query
 
 
 def tell_apart(rows: list[Row]) -> None:

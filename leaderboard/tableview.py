@@ -26,7 +26,9 @@ SHOW_CHOICES = [
     ("minutes", "minutes"),
     ("acc_hours", "per accelerator (acc-hours)"),
     ("energy", "energy (kJ)"),
+    ("energy_per_acc", "energy per accelerator (kJ)"),
 ]
+ENERGY_SHOWS = ("energy", "energy_per_acc")
 # The descriptive columns, in the order shown after the benchmark columns; the column chooser
 # (`cols` in the query string) shows or hides them. The system's name (with its submitter) and
 # the benchmark columns are always shown.
@@ -86,6 +88,7 @@ class TableForm(forms.Form):
     acc_min = forms.IntegerField(required=False, min_value=0, label="Accelerators from")
     acc_max = forms.IntegerField(required=False, min_value=0, label="Accelerators to")
     q = forms.CharField(required=False, max_length=100, label="Search", strip=True)
+    power_only = forms.BooleanField(required=False, label="Power results only")
     show = forms.ChoiceField(required=False, label="Show", widget=forms.RadioSelect)
     sort = forms.ChoiceField(required=False, label="Sort by")
     chart = forms.ChoiceField(required=False, label="Scaling chart benchmark")
@@ -133,7 +136,7 @@ class TableForm(forms.Form):
             for c in SHOW_CHOICES
             if c[0] in ("minutes", "acc_hours")
             or (c[0] == "speedup" and round_data.has_reference)
-            or (c[0] == "energy" and round_data.has_energy)
+            or (c[0] in ENERGY_SHOWS and round_data.has_power)
         ]
         self.fields["show"].choices = shows
         sorts = [("", "Submitter, then system")] + [
@@ -149,6 +152,10 @@ class TableForm(forms.Form):
             (f"-{k}", f"{label} (reversed)") for k, label in sorts if k
         ]
         self.fields["cols"].choices = [*COLUMNS.items(), (NO_COLUMNS, "none")]
+
+
+def _is_power(cell) -> bool:
+    return cell.power_result or cell.energy_j is not None
 
 
 def _accelerator_in(row: Row, family: str) -> bool:
@@ -192,6 +199,7 @@ class TableView:
     acc_min: int | None = None
     acc_max: int | None = None
     q: str = ""
+    power_only: bool = False  # power results only (MLPerf Power)
     sort: str = ""  # a column key, '-' in front for the reverse order
     chart: str = ""
     cols: list[str] | None = None  # the descriptive columns chosen; None: DEFAULT_COLUMNS
@@ -209,6 +217,7 @@ class TableView:
         "acc_min",
         "acc_max",
         "q",
+        "power_only",
     )
 
     @classmethod
@@ -252,7 +261,7 @@ class TableView:
         data = {}
         for name in (*self.FILTERS, "sort", "chart", "group"):
             value = getattr(self, name)
-            if value not in (None, "", []):
+            if value not in (None, "", [], False):
                 data[name] = value
         data["show"] = self.show
         data["cols"] = self.columns_chosen
@@ -285,7 +294,9 @@ class TableView:
                 out += [("cols", c) for c in sorted(value) or [NO_COLUMNS]]
             elif isinstance(value, list):
                 out += [(name, v) for v in sorted(value)]
-            elif value not in (None, ""):
+            elif value is True:
+                out.append((name, "1"))
+            elif value not in (None, "", False):
                 out.append((name, str(value)))
         return out
 
@@ -296,7 +307,7 @@ class TableView:
 
     @property
     def filtered(self) -> bool:
-        return any(getattr(self, name) not in (None, "", []) for name in self.FILTERS)
+        return any(getattr(self, name) not in (None, "", [], False) for name in self.FILTERS)
 
     def chips(self, data: RoundData) -> list[dict]:
         """The filters in force, one per value, as the page shows them above the table: what it
@@ -307,10 +318,12 @@ class TableView:
             value = getattr(self, name)
             values = value if isinstance(value, list) else [value]
             for v in values:
-                if v in (None, ""):
+                if v in (None, "", False):
                     continue
                 if isinstance(value, list):
                     rest = {name: [x for x in value if x != v]}
+                elif isinstance(value, bool):
+                    rest = {name: False}
                 else:
                     rest = {name: None if name in ("acc_min", "acc_max") else ""}
                 out.append(
@@ -351,6 +364,8 @@ class TableView:
             return None
         if self.show == "energy":
             return cell.energy_kj
+        if self.show == "energy_per_acc":
+            return row.energy_per_accelerator_kj(cell)
         if self.show == "acc_hours":
             if cell.minutes is None or not row.accelerator_count:
                 return None
@@ -387,6 +402,10 @@ class TableView:
             ):
                 continue
             if self.benchmark and self.benchmark not in row.cells:
+                continue
+            if self.power_only and not (
+                _is_power(row.cells[self.benchmark]) if self.benchmark else row.has_power
+            ):
                 continue
             count = row.accelerator_count or 0
             if self.acc_min is not None and count < self.acc_min:
@@ -449,6 +468,7 @@ CHIP_LABELS = {
     "acc_min": "Accelerators at least",
     "acc_max": "Accelerators at most",
     "q": "Search",
+    "power_only": "Power results only",
 }
 
 
@@ -459,6 +479,8 @@ def _chip_text(name: str, value, benches: dict[str, str]) -> str:
         return Category(value).label
     if name == "benchmark":
         return benches.get(value, value)
+    if value is True:
+        return "yes"
     if isinstance(value, str) and value.startswith(FAMILY):
         return f"all {value.removeprefix(FAMILY)}"
     return f"“{value}”" if name == "q" else str(value)
@@ -586,7 +608,7 @@ SORTABLE_COLUMNS = (
     "cloud_scale",
     "power",
 )
-UNITS = {"energy": "kJ", "acc_hours": "acc-h", "minutes": "min"}
+UNITS = {"energy": "kJ", "energy_per_acc": "kJ/acc.", "acc_hours": "acc-h", "minutes": "min"}
 
 
 def shown_table(view: TableView, data: RoundData) -> ShownTable:
@@ -685,7 +707,7 @@ def _shown_row(view: TableView, row: Row, columns_of: list[tuple[Bench, bool]]) 
     power = row.avg_power_kw
     return ShownRow(
         slug=row.slug,
-        anchor=row_anchor(row.submitter, row.key),
+        anchor=row_anchor(row.submitter, row.key) + (f"--{row.apart[:8]}" if row.apart else ""),
         submitter=row.submitter,
         name=row.name,
         distinct=row.distinct,
@@ -731,6 +753,8 @@ def _shown_cell(view: TableView, row: Row, bench: Bench, speedup: bool) -> Shown
         text = f"{value:,.2f}×"
     elif view.show == "acc_hours":
         text = f"{value:,.1f}" if value >= 100 else f"{value:,.2f}"
+    elif view.show in ENERGY_SHOWS:
+        text = f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
     else:
         text = f"{value:,.2f}"
     notes = [f"{cell.public_id}."] if cell.public_id else []
@@ -745,6 +769,8 @@ def _shown_cell(view: TableView, row: Row, bench: Bench, speedup: bool) -> Shown
         notes.append(f"Findings: {cell.findings}.")
     if cell.energy_j is not None and view.show != "energy":
         notes.append(f"Energy to train: {cell.energy_kj:,.0f} kJ.")
+    elif cell.power_result and cell.energy_j is None and not cell.not_scored_because:
+        notes.append(f"No energy score: {cell.energy_message or 'see the result'}")
     return ShownCell(
         url=cell.url,
         text=text,

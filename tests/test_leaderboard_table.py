@@ -1,6 +1,8 @@
 """The round table: sections, columns, visibility, units, filters and sorting in the query string,
 caching and a fixed number of queries whatever the number of rows."""
 
+import csv
+import io
 import re
 
 import pytest
@@ -377,7 +379,7 @@ def test_power_shows_where_reported_as_energy_per_benchmark_and_mean_power_per_s
     )
     assert "Energy to train: 6,000 kJ." in html
     rows = dict(table_rows(page(client, "/r/training-v5.1/?show=energy")))
-    assert rows["alpha"][0] == "6,000.00" and rows["beta"][0] == ""
+    assert rows["alpha"][0] == "6,000" and rows["beta"][0] == ""
     assert "Avg. power" not in page(client, "/r/training-v0.6/")
 
 
@@ -467,7 +469,7 @@ def test_the_row_builder_formats_each_cell_for_the_view_as_text():
 
     view, _ = TableView.from_query(QueryDict("show=energy&benchmark=resnet"), data)
     [(_, [row])] = shown_table(view, data).sections
-    assert [c["text"] for c in row["cells"]] == ["6,000.00"]
+    assert [c["text"] for c in row["cells"]] == ["6,000"]
     assert "Energy" not in row["cells"][0]["title"]  # the number itself is the energy
 
 
@@ -535,3 +537,23 @@ def test_filters_of_several_values_are_checkboxes_grouped_by_family(client, cata
     assert ("family:NVIDIA H100", "") in accelerators  # a whole family, chosen with one click
     for name in ("category", "submitter", "processor", "framework"):
         assert f'<input type="checkbox" name="{name}" value=' in html
+
+
+def test_power_results_only_and_energy_per_accelerator(client, v51):
+    measured = make.system(v51, "Acme", "alpha", accelerator_count=8)
+    make.result(measured, "retinanet", 10, energy_j=8_000_000, power_result=True)
+    unscored = make.system(v51, "Acme", "gamma", accelerator_count=8)
+    make.result(unscored, "retinanet", 12, power_result=True, energy_message="1 of the 3 runs…")
+    make.result(make.system(v51, "Beta", "beta"), "retinanet", 5)
+    html = page(client, "/r/training-v5.1/")
+    assert "Power results only" in html
+    rows = dict(table_rows(page(client, "/r/training-v5.1/?power_only=1&show=energy_per_acc")))
+    assert set(rows) == {"alpha", "gamma"}  # beta measured no power
+    assert rows["alpha"][0] == "1,000" and rows["gamma"][0] == ""  # 8 MJ over 8 accelerators
+    chips = page(client, "/r/training-v5.1/?power_only=1")
+    assert 'data-chip-name="power_only"' in chips and "Power results only: <b>yes</b>" in chips
+    assert "No energy score: 1 of the 3 runs" in page(client, "/r/training-v5.1/")
+    name = v51.benchmarks.get(key="retinanet").name
+    header, *lines = csv.reader(io.StringIO(page(client, "/r/training-v5.1/?format=csv")))
+    column = header.index(f"{name} energy (kJ)")  # the header names its unit
+    assert sorted(line[column] for line in lines) == ["", "", "8000.0"]

@@ -19,6 +19,9 @@ def catalogue(rounds, orgs):
     alpha = make.system(v51, "Acme", "alpha", category="cloud")
     make.result(alpha, "retinanet", 10, runs=5, public_id="5.1-0001")
     make.result(alpha, "rgat", 12, runs=3, public_id="5.1-0002", warning_count=1)
+    make.result(
+        alpha, "llama31_8b", 20, runs=3, public_id="5.1-0003", power_result=True, energy_j=7e6
+    )
     make.result(make.system(v51, "Globex", "beta"), "rgat", None, score_message="2 runs failed")
     make.result(make.system(v51, "Acme", "draft", published=False), "rgat", 9, published=False)
     from leaderboard.models import CloudPrice

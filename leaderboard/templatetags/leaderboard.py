@@ -19,6 +19,16 @@ def minutes(seconds):
 
 
 @register.filter
+def kilo(value):
+    return None if value is None else value / 1000
+
+
+@register.filter
+def energy(joules):
+    return units.energy(joules)
+
+
+@register.filter
 def is_url(text):
     return isinstance(text, str) and text.startswith(("https://", "http://"))
 

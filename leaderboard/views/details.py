@@ -5,6 +5,7 @@ Public results for everyone; before publication also to those who may see their 
 submitters), with a notice that says why the result is not public yet."""
 
 import json
+import uuid
 
 from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -25,8 +26,9 @@ NEWEST_FIRST = ("-published", "-system__submission__created_at", "-pk")
 
 def visible_results(request, round_key, submitter, system_key):
     """The results at a system's address that the request's user may see (leaderboard.public), each
-    marked `is_public`, with what their pages show joined in."""
-    return (
+    marked `is_public`, with what their pages show joined in. `?system=<uid>` picks one system where
+    several share the address (leaderboard.tables.address_apart)."""
+    results = (
         public.with_public_flag(public.results_for(public.viewer(request.user)))
         .select_related("system__round", "system__submitter", "system__submission", "benchmark")
         .filter(
@@ -35,6 +37,15 @@ def visible_results(request, round_key, submitter, system_key):
             system__key=system_key,
         )
     )
+    chosen = system_uid(request)
+    return results.filter(system__uid=chosen) if chosen else results
+
+
+def system_uid(request) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(request.GET.get("system", ""))
+    except ValueError:
+        return None
 
 
 def result_at(request, round_key, submitter, system_key, benchmark_key):
@@ -121,12 +132,13 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
     bench = result.benchmark
     x_label = next((r.eval_x for r in runs if r.eval_x), "") or "epoch"
     system = result.system
+    chosen = system_uid(request)
     log_of = {}
     for run in runs:
         run.log_url = reverse(
             "leaderboard:run-log",
             args=[round_key, system.submitter.name, system.key, bench.key, run.index],
-        )
+        ) + (f"?system={chosen}" if chosen else "")
         log_of[run.path] = run.log_url
     raw = panels.findings([result.id])[result.id]
     findings = findings_words.for_readers(raw)
@@ -158,9 +170,31 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             "curve_chart": json_script(
                 charts.convergence(runs, bench.quality_target, bench.higher_is_better, x_label)
             ),
+            **_power_context(request, result, runs),
         },
     )
     return never_cached_if(bool(result.not_public), response)
+
+
+def _power_context(request, result, runs) -> dict:
+    """A power result's energy per accelerator and one run's power plot: the run asked for
+    (?power_run=N), else the first counted run with a trace."""
+    if not result.power_result:
+        return {}
+    count = result.system.accelerator_count
+    traced = [run for run in runs if (run.power_trace or {}).get("nodes")]
+    asked = request.GET.get("power_run", "")
+    shown = next((r for r in traced if str(r.index) == asked), None) or next(
+        (r for r in traced if r.counted), next(iter(traced), None)
+    )
+    return {
+        "energy_per_accelerator": result.energy_j / count
+        if result.energy_j is not None and count
+        else None,
+        "power_runs": traced,
+        "power_run": shown,
+        "power_chart": json_script(charts.power(shown)) if shown else "",
+    }
 
 
 @require_safe
@@ -170,6 +204,15 @@ def public_id_page(request, public_id):
         public.results().select_related("system__round", "system__submitter", "benchmark"),
         public_id=public_id,
     )
+    system = result.system
+    shared = public.results().filter(
+        system__round=system.round,
+        system__submitter=system.submitter,
+        system__key=system.key,
+        benchmark=result.benchmark,
+    )
+    if shared.count() > 1:  # folders published side by side (tables.address_apart)
+        return redirect(f"{result.get_absolute_url()}?system={system.uid}")
     return redirect(result)
 
 

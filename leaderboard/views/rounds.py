@@ -140,6 +140,17 @@ def _gzipped(request, packed: bytes, content_type: str) -> HttpResponse:
     return response
 
 
+def _energy_bench(table):
+    """The time/energy chart's benchmark: the charts' benchmark where it has energies in this view, else
+    the first that has."""
+    for bench in [table.chart_bench, *table.benchmarks]:
+        if bench and any(
+            (cell := row.cells.get(bench.key)) and cell.energy_j for row in table.rows
+        ):
+            return bench
+    return None
+
+
 def _round_context(round_, data, view: TableView, form) -> dict:
     table = shown_table(view, data)
     chosen = set(view.columns_chosen)
@@ -175,6 +186,10 @@ def _round_context(round_, data, view: TableView, form) -> dict:
         ),
         "chart_bench": table.chart_bench,
         "cost_chart": json_script(charts.cost(table.rows, table.benchmarks)),
+        "has_power": data.has_power,
+        "energy_chart": json_script(charts.time_energy(table.rows, _energy_bench(table)))
+        if data.has_power
+        else "",
         "show_cloud_scale": table.show_cloud_scale,
         "show_power": table.show_power,
     }

@@ -1,0 +1,80 @@
+"""Energy on the pages: the time/energy front, a power result's page (energy per run, each node's power
+plot), and results published side by side at one address (smc, smc-ac-power, smc-dc-power)."""
+
+import json
+import re
+
+import pytest
+
+from leaderboard import charts
+from leaderboard.models import Run
+
+from . import leaderboard_factories as make
+
+
+@pytest.fixture
+def v51(rounds):
+    return rounds["training-v5.1"]
+
+
+def chart_json(html, chart_id):
+    found = re.search(
+        rf'<script type="application/json" data-chart="{chart_id}">(.*?)</script>', html, re.S
+    )
+    return json.loads(found.group(1)) if found else None
+
+
+def test_the_front_holds_what_nothing_beats_on_both_time_and_energy():
+    points = [(10, 100), (20, 50), (15, 120), (30, 50), (5, 400), (10, 100)]
+    # (15, 120) is beaten by (10, 100); (30, 50) by (20, 50); the two (10, 100) tie and both stay.
+    assert charts.front(points) == {0, 1, 4, 5}
+
+
+def test_time_and_energy_chart_on_the_round_page(client, v51):
+    fast = make.system(v51, "Acme", "fast")
+    make.result(fast, "retinanet", 10, energy_j=9e6, power_result=True)
+    frugal = make.system(v51, "Acme", "frugal")
+    make.result(frugal, "retinanet", 20, energy_j=5e6, power_result=True)
+    worse = make.system(v51, "Beta", "worse")
+    make.result(worse, "retinanet", 25, energy_j=7e6, power_result=True)
+    html = client.get("/r/training-v5.1/").content.decode()
+    figure = chart_json(html, "chart-energy")
+    on, behind = figure["data"]
+    assert on["name"] == "On the front" and on["x"] == [10, 20] and on["y"] == [9000, 5000]
+    assert behind["x"] == [25] and "worse" in behind["text"][0]
+    assert "Power results only" in html
+
+
+def test_a_power_result_page_shows_energy_per_run_and_each_nodes_power(client, v51):
+    system = make.system(v51, "Acme", "alpha", accelerator_count=8)
+    result = make.result(
+        system, "retinanet", 10, runs=3, power_result=True, energy_j=6e6, public_id="5.1-0001"
+    )
+    trace = {
+        "run_s": 600.0,
+        "nodes": {"node_0": [[-30, 900], [300, 5000]], "node_1": [[-29, 950], [310, 5100]]},
+    }
+    Run.objects.filter(result=result).update(energy_j=6e6, power_trace=trace)
+    html = client.get(result.get_absolute_url()).content.decode()
+    assert "6,000.0 kJ · 750.0 kJ per accelerator" in html
+    assert html.count("6,000.0</td>") == 3  # each run's energy, in kJ
+    figure = chart_json(html, "chart-power")
+    assert [t["name"] for t in figure["data"]] == ["node 0", "node 1"]
+    assert [s["x0"] for s in figure["layout"]["shapes"]] == [0, 600.0]
+    assert [a["text"] for a in figure["layout"]["annotations"]] == ["run_start", "run_stop"]
+    assert client.get(result.get_absolute_url() + "?power_run=2").status_code == 200
+
+
+def test_results_published_side_by_side_have_an_address_each(client, v51):
+    timed = make.system(v51, "SMC", "8xH100", name="SMC-H100")
+    ac = make.system(v51, "SMC", "8xH100", name="SMC-H100-AC-Power")
+    make.result(timed, "retinanet", 10, public_id="5.1-0001")
+    make.result(ac, "retinanet", 10, public_id="5.1-0002", power_result=True, energy_j=4e6)
+    html = client.get("/r/training-v5.1/").content.decode()
+    assert f"/r/training-v5.1/SMC/8xH100/retinanet/?system={ac.uid}" in html
+    assert f"/r/training-v5.1/SMC/8xH100/retinanet/?system={timed.uid}" in html
+    page = client.get(f"/r/training-v5.1/SMC/8xH100/retinanet/?system={ac.uid}").content.decode()
+    assert "SMC-H100-AC-Power" in page and "4,000.0 kJ" in page
+    page = client.get(f"/r/training-v5.1/SMC/8xH100/retinanet/?system={timed.uid}").content.decode()
+    assert "AC-Power" not in page
+    assert client.get("/id/5.1-0002")["Location"].endswith(f"?system={ac.uid}")
