@@ -16,7 +16,7 @@ from operator import attrgetter
 from ..logs import Event, ParsedLog, RunSummary
 from ..logs.summary import finite_number
 from . import plausibility
-from .findings import Findings, RunContext
+from .findings import ERROR, WARNING, Findings, RunContext
 
 TIMELINE_KEYS = frozenset(
     {
@@ -43,6 +43,9 @@ OUTLIER_S = 3600.0
 TARGET_SLACK = (
     1e-6  # relative, as run._check_quality: float32 metrics log 21.8 as 21.799999237060547
 )
+# A run that logs this share of the work of its result as done before run_start began before it: real logs log
+# none (at most an eval of the untrained model).
+WORK_BEFORE_START = 0.5
 MAX_LISTED = 3  # findings listed one by one per rule; the rest are counted
 _TIME = attrgetter("time_s")
 
@@ -80,6 +83,10 @@ class Timeline:
     evals_inside: int = 0  # eval_accuracy records within the timed region, by line and by time
     # unit ("samples" | "epochs") -> (the most work logged within the timed region, the record saying it)
     progress: dict[str, tuple[float, Event]] = field(default_factory=dict)
+    # unit -> (the most work logged by records timed up to run_stop, whatever their line; by records timed or
+    # written before run_start; the record saying it): what was done by the end, and before the start, of the run.
+    done_by_stop: dict[str, tuple[float, Event]] = field(default_factory=dict)
+    done_before_start: dict[str, tuple[float, Event]] = field(default_factory=dict)
 
 
 def _metric(ev: Event) -> float | None:
@@ -173,10 +180,13 @@ def read_timeline(
             if key in PROGRESS_KEYS:
                 work = _work(ev)
                 if work is not None:
-                    unit, amount = work
-                    best = tl.progress.get(unit)
-                    if best is None or amount > best[0]:
-                        tl.progress[unit] = (amount, ev)
+                    _most(tl.progress, work, ev)
+        if key in PROGRESS_KEYS and t <= late:
+            work = _work(ev)
+            if work is not None:
+                _most(tl.done_by_stop, work, ev)
+                if t < early or line < start_line:
+                    _most(tl.done_before_start, work, ev)
         if key == "eval_accuracy":
             tl.evals += 1
             if line > stop_line or t > late:
@@ -194,6 +204,47 @@ def read_timeline(
                 ):
                     tl.reach = ev
     return tl
+
+
+def _most(tally: dict, work: tuple[str, float], ev: Event) -> None:
+    unit, amount = work
+    best = tally.get(unit)
+    if best is None or amount > best[0]:
+        tally[unit] = (amount, ev)
+
+
+def forgery(tl: Timeline, s: RunSummary) -> str | None:
+    """Why the log's own records show run_start or run_stop moved, or None when they do not.
+
+    Real logs go on after run_stop: MiniGo evaluates every model once training ends and logs run_stop with the
+    time the winning model was trained; Stable Diffusion logs run_stop at the checkpoint that reached the target
+    and evaluates it afterwards; Habana's BERT writes its block records late. mlperf-logging's checkers accept
+    them all, and their work records agree with their clock: the work of the eval that produced the result
+    (its samples_count or epoch_num) is logged as done by run_stop's time, and not most of it before run_start
+    (by time or by line). A run_stop moved earlier, or a run_start moved later, breaks one of the two."""
+    ev = tl.reach
+    if ev is None and tl.evals and not tl.evals_inside:
+        ev = tl.first_eval_after_stop or tl.first_eval_before_start
+    work = None if ev is None else _work(ev)
+    if work is None:
+        return None  # nothing to tell a moved run_stop by: the clock findings are warnings
+    unit, amount = work
+    what = f"the eval_accuracy on line {ev.line} reports {_amount(amount)} {unit} of work"
+    done = tl.done_by_stop.get(unit)
+    if done is None or done[0] < amount * (1 - TARGET_SLACK):
+        by_then = (
+            f"by run_stop's time the log records no more than {_amount(done[0])} (line {done[1].line})"
+            if done
+            else "no record timed by run_stop's time says any was done"
+        )
+        return f"{what}, but {by_then}"
+    before = tl.done_before_start.get(unit)
+    if before is not None and amount > 0 and before[0] >= amount * WORK_BEFORE_START:
+        return (
+            f"{what}, but the log records {_amount(before[0])} as done before run_start "
+            f"(line {before[1].line})"
+        )
+    return None
 
 
 def _s(seconds: float) -> str:
@@ -214,23 +265,25 @@ def check_clock(
 ) -> None:
     """The clock rules on a log's timeline (see read_timeline). fastest_pace(benchmark, unit) gives the pace the
     run's is compared with (bench/throughput_table.py, which measures it, gives none)."""
-    _check_times(tl, summary, found)
     start, stop = summary.run_start, summary.run_stop
-    if (
-        start is None
-        or stop is None
-        or not math.isfinite(start)
-        or not math.isfinite(stop)
-        or stop < start
-    ):
+    timed = (
+        start is not None
+        and stop is not None
+        and math.isfinite(start)
+        and math.isfinite(stop)
+        and stop >= start
+    )
+    forged = forgery(tl, summary) if timed else None
+    _check_times(tl, summary, found, forged)
+    if not timed:
         return  # run.no-run-start, run.no-run-stop, run.stop-before-start or run.clock-not-finite say it
     if summary.status is not None and summary.status.strip().lower() != "success":
         return  # a failed run's time does not count
-    _check_region(tl, summary, found)
+    _check_region(tl, summary, found, forged)
     _check_pace(tl, summary, ctx, found, fastest_pace)
 
 
-def _check_times(tl: Timeline, s: RunSummary, found: Findings) -> None:
+def _check_times(tl: Timeline, s: RunSummary, found: Findings, forged: str | None) -> None:
     for ev in tl.not_finite:
         found.error(
             NOT_FINITE,
@@ -268,14 +321,17 @@ def _check_times(tl: Timeline, s: RunSummary, found: Findings) -> None:
             else ("run_start", s.first_line.get("run_start"))
         )
         gap = ev.time_s - s.run_stop if after else s.run_start - ev.time_s
-        found.error(
+        found.add(
+            ERROR if forged else WARNING,
             BACKWARDS,
             f"The {ev.key} record on line {ev.line} lies between run_start and run_stop in the file but is "
             f"timed {_s(gap)} {'after' if after else 'before'} {edge} (line {edge_line}): the clock goes "
             f"backwards across {edge}"
-            + (f"; {more} more records of the timed region are timed outside it." if more else "."),
+            + (f"; {more} more records of the timed region are timed outside it." if more else ".")
+            + _verdict(forged),
             "The records between run_start and run_stop must be timed between them: look for a run_start "
-            "or run_stop whose time was edited, or records moved from another part of the log.",
+            "or run_stop whose time was edited, or records moved from another part of the log."
+            + _reviewers(forged),
             line=ev.line,
         )
     if tl.unordered is not None:
@@ -304,7 +360,7 @@ def _hours(seconds: float) -> str:
     )
 
 
-def _check_region(tl: Timeline, s: RunSummary, found: Findings) -> None:
+def _check_region(tl: Timeline, s: RunSummary, found: Findings, forged: str | None) -> None:
     """The eval that produced the result (the first to reach the target) lies within the timed region; where no
     eval can be judged against the target, at least one eval does, if the log has any."""
     ev = tl.reach
@@ -324,15 +380,41 @@ def _check_region(tl: Timeline, s: RunSummary, found: Findings) -> None:
     if not after and not (ev.line < start_line or ev.time_s < s.run_start - CLOCK_SLACK_S):
         return
     offset = ev.time_s - s.run_start
-    found.error(
+    found.add(
+        ERROR if forged else WARNING,
         AFTER_STOP if after else BEFORE_START,
         f"{what} is logged {'after run_stop' if after else 'before run_start'}, "
         f"{_s(abs(offset))} {'after' if offset >= 0 else 'before'} run_start, while run_start (line "
-        f"{start_line}) and run_stop (line {stop_line}) are {_s(s.run_stop - s.run_start)} apart: the time "
-        "to train leaves out the work that produced the result.",
+        f"{start_line}) and run_stop (line {stop_line}) are {_s(s.run_stop - s.run_start)} apart"
+        + (
+            ": the time to train leaves out the work that produced the result." + _verdict(forged)
+            if forged
+            else "." + _verdict(forged)
+        ),
         "The timed region must hold the run: log run_stop right after the eval that reaches the quality "
-        "target, with the clock the other records use.",
+        "target, with the clock the other records use." + _reviewers(forged),
         line=ev.line,
+    )
+
+
+def _verdict(forged: str | None) -> str:
+    """The end of a clock finding's message: the work records that prove a moved run_start or run_stop, or
+    that the run's time stands."""
+    if forged:
+        return f" The log's own work records prove it: {forged}."
+    return (
+        " The log's work records agree with its clock (the work of the eval that produced the result is "
+        "logged as done within the timed region, or the log gives no work to tell by), so the time to train "
+        "stands: a log that goes on after run_stop or was written out of order, as mlperf-logging's checker "
+        "accepts."
+    )
+
+
+def _reviewers(forged: str | None) -> str:
+    return (
+        ""
+        if forged
+        else " A check of the portal's own that mlperf-logging does not make: a warning for reviewers."
     )
 
 
