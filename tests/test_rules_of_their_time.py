@@ -1,5 +1,6 @@
 """The round's rules, of the round's time (issue 25): real published logs that MLCommons' tools accepted keep
-their runs.
+their runs; a run that mlperf-logging's checker of its ruleset fails is a failed run, as the result summarizer
+drops it.
 
 The logs come from the shared MLPerf rounds (skips without them); mlperf-logging's own checker, run here on the
 same file, gives each verdict the portal is compared with.
@@ -11,7 +12,7 @@ import tarfile
 import pytest
 
 from leaderboard.rounds import ROUNDS_DIR, read_round_file
-from submissions.rules import RunContext, check_run, clock
+from submissions.rules import RunContext, check_run, clock, compliance
 from submissions.rules.library import mlp_compliance
 
 from .conftest import shared_tarball
@@ -122,3 +123,73 @@ def test_a_real_log_that_goes_on_after_run_stop_keeps_its_time(tmp_path, rel):
         assert "the time to train stands" in f.message and "reviewers" in f.hint
     s = outcome.summary
     assert s.success and s.time_to_train_s == pytest.approx(s.run_stop - s.run_start)
+
+
+# --- the checker's verdict of the ruleset ------------------------------------------------------------------------
+
+
+def test_a_run_that_mlperf_loggings_checker_fails_is_a_failed_run(tmp_path):
+    """Supermicro's v1.0 Mask R-CNN run 2 logs a learning rate the 1.0.0 rules refuse; the result summarizer
+    drops it, so the portal does not count it either."""
+    rel = "Supermicro/results/as-4142gs-tnr/maskrcnn/result_2.txt"
+    [(_, data)] = list(result_logs("training_v1.0_results.tar.xz", {rel}))
+    path, outcome = checked(tmp_path, "training-v1.0", rel, data)
+    assert not library_passes(path, "1.0.0")
+    [f] = [f for f in outcome.findings if f.rule == compliance.RULE]
+    assert f.severity == "error" and "opt_base_learning_rate" in f.message
+    assert not outcome.summary.success
+    assert outcome.summary.failure_reason.startswith("mlperf-logging's checker fails the log")
+    assert "opt_base_learning_rate" in outcome.summary.failure_reason
+
+
+def test_todays_rules_for_060_are_not_the_verdict_of_the_round(tmp_path):
+    """Google's published v0.6 logs fail today's training_0.6.0 rules (no submission_poc_name, no epoch
+    records): that round's own tools accepted them, so the checker's errors are warnings and the run stands."""
+    rel = "Google/results/tpu-v3-32/transformer/result_0.txt"
+    [(_, data)] = list(result_logs("training_v0.6_results.tar.xz", {rel}))
+    path, outcome = checked(tmp_path, "training-v0.6", rel, data)
+    assert not library_passes(path, "0.6.0")
+    found = [f for f in outcome.findings if f.rule == compliance.RULE]
+    assert found and {f.severity for f in found} == {"warning"}
+    assert all(compliance.NOT_OF_ITS_TIME.strip() in f.hint for f in found)
+    assert outcome.summary.success
+
+
+# --- every run of every shared round --------------------------------------------------------------------------
+
+ROUNDS = [
+    ("training-v0.5", "training_v0.5_results.tar.xz"),
+    ("training-v0.6", "training_v0.6_results.tar.xz"),
+    ("training-v1.0", "training_v1.0_results.tar.xz"),
+    ("training-v4.0", "training_v4.0_results.tar.xz"),
+    ("training-v5.1", "training_v5.1_results.tar.xz"),
+]
+
+
+@pytest.mark.parametrize("round_key, tarball", ROUNDS, ids=[r[0] for r in ROUNDS])
+def test_no_clock_rule_fails_a_real_run_and_the_checker_decides_the_rest(
+    tmp_path, round_key, tarball
+):
+    """On every run of the round: no clock rule is an error (the forgery rule tells a moved run_stop from a
+    real log that goes on after it, and the implied-speed table passes them all); from ruleset 1.0.0 on, a run
+    fails exactly when mlperf-logging's own checker fails it or the run says it failed (its status, no
+    run_stop, a last eval short of the target)."""
+    ruleset, _ = round_context(round_key)
+    judged = compliance.supports(ruleset) and compliance.gives_verdict(ruleset)
+    runs = clock_errors = 0
+    wrong = []
+    for rel, data in result_logs(tarball):
+        path, outcome = checked(tmp_path, round_key, rel, data)
+        runs += 1
+        errors = {f.rule for f in outcome.findings if f.severity == "error"}
+        if errors & CLOCK_ERRORS:
+            clock_errors += 1
+            wrong.append((rel, sorted(errors & CLOCK_ERRORS)))
+        if not judged:
+            continue
+        passes = library_passes(path, ruleset)
+        own_failure = errors & {"run.not-successful", "run.no-run-stop", "run.no-run-start"}
+        if outcome.summary.success != (passes and not own_failure):
+            wrong.append((rel, passes, outcome.summary.success, outcome.summary.failure_reason))
+    assert runs > 400
+    assert wrong == [], f"{len(wrong)} of {runs} runs: {wrong[:10]}"

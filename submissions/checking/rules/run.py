@@ -72,6 +72,7 @@ def _check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     _check_quality(log, summary, ctx, found)
     benchmark_ok = _check_benchmark(log, ctx, found)
 
+    refused = None  # the first error of mlperf-logging's checker, whose verdict fails the run
     if v05.handles(ctx.ruleset):
         v05.check(log, ctx, found)
     elif not library.available():
@@ -99,7 +100,7 @@ def _check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
             )
         else:
             try:
-                found.extend(
+                verdict = compliance.of_its_time(
                     compliance.check_file(
                         path,
                         rel_path,
@@ -108,8 +109,11 @@ def _check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
                         max_line_bytes=ctx.max_line_bytes,
                         mllog_lines=mllog_lines,
                         left_out=log.left_out,
-                    )
+                    ),
+                    ctx.ruleset,
                 )
+                found.extend(verdict)
+                refused = next((f for f in verdict if f.severity == "error"), None)
             except Exception as exc:
                 if library.is_stop(exc):
                     raise
@@ -127,7 +131,7 @@ def _check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
             "only the portal's own checks ran.",
         )
 
-    _settle_success(summary, found)
+    _settle_success(summary, found, refused)
     convergence = None
     if rcp.applies(
         ctx.ruleset, ctx.benchmark
@@ -345,8 +349,9 @@ def _check_benchmark(log: ParsedLog, ctx: RunContext, found: Findings) -> bool:
     return True
 
 
-def _settle_success(summary: RunSummary, found: Findings) -> None:
-    """A run that claims success but breaks a convergence rule is a failed run."""
+def _settle_success(summary: RunSummary, found: Findings, refused: Finding | None) -> None:
+    """A run that claims success but breaks a convergence rule, or that mlperf-logging's checker of its ruleset
+    fails (the result summarizer drops such a run: an initialisation over its limit, say), is a failed run."""
     if not summary.success:
         return
     for f in found:
@@ -354,6 +359,9 @@ def _settle_success(summary: RunSummary, found: Findings) -> None:
             summary.success = False
             summary.failure_reason = f.message[:500]
             return
+    if refused is not None:
+        summary.success = False
+        summary.failure_reason = f"mlperf-logging's checker fails the log: {refused.message}"[:500]
 
 
 # The findings on a run whose checks did not finish, made by the task that ran check_run
