@@ -42,6 +42,11 @@ SYMBOLS = [
     "star",
     "hexagon",
     "pentagon",
+    "triangle-left",
+    "triangle-right",
+    "hourglass",
+    "bowtie",
+    "star-square",
 ]
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 # A vendor keeps its colour from chart to chart: NVIDIA bluish green, AMD vermilion, Intel blue, Google
@@ -82,8 +87,8 @@ def _layout(title: str, x_title: str, y_title: str, *, x_log=False, y_log=False)
 
 
 def _style(i: int) -> dict:
-    """Series i's marker: colour and symbol cycle at different lengths (8 and 10), so no two of the first
-    40 series share both."""
+    """Series i's marker: colour and symbol cycle at different lengths (8 and 15), so no two of the first
+    120 series share both."""
     return {
         "color": PALETTE[i % len(PALETTE)],
         "symbol": SYMBOLS[i % len(SYMBOLS)],

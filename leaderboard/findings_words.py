@@ -41,6 +41,30 @@ FAMILIES = {
     "v05": "issues with the v0.5 log format",
 }
 _SEVERITY_WORDS = {"error": ("error", "errors"), "warning": ("warning", "warnings")}
+# Findings that say nothing about a result's number and stay on the submission's report and the reviewers'
+# pages: reference implementations log 'onprem' whatever the system, so every cloud result carried this one.
+NOT_FOR_READERS = {"system.category-mismatch"}
+# Reference-check verdicts that change how a result's number should be read.
+DISPUTED_VERDICTS = {"implausibly-fast"}
+
+
+def reader_flags(
+    score_s: float | None, score_message: str, not_public: str, checks: list[dict]
+) -> list[str]:
+    """What a reader must know before reading a result's number, in words ('' findings of logging style do
+    not count): held or otherwise not public, not scored, or disputed by its latest reference check."""
+    flags = []
+    if not_public:
+        flags.append(f"not public: {not_public}")
+    if score_s is None:
+        flags.append(f"not scored: {score_message or 'no score'}")
+    latest = next((c for c in checks if c.get("verdict")), None)
+    if latest and latest["verdict"] in DISPUTED_VERDICTS:
+        flags.append(
+            f"the reference check disputes it ({latest.get('verdict_label') or latest['verdict']})"
+        )
+    return flags
+
 
 _CODE = re.compile(r"`[^`]*`")  # the checker's rule expressions, as the portal quotes them
 _FAILED_CHECKS = re.compile(r"^Failed checks for (?P<key>[\w.]+)\s*:.*$", re.S)
@@ -134,7 +158,8 @@ def reader_hint(hint: str) -> str:
 
 
 def for_readers(findings: list[dict]) -> list[dict]:
-    """The findings as public pages show them: plain message and hint, what kind of finding it is."""
+    """The findings as public pages show them: plain message and hint, what kind of finding it is; those
+    of NOT_FOR_READERS left out."""
     return [
         {
             **f,
@@ -143,4 +168,5 @@ def for_readers(findings: list[dict]) -> list[dict]:
             "kind": phrase(f.get("rule", "")),
         }
         for f in findings
+        if f.get("rule") not in NOT_FOR_READERS
     ]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
-from . import cache, public
+from . import cache, findings_words, panels, public
 from .accelerators import family_of
 from .frameworks import families_of
 from .models import Category, CloudPrice, Division, Round
@@ -42,7 +42,9 @@ class Cell:
     speedup: float | None
     energy_j: float | None
     runs_counted: int
-    findings: str  # '' when clean, else e.g. '2 errors (advisory)'
+    findings: (
+        str  # what changes how its number reads ('' for most): a reference check that disputes it
+    )
     public_id: str = ""
     not_scored_because: str = ""  # why a public result has no score ('' when it has one)
     power_result: bool = False  # its bundle measured power (MLPerf Power)
@@ -240,7 +242,7 @@ def build_round_data(round_: Round) -> RoundData:
                 speedup=r["speedup"],
                 energy_j=r["energy_j"],
                 runs_counted=r["runs_counted"],
-                findings=public.findings_note(r["error_count"], r["warning_count"], r["advisory"]),
+                findings="",  # set below, from the reference checks
                 public_id=r["public_id"] or "",
                 not_scored_because=""
                 if r["score_s"] is not None
@@ -249,6 +251,7 @@ def build_round_data(round_: Round) -> RoundData:
                 energy_message=r["energy_message"],
             )
     address_apart(list(rows.values()), uids)
+    _flag_disputed(list(rows.values()))
     tell_apart(list(rows.values()))
     return RoundData(round_.key, benchmarks, list(rows.values()))
 
@@ -269,6 +272,20 @@ def address_apart(rows: list[Row], uids: dict) -> None:
             for bench, cell in row.cells.items():
                 cell.url = f"{row.url}{bench}/{query}"
             row.url += query
+
+
+def _flag_disputed(rows: list[Row]) -> None:
+    """Flag the cells whose latest reference check disputes the result (one query for the round). Logging
+    nits and other findings that do not change how the number reads are on the result's page, unflagged."""
+    cells = {cell.result_id: cell for row in rows for cell in row.cells.values()}
+    if not cells:
+        return
+    for result_id, checks in panels.reference_checks(list(cells)).items():
+        flags = findings_words.reader_flags(
+            0.0, "", "", checks
+        )  # scored and public: only a dispute
+        if flags and result_id in cells:
+            cells[result_id].findings = flags[0]
 
 
 def tell_apart(rows: list[Row]) -> None:

@@ -7,6 +7,7 @@ submitters), with a notice that says why the result is not public yet."""
 import json
 import uuid
 
+from django.db.models import Count
 from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -15,7 +16,7 @@ from django.views.decorators.http import require_safe
 
 from .. import charts, findings_words, panels, public, quality
 from ..exports import FORMATS, runs_frame
-from ..models import CloudPrice
+from ..models import CloudPrice, Run
 from ..prices import cloud_scale
 from .common import download, json_script
 
@@ -85,11 +86,19 @@ def system_page(request, round_key, submitter, system_key):
     results = list(visible.filter(system=system).order_by("benchmark__position"))
     prices = list(CloudPrice.objects.filter(round=system.round))
     scale = cloud_scale(prices, system.submitter.name, system.key, system.name)
+    checks = panels.reference_checks([r.id for r in results])
+    runs = dict(
+        Run.objects.filter(result__in=results)
+        .values("result")
+        .annotate(n=Count("id"))
+        .values_list("result", "n")
+    )
     for result in results:
-        result.findings_note = public.findings_note(
-            result.error_count, result.warning_count, result.advisory
-        )
         _note(result)
+        result.runs_total = runs.get(result.id, 0)
+        result.flags = findings_words.reader_flags(
+            result.score_s, result.score_message, result.not_public, checks.get(result.id, [])
+        )
     # The page's notice: the system is public when one of its results is; else why not, when its results
     # agree on that.
     reasons = {r.not_public for r in results if r.not_public}
@@ -111,6 +120,10 @@ def system_page(request, round_key, submitter, system_key):
             else [],
             "description": description,
             "is_cloud": system.category == "cloud",
+            # Columns that would be empty for every result are left out.
+            "has_speedup": any(r.speedup for r in results),
+            "has_energy": any(r.energy_j is not None for r in results),
+            "has_flags": any(r.flags for r in results),
         },
     )
     return never_cached_if(bool(reasons), response)
@@ -140,8 +153,13 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             args=[round_key, system.submitter.name, system.key, bench.key, run.index],
         ) + (f"?system={chosen}" if chosen else "")
         log_of[run.path] = run.log_url
-    raw = panels.findings([result.id])[result.id]
+    raw = [
+        f
+        for f in panels.findings([result.id])[result.id]
+        if f.get("rule") not in findings_words.NOT_FOR_READERS
+    ]
     findings = findings_words.for_readers(raw)
+    checks = panels.reference_checks([result.id])[result.id]
     for f in findings:  # a finding on a run's log links to its line there
         file = f.get("file") or ""
         f["where"] = "" if file == result.path else file.removeprefix(result.path + "/")
@@ -159,12 +177,14 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             "quality_target": quality.target_text(
                 bench.key, bench.quality_target, bench.higher_is_better
             ),
-            "findings_note": public.findings_note(
-                result.error_count, result.warning_count, result.advisory
+            # What changes how the score reads, at the top; the checks' findings once, below, counted
+            # the same way wherever the page counts them.
+            "reader_flags": findings_words.reader_flags(
+                result.score_s, result.score_message, result.not_public, checks
             ),
             "findings": findings,
             "findings_summary": findings_words.summary(raw, result.advisory),
-            "reference_checks": panels.reference_checks([result.id])[result.id],
+            "reference_checks": checks,
             "panels": panels.registered(),
             "hyperparameters": _hyperparameters(runs),
             "curve_chart": json_script(

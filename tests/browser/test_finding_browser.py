@@ -139,3 +139,55 @@ def test_on_a_phone_log_lines_wrap_and_line_numbers_are_big_enough_to_tap(live_s
         assert all(w >= 24 and h >= 24 for w, h in sizes), sizes  # WCAG 2.2's minimum target size
     finally:
         d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_the_compare_tray_stays_on_screen_and_counts_the_ticked_systems(live_server, browser):
+    d = browser
+    d.set_window_size(1400, 900)
+    open_page(d, live_server.url + "/r/training-v5.1/")
+    boxes = d.find_elements(By.CSS_SELECTOR, "#results input[name=s]")
+    assert len(boxes) > 30
+    button = d.find_element(By.CSS_SELECTOR, "[data-compare-button]")
+    for n, box in enumerate([boxes[0], boxes[-1], boxes[len(boxes) // 2]], start=1):
+        d.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
+        box.click()
+        wait(d, lambda d, n=n: button.text == f"Compare ({n})")
+        assert in_view(d, button), "the compare button is out of sight"
+    d.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")  # the page's foot
+    assert in_view(d, button) and button.is_enabled()
+    button.click()
+    wait(d, lambda d: "/compare/" in d.current_url)
+    assert len(d.find_elements(By.CSS_SELECTOR, "table.compare thead th a")) == 3
+
+
+def _vendor(name: str) -> str:
+    """The vendor a series' name gives, read here from the names the rounds use (not by the portal's table)."""
+    for word, vendor in (
+        ("AMD", "AMD"),
+        ("NVIDIA", "NVIDIA"),
+        ("Google", "Google"),
+        ("TPU", "Google"),
+    ):
+        if word.lower() in name.lower():
+            return vendor
+    return name.split()[0]
+
+
+def test_no_two_vendors_share_a_colour_in_the_scaling_chart(live_server, browser):
+    from .test_leaderboard_browser import charts_drawn
+
+    d = browser
+    d.set_window_size(1400, 900)
+    # Llama 2 70B LoRA in v5.1: AMD's MI300X, MI325X, MI350X, MI355X beside NVIDIA's H100 to GB300.
+    open_page(d, live_server.url + "/r/training-v5.1/?chart=llama2_70b_lora")
+    charts_drawn(d)
+    traces = d.execute_script(
+        """return document.getElementById('chart-scaling').data.map(function (t) {
+          return {name: t.name, color: t.marker.color, symbol: t.marker.symbol}; });"""
+    )
+    vendors = {}
+    for trace in traces:
+        vendors.setdefault(trace["color"], set()).add(_vendor(trace["name"]))
+    assert {"AMD", "NVIDIA"} <= set().union(*vendors.values())
+    assert all(len(v) == 1 for v in vendors.values()), vendors
+    assert len({t["symbol"] for t in traces}) == len(traces)  # a marker per model
