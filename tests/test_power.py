@@ -172,3 +172,14 @@ def test_the_trace_is_kept_short_for_the_plot():
     (points,) = outcome.trace["nodes"].values()
     assert 1000 <= len(points) <= 2400
     assert points[0][0] < 0 < points[-1][0] and outcome.trace["run_s"] == TTT_MS / 1000
+
+
+def test_the_power_track_begins_with_training_v4_0():
+    assert energy.has_power_track("4.0.0") and energy.has_power_track("5.1.0")
+    assert not energy.has_power_track("3.1.0") and not energy.has_power_track("0.5")
+
+
+def test_power_folders_are_matched_to_run_logs_by_name():
+    files = {"result_1": ["p/result_1/node_0.txt"], "result_9": ["p/result_9/node_0.txt"]}
+    runs, orphans = energy.power_of_runs(files, ["r/result_1.txt", "r/result_2.txt"])
+    assert runs == [["p/result_1/node_0.txt"], []] and orphans == ["result_9"]
