@@ -6,8 +6,8 @@ and "NVIDIA". `organisations.toml` lists, for each organisation, the names it wa
 punctuation), or the name itself when it is listed nowhere. Filters, progress across rounds,
 compare and the API group by it; result and system pages show the name as submitted.
 
-The lookup is pure (no Django); `refresh_submitters` is the thin part that re-files the
-Submitter rows after the file changes (`manage.py load_rounds`).
+The lookup is pure (no Django); leaderboard/rounds.py `refresh_submitters` re-files the Submitter
+rows after the file changes (`manage.py load_rounds`).
 """
 
 import functools
@@ -87,27 +87,3 @@ def shipped() -> Organisations:
 def organisation_of(name: str) -> str:
     """The organisation a submitter name belongs to, by the shipped alias list."""
     return shipped().of(name)
-
-
-def refresh_submitters() -> int:
-    """Re-file every Submitter row by the alias list; drop the cached pages of the rounds whose
-    rows changed. Returns how many submitters changed organisation."""
-    from . import cache
-    from .models import Round, Submitter
-
-    shipped.cache_clear()  # the file may have changed since this process read it
-    changed = []
-    for submitter in Submitter.objects.all():
-        organisation = organisation_of(submitter.name)
-        if submitter.organisation != organisation:
-            submitter.organisation = organisation
-            changed.append(submitter)
-    if changed:
-        Submitter.objects.bulk_update(changed, ["organisation"])
-        for key in (
-            Round.objects.filter(systems__submitter__in=changed)
-            .values_list("key", flat=True)
-            .distinct()
-        ):
-            cache.invalidate_round(key)
-    return len(changed)

@@ -1,4 +1,5 @@
-"""Round files: one TOML file per round in leaderboard/rounds/, loaded into the catalogue."""
+"""Round files: one TOML file per round in leaderboard/rounds/, loaded into the catalogue; submitters
+re-filed by their organisation (organisations.toml) when the alias list changes."""
 
 import tomllib
 from datetime import UTC, date, datetime
@@ -6,8 +7,9 @@ from pathlib import Path
 
 from django.db import transaction
 
-from . import calendar
-from .models import Benchmark, Round
+from . import calendar, organisations
+from .cache import invalidate_round
+from .models import Benchmark, Round, Submitter
 
 ROUNDS_DIR = Path(__file__).resolve().parent / "rounds"
 
@@ -111,3 +113,24 @@ def load_round(data: dict) -> Round:
 
 def load_all(directory: Path = ROUNDS_DIR) -> list[Round]:
     return [load_round(read_round_file(p)) for p in sorted(directory.glob("*.toml"))]
+
+
+def refresh_submitters() -> int:
+    """Re-file every Submitter row by the alias list; drop the cached pages of the rounds whose
+    rows changed. Returns how many submitters changed organisation."""
+    organisations.shipped.cache_clear()  # the file may have changed since this process read it
+    changed = []
+    for submitter in Submitter.objects.all():
+        organisation = organisations.organisation_of(submitter.name)
+        if submitter.organisation != organisation:
+            submitter.organisation = organisation
+            changed.append(submitter)
+    if changed:
+        Submitter.objects.bulk_update(changed, ["organisation"])
+        for key in (
+            Round.objects.filter(systems__submitter__in=changed)
+            .values_list("key", flat=True)
+            .distinct()
+        ):
+            invalidate_round(key)
+    return len(changed)

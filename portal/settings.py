@@ -215,7 +215,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Celery closes the database connections after every task unless this is set (it then closes them
-# every N tasks): tasks.py instead drops them as Django does between requests, and after a failed task.
+# every N tasks): submissions/checking/tasks.py instead drops them as Django does between requests, and after a failed task.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # A check of one run is bounded: a hostile log must not hold a worker.
 CHECK_SOFT_TIME_LIMIT = env.int("CHECK_SOFT_TIME_LIMIT", default=120)
@@ -249,6 +249,7 @@ CELERY_BEAT_SCHEDULE = {
 # step: on "checks" it waited behind every batch queued after its submission's last one, so a
 # round's submissions all finalized at the very end. Beat's own tasks go on "clock", which a worker of
 # its own consumes: on "ingest" the sweeper and the publication minute waited behind a rush's uploads.
+# The names are the tasks' own (name= in submissions/*/tasks.py), kept from when all lived in one module.
 CELERY_TASK_ROUTES = {
     "submissions.tasks.sweep": {"queue": "clock"},
     "submissions.tasks.publish_due_rounds": {"queue": "clock"},

@@ -12,8 +12,8 @@ class SubmissionsConfig(AppConfig):
 
         # The public result page lists findings without leaderboard importing this app.
         from leaderboard import panels
-        from submissions.checking.bundles.stored import opener
         from submissions.checking.reports import findings_by_result
+        from submissions.checking.stored import opener
         from submissions.refchecks.jobs import by_result
 
         panels.register_findings(findings_by_result)

@@ -14,13 +14,13 @@ from leaderboard.views.common import attachment
 from submissions.checking.pipeline import held_results
 from submissions.checking.reports import findings_of, report_dict
 from submissions.checking.status import steps_of
+from submissions.checking.tasks import revalidate as revalidate_task
 from submissions.intake import receipts, uploads
 from submissions.intake.forms import UploadForm
 from submissions.intake.submit import UploadTooLarge, submit
 from submissions.review.views import submission_section
 
 from .models import Submission, Validation
-from .tasks import revalidate as revalidate_task
 from .visibility import visible_submissions
 
 FINDINGS_SHOWN = 2000  # the page stays readable; the JSON download has every finding

@@ -50,7 +50,7 @@ def test_importing_the_agent_app_leaves_the_portal_s_celery_app_current():
         "import django; django.setup()\n"
         "import celery\n"
         "from portal.celery import app as portal\n"
-        "from submissions import tasks\n"
+        "from submissions.checking import tasks\n"
         "import agent.app\n"
         "assert celery.current_app._get_current_object() is portal, celery.current_app.main\n"
         "assert tasks.sweep.app is portal\n"

@@ -6,9 +6,9 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Result
+from submissions.checking.tasks import revalidate
 from submissions.models import Finding, Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
-from submissions.tasks import revalidate
 
 pytestmark = pytest.mark.usefixtures("eager")
 

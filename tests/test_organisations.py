@@ -12,7 +12,7 @@ import tarfile
 import pytest
 from django.core.management import call_command
 
-from leaderboard import organisations
+from leaderboard import organisations, rounds
 from leaderboard.models import Round, Submitter
 from leaderboard.organisations import name_key, organisation_of, parse
 
@@ -291,7 +291,7 @@ def test_load_rounds_refiles_submitters_and_refreshes_the_tables(client, history
     Submitter.objects.filter(name="Nvidia").update(
         organisation="Old name"
     )  # filed by an older alias list
-    assert organisations.refresh_submitters() == 1
+    assert rounds.refresh_submitters() == 1
     assert Submitter.objects.get(name="Nvidia").organisation == "NVIDIA"
 
     Submitter.objects.filter(name="Nvidia").update(organisation="Old name")

@@ -271,7 +271,7 @@ def test_the_worker_freezes_what_it_made_before_the_pool_forks():
     """gc.freeze at worker_init: the pool processes' collections leave the shared start-up objects alone."""
     import gc
 
-    from submissions.tasks import _import_before_forking
+    from submissions.checking.tasks import _import_before_forking
 
     gc.unfreeze()
     try:

@@ -164,8 +164,8 @@ def test_the_same_bundle_twice_is_one_object_and_one_submission(
 def test_a_failed_bundle_past_its_retention_is_deleted_from_the_bucket(
     client, rounds, users, tmp_path, bucket
 ):
-    from submissions.checking.bundles.stored import bundle_files
     from submissions.checking.pipeline.retention import purge_failed_bundles
+    from submissions.checking.stored import bundle_files
 
     assert (
         upload_whole(client, token_for(users["owner"]), bundle_bytes(tmp_path)).status_code == 201
@@ -191,7 +191,7 @@ def test_a_run_log_is_read_from_the_bundle_in_the_bucket(client, rounds, tmp_pat
 
 
 # Run in a process of its own, configured by S3_* variables as a deployment is: stores a file with
-# submissions.intake.storage.put and copies it back with readable_copy, measuring the peak resident memory that each
+# submissions.storage.put and copies it back with readable_copy, measuring the peak resident memory that each
 # adds (VmHWM, reset before each through /proc/self/clear_refs).
 MEMORY_PROBE = """
 import hashlib, json, os, re, sys

@@ -257,7 +257,7 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
     from django.utils import timezone
 
     from submissions.checking.pipeline.common import work_dir
-    from submissions.tasks import purge_failed_bundles
+    from submissions.checking.tasks import purge_failed_bundles
 
     settings.FAILED_BUNDLE_RETENTION_DAYS = 30
     client.force_login(users["owner"])

@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Result
+from submissions.checking.tasks import revalidate
 from submissions.models import Finding, Submission, Validation
 from submissions.synthetic.bundles import SystemSpec, write_bundle
-from submissions.tasks import revalidate
 
 from .conftest import shared_tarball
 

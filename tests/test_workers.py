@@ -11,8 +11,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from submissions.checking.bundles.split import submitter_root
+from submissions.checking.tasks import revalidate
 from submissions.models import Finding, RunCheck, Submission, TaskLease, Validation
-from submissions.tasks import revalidate
 
 from .conftest import shared_tarball
 from .worker import QUICK_RECOVERY, Worker, purge_broker, require_services
@@ -137,7 +137,7 @@ def test_a_worker_keeps_its_database_connection_from_task_to_task(services, bund
 def test_a_failed_task_closes_its_database_connection_a_successful_one_keeps_it(transactional_db):
     from celery import signals
 
-    from submissions.tasks import check_runs
+    from submissions.checking.tasks import check_runs
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")

@@ -18,11 +18,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.models import Round
+from submissions import storage
 from submissions.checking.bundles.limits import size_text
+from submissions.checking.tasks import ingest, queue_ingest
 from submissions.models import Submission
-from submissions.tasks import ingest, queue_ingest
-
-from . import storage
 
 CHUNK = 1024 * 1024
 

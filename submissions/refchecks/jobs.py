@@ -2,7 +2,7 @@
 
 An agent (agent/) consumes `gpu` and `gpu.<family queue>` and needs only the broker. The portal sends it the
 task `agent.reference_check` by name with one JSON dict; the agent answers with the tasks
-`submissions.store_reference_check` and `submissions.agent_heartbeat` on the queue "checks" (tasks.py), which
+`submissions.store_reference_check` and `submissions.agent_heartbeat` on the queue "checks" (refchecks/tasks.py), which
 call store() and heartbeat() here. Every change of state is a conditional UPDATE on the state (and the
 attempt), so a late answer, a duplicate message or a second sweeper changes nothing twice.
 """

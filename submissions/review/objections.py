@@ -1,6 +1,7 @@
 """Peer review of a round and withdrawal: who may object, answer, decide and withdraw, and what a
-decision does. Pages (submissions/review/views.py) and the API (submissions/review/api.py) are thin
-around these functions; each change of state is written to the audit log.
+decision does (its effect on the results is publication's: checking/pipeline/publication.py). Pages
+(submissions/review/views.py) and the API (submissions/review/api.py) are thin around these
+functions; each change of state is written to the audit log.
 
 During a round's review (leaderboard/calendar.py) the members of every organisation that submitted
 to the round may file an objection against another organisation's result or system. The objection's
@@ -26,7 +27,8 @@ from django.utils import timezone
 from audit.log import record
 from leaderboard import calendar, participation
 from leaderboard.cache import invalidate_round
-from leaderboard.models import Division, Result, Round, System
+from leaderboard.models import Result, Round, System
+from submissions.checking.pipeline.publication import apply_decision
 from submissions.checking.pipeline.publication import withdraw as withdraw_submission_rows
 from submissions.models import Submission
 
@@ -289,7 +291,7 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
         raise ReviewError(f"This objection is already decided: {objection.get_decision_display()}.")
     if round_.phase(timezone.now()) == calendar.PUBLISHED:
         raise ReviewError("The round is published: its results are no longer changed by review.")
-    changed = _apply(objection, decision)
+    changed = apply_decision(objection, decision)
     objection.decision = decision
     objection.decision_note = (note or "").strip()
     objection.decided_by = user
@@ -320,53 +322,6 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
     if changed:
         transaction.on_commit(lambda: invalidate_round(round_.key))
     return objection
-
-
-def _targets(objection: Objection, submissions=None):
-    """The systems and results a decision on the objection applies to: the same system (by key) and
-    result (by benchmark) in every submission of the organisation objected to in the round, so that a
-    later upload (a fix) carries the decision (or in `submissions` only)."""
-    if submissions is None:
-        submissions = Submission.objects.filter(
-            round_id=objection.round_id, organisation_id=objection.against_organisation_id
-        )
-    systems = System.objects.filter(submission__in=submissions, key=objection.system.key)
-    results = Result.objects.filter(system__in=systems)
-    if objection.result_id is not None:
-        results = results.filter(benchmark_id=objection.result.benchmark_id)
-    return systems, results
-
-
-def _apply(objection: Objection, decision: str, submissions=None) -> list[str]:
-    """The decision's effect on the results; returns what changed, for the audit log."""
-    systems, results = _targets(objection, submissions)
-    if decision == Decision.MOVED_TO_OPEN:
-        systems.update(division=Division.OPEN)
-        return [f"system {objection.system.key}: division open"]
-    if decision == Decision.WITHDRAWN:
-        labels = sorted(
-            {
-                f"{key}/{bench}"
-                for key, bench in results.values_list("system__key", "benchmark__key")
-            }
-        )
-        results.update(withdrawn=True, published=False)
-        return [f"{label}: withdrawn" for label in labels]
-    return []
-
-
-def carry_decisions(submission: Submission) -> None:
-    """Apply the round's decisions against the submission's organisation (moved to open, withdrawn)
-    to this submission: publication calls it, so that an upload made after a decision keeps it."""
-    if submission.organisation_id is None:
-        return
-    decided = Objection.objects.filter(
-        round_id=submission.round_id,
-        against_organisation_id=submission.organisation_id,
-        decision__in=(Decision.MOVED_TO_OPEN, Decision.WITHDRAWN),
-    ).select_related("system", "result")
-    for objection in decided:
-        _apply(objection, objection.decision, [submission])
 
 
 def fix_requested(organisation, round_: Round) -> bool:

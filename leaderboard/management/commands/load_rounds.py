@@ -1,7 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from leaderboard import organisations, prices
-from leaderboard.rounds import load_all
+from leaderboard import prices, rounds
 
 
 class Command(BaseCommand):
@@ -18,11 +17,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        for round_ in load_all():
+        for round_ in rounds.load_all():
             self.stdout.write(f"{round_.key}: {round_.benchmarks.count()} benchmarks")
         for key, added in prices.load_all(replace=options["replace_prices"]).items():
             self.stdout.write(
                 f"{key}: {added} price line(s) {'replaced or ' if options['replace_prices'] else ''}added"
             )
-        changed = organisations.refresh_submitters()
+        changed = rounds.refresh_submitters()
         self.stdout.write(f"organisations: {changed} submitter(s) re-filed")

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from submissions.intake import storage
+from submissions import storage
 from submissions.models import Submission, Validation
 
 from ..bundles import FolderFiles, TarFiles, open_bundle

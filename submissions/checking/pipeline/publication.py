@@ -5,6 +5,9 @@ result, one of its runs, or its system's description) that is not advisory (impo
 Every other result of a published submission is public, scored or "not scored" with its reason:
 one held result never holds back the others.
 
+A reviewer's decisions (review/objections.py decides) reach the results here: apply_decision when it is
+made, carry_decisions at publication for a bundle uploaded after it.
+
 A live round (one with a calendar) is published whole by publish_round, at its publish_at
 (publish_due_rounds, every minute from beat) or when staff press the button: every approved
 result of each organisation's final submission goes public in one transaction.
@@ -19,8 +22,9 @@ from django.utils import timezone
 
 from audit.log import record
 from leaderboard.cache import invalidate_round
-from leaderboard.models import PublicIdSequence, Result, Round, System
+from leaderboard.models import Division, PublicIdSequence, Result, Round, System
 from submissions.models import Finding, Submission, Validation
+from submissions.review.models import Objection
 
 from .common import Status, clear_work_when_final, update
 
@@ -101,6 +105,56 @@ def withdraw(submission_id: int, message: str) -> None:
     transaction.on_commit(lambda: clear_work_when_final(submission_id))
 
 
+# -- review's decisions on the results (review/objections.py decides; publication carries them) --
+
+
+def _targets(objection: Objection, submissions=None):
+    """The systems and results a decision on the objection applies to: the same system (by key) and
+    result (by benchmark) in every submission of the organisation objected to in the round, so that a
+    later upload (a fix) carries the decision (or in `submissions` only)."""
+    if submissions is None:
+        submissions = Submission.objects.filter(
+            round_id=objection.round_id, organisation_id=objection.against_organisation_id
+        )
+    systems = System.objects.filter(submission__in=submissions, key=objection.system.key)
+    results = Result.objects.filter(system__in=systems)
+    if objection.result_id is not None:
+        results = results.filter(benchmark_id=objection.result.benchmark_id)
+    return systems, results
+
+
+def apply_decision(objection: Objection, decision: str, submissions=None) -> list[str]:
+    """The decision's effect on the results; returns what changed, for the audit log."""
+    systems, results = _targets(objection, submissions)
+    if decision == Objection.Decision.MOVED_TO_OPEN:
+        systems.update(division=Division.OPEN)
+        return [f"system {objection.system.key}: division open"]
+    if decision == Objection.Decision.WITHDRAWN:
+        labels = sorted(
+            {
+                f"{key}/{bench}"
+                for key, bench in results.values_list("system__key", "benchmark__key")
+            }
+        )
+        results.update(withdrawn=True, published=False)
+        return [f"{label}: withdrawn" for label in labels]
+    return []
+
+
+def carry_decisions(submission: Submission) -> None:
+    """Apply the round's decisions against the submission's organisation (moved to open, withdrawn)
+    to this submission: publication calls it, so that an upload made after a decision keeps it."""
+    if submission.organisation_id is None:
+        return
+    decided = Objection.objects.filter(
+        round_id=submission.round_id,
+        against_organisation_id=submission.organisation_id,
+        decision__in=(Objection.Decision.MOVED_TO_OPEN, Objection.Decision.WITHDRAWN),
+    ).select_related("system", "result")
+    for objection in decided:
+        apply_decision(objection, objection.decision, [submission])
+
+
 @transaction.atomic
 def publish(submission_id: int) -> int:
     """Make every result of the submission that is not held public, and return how many are.
@@ -110,10 +164,6 @@ def publish(submission_id: int) -> int:
     earlier import of the same folder). With none, nothing changes.
     """
     submission = Submission.objects.select_related("round", "submitter").get(pk=submission_id)
-    from submissions.review.objections import (
-        carry_decisions,
-    )  # review withdraws through this module: imported here
-
     carry_decisions(submission)  # a reviewer's decision holds for a bundle uploaded after it
     # A withdrawn result (submissions/review/objections.py) stays off the tables as a held one does.
     withdrawn = set(

@@ -7,10 +7,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from submissions.intake import storage
+from submissions import storage
 from submissions.models import Submission
 
-from ..bundles.stored import forget
+from ..stored import forget
 from .common import clear_work
 
 Status = Submission.Status

@@ -1,8 +1,13 @@
-"""Celery tasks: thin wrappers that call a pipeline step and queue the next one.
+"""The pipeline's Celery tasks: thin wrappers that call a step of pipeline/ and queue the next one.
 
 Arguments are ids. Tasks are acknowledged late and hold a lease (leases.py) while they run;
 the steps claim their work, so a repeat does nothing twice. The sweeper re-queues the task
-of a process whose lease stopped beating, and whatever else is stuck.
+of a process whose lease stopped beating, and whatever else is stuck. The signal handlers here
+(connections, leases, start-up) serve every task of the portal's worker: Celery imports this
+module with the other rooms' tasks (portal/celery.py).
+
+Task names are kept as they were when every task lived in submissions/tasks.py: queued messages,
+the routes and beat schedule in settings, and the leases know them by name.
 """
 
 import logging
@@ -10,15 +15,14 @@ from datetime import timedelta
 
 from celery import current_app, shared_task, signals, states
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, close_old_connections, connections
+from django.db import close_old_connections, connections
 from kombu.exceptions import OperationalError as BrokerError
 
-from submissions.checking import leases, pipeline, startup
-from submissions.refchecks import jobs as refchecks
+from portal.celery import RETRY, TRANSIENT
+
+from . import leases, pipeline, startup
 
 log = logging.getLogger(__name__)
-TRANSIENT = (OperationalError, InterfaceError)
-RETRY = dict(acks_late=True, autoretry_for=TRANSIENT, retry_backoff=True, max_retries=5)
 
 
 def _queue_checks(run_ids, validation_id):
@@ -73,7 +77,7 @@ def _import_before_forking(**_):
     startup.before_forking()  # scipy imported and start-up's objects frozen, once for all pool processes
 
 
-@shared_task(**RETRY)
+@shared_task(name="submissions.tasks.ingest", **RETRY)
 def ingest(submission_id: int) -> None:
     try:
         validation_id, run_ids = pipeline.ingest(submission_id)
@@ -90,7 +94,7 @@ def ingest(submission_id: int) -> None:
     _queue_checks(run_ids, validation_id)
 
 
-@shared_task(**RETRY)
+@shared_task(name="submissions.tasks.revalidate", **RETRY)
 def revalidate(
     submission_id: int, reason: str = "re-validation", user_id: int | None = None
 ) -> None:
@@ -113,6 +117,7 @@ def revalidate(
 
 
 @shared_task(
+    name="submissions.tasks.check_runs",
     **RETRY,
     soft_time_limit=settings.CHECK_SOFT_TIME_LIMIT,
     time_limit=settings.CHECK_SOFT_TIME_LIMIT + 30,
@@ -123,7 +128,7 @@ def check_runs(run_ids: list[int], validation_id: int) -> None:
         finalize.delay(submission_id)
 
 
-@shared_task(**RETRY)
+@shared_task(name="submissions.tasks.finalize", **RETRY)
 def finalize(submission_id: int) -> None:
     pipeline.finalize(submission_id)
 
@@ -174,7 +179,7 @@ class _Queue:
     waiting = staticmethod(_waiting)
 
 
-@shared_task
+@shared_task(name="submissions.tasks.sweep")
 def sweep(older_than_s: float | None = None) -> list:
     older = timedelta(
         seconds=older_than_s if older_than_s is not None else settings.SWEEP_OLDER_THAN_S
@@ -188,33 +193,7 @@ def sweep(older_than_s: float | None = None) -> list:
     )
 
 
-@shared_task(name="submissions.store_reference_check", **RETRY)
-def store_reference_check(payload: dict) -> str:
-    """An agent's answer to agent.reference_check (agent/ sends it by name on the queue "checks")."""
-    return refchecks.store(payload)
-
-
-@shared_task(name="submissions.agent_heartbeat", **RETRY)
-def agent_heartbeat(payload: dict) -> None:
-    """An agent's announcement: at start, every beat, and when it takes or ends a job."""
-    refchecks.heartbeat(payload)
-
-
-@shared_task
+@shared_task(name="submissions.tasks.purge_failed_bundles")
 def purge_failed_bundles() -> list[int]:
     """Delete the bundles of submissions failed more than FAILED_BUNDLE_RETENTION_DAYS ago (beat: hourly)."""
     return pipeline.purge_failed_bundles(timedelta(days=settings.FAILED_BUNDLE_RETENTION_DAYS))
-
-
-@shared_task(**RETRY)
-def publish_due_rounds() -> list[str]:
-    """Publish the rounds whose publication minute has come (beat: every PUBLISH_EVERY_S)."""
-    return pipeline.publish_due_rounds()
-
-
-@shared_task
-def purge_stale_uploads() -> int:
-    """Drop chunked uploads untouched for UPLOAD_EXPIRY_DAYS, with their parts (beat: hourly)."""
-    from submissions.intake.uploads import purge_stale
-
-    return purge_stale(timedelta(days=settings.UPLOAD_EXPIRY_DAYS))

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from django.conf import settings
 
-from submissions.intake import storage
+from submissions import storage
 
-from .files import FolderFiles, TarFiles
-from .limits import BundleError
-from .split import configured_limits
-from .unpack import open_bundle
+from .bundles.files import FolderFiles, TarFiles
+from .bundles.limits import BundleError
+from .bundles.split import configured_limits
+from .bundles.unpack import open_bundle
 
 
 def _cache(submission_id: int) -> Path:
