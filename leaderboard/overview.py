@@ -4,7 +4,8 @@ tables. Public results only (leaderboard.public); a fixed number of queries each
 
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from . import public, textsearch
 from .models import Round
@@ -103,6 +104,8 @@ class Hit:
     key: str
     accelerators: str
     row_url: str  # the system's row in its round's table
+    system_id: int = 0
+    best: str = ""  # its best-placed result, e.g. "fastest of 12 on Llama 2 70B LoRA, 0.40 min"
 
 
 def search(q: str) -> tuple[list[Hit], bool]:
@@ -122,6 +125,7 @@ def search(q: str) -> tuple[list[Hit], bool]:
             "name",
             "accelerator_count",
             "accelerator_model",
+            "id",
         )[: MAX_HITS + 1]
     )
     hits = [
@@ -132,9 +136,13 @@ def search(q: str) -> tuple[list[Hit], bool]:
             key=key,
             accelerators=f"{count} × {model}" if count else model,
             row_url=f"/r/{round_key}/#{row_anchor(submitter, key)}",
+            system_id=system_id,
         )
-        for round_key, round_name, submitter, key, name, count, model in found[:MAX_HITS]
+        for round_key, round_name, submitter, key, name, count, model, system_id in found[:MAX_HITS]
     ]
+    best = best_placed([h.system_id for h in hits])
+    for h in hits:
+        h.best = best.get(h.system_id, "")
     # Hits of one name (two sizes of one machine) say which is which, as the table's rows do.
     names: dict[tuple[str, str], int] = {}
     for h in hits:
@@ -143,6 +151,46 @@ def search(q: str) -> tuple[list[Hit], bool]:
         if names[(h.round_name, h.system)] > 1:
             h.system = f"{h.system} ({h.key})"
     return hits, len(found) > MAX_HITS
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def best_placed(system_ids: list[int]) -> dict[int, str]:
+    """Each system's best-placed scored result among its round's division on that benchmark, in
+    words ("fastest of 12 on Llama 2 70B LoRA, 0.40 min"): one query, whatever the number of hits."""
+    if not system_ids:
+        return {}
+    same = {
+        "system__round": OuterRef("system__round"),
+        "benchmark": OuterRef("benchmark"),
+        "system__division": OuterRef("system__division"),
+        "score_s__isnull": False,
+    }
+
+    def count(**more):
+        rows = public.results().filter(**same, **more).values("benchmark").annotate(n=Count("id"))
+        return Coalesce(Subquery(rows.values("n")[:1]), 0)
+
+    results = (
+        public.results()
+        .filter(system_id__in=system_ids, score_s__isnull=False)
+        .annotate(faster=count(score_s__lt=OuterRef("score_s")), entrants=count())
+        .values_list("system_id", "benchmark__name", "score_s", "faster", "entrants")
+    )
+    best: dict[int, tuple] = {}
+    for system_id, bench, score, faster, entrants in results:
+        # The best place first; of equal places, the one among more results.
+        key = (faster, -entrants)
+        if system_id not in best or key < best[system_id][0]:
+            best[system_id] = (key, bench, score, faster, entrants)
+    out = {}
+    for system_id, (_, bench, score, faster, entrants) in best.items():
+        place = "fastest" if faster == 0 else ordinal(faster + 1)
+        out[system_id] = f"{place} of {entrants} on {bench}, {in_minutes(score):,.2f} min"
+    return out
 
 
 def _system_url(round_key: str, submitter: str, key: str) -> str:

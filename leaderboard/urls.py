@@ -25,6 +25,7 @@ register_converter(NameConverter, "name")
 app_name = "leaderboard"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("rounds/", views.rounds_page, name="rounds"),
     path("progress/", views.progress_page, name="progress"),
     path("id/<str:public_id>", views.public_id_page, name="public-id"),
     path("r/<str:round_key>/", views.round_page, name="round"),

@@ -97,6 +97,7 @@ ROWS = {
     # leaderboard: public pages, exports and chart data (the round page holds its charts' data)
     "leaderboard:home": Row(query=("", "?q=SYSNAME", "?q=sys", "?q=Acme")),  # with search
     "leaderboard:progress": Row(query=("", "?division=closed&organisation=Acme")),
+    "leaderboard:rounds": Row(),
     "leaderboard:round": Row(
         kind="round",
         query=("", "?format=csv", "?format=json", "?partial=1", "?division=closed&sort=bert"),

@@ -6,7 +6,7 @@ from .compare import compare_page
 from .details import public_id_page, result_page, system_page
 from .logs import run_log, run_log_raw
 from .progress import progress_page
-from .rounds import home, round_page
+from .rounds import home, round_page, rounds_page
 
 __all__ = [
     "compare_page",
@@ -15,6 +15,7 @@ __all__ = [
     "public_id_page",
     "result_page",
     "round_page",
+    "rounds_page",
     "run_log",
     "run_log_raw",
     "system_page",

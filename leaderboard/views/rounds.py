@@ -58,6 +58,12 @@ def home(request):
 
 
 @require_safe
+def rounds_page(request):
+    """Every round with its counts: what the menu's "Rounds" opens."""
+    return render(request, "leaderboard/rounds.html", {"rounds": overview.round_counts()})
+
+
+@require_safe
 def round_page(request, round_key):
     round_ = cache.current_round(round_key)
     if round_ is None:
