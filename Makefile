@@ -30,14 +30,15 @@ tests/browser/axe/node_modules/.installed: tests/browser/axe/package.json tests/
 	  else echo "npm is not installed: the accessibility tests will fail (apt-get install -y npm)"; fi
 
 # Embedded: SQLite and a file-system Celery transport under ./var (VAR_DIR), DEBUG on for the demo. The site,
-# a worker and beat run under bin/serve.py, which stops them all however it is stopped (make passes SIGTERM on).
+# a worker and beat run under bin/serve.py, which stops them all however it is stopped (make passes SIGTERM on);
+# --load submits the shared rounds (load_sample_data) beside them: the site answers at once, and each round
+# appears as the worker finishes it.
 run: export DEBUG = 1
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_rounds
-	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py load_sample_data
 	$(PY) manage.py ensure_admin
-	exec $(PY) bin/serve.py $(PORT)
+	exec $(PY) bin/serve.py $(PORT) --load
 
 # Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
 test: setup

@@ -8,7 +8,10 @@ Supervised so that stopping it, however it is stopped, leaves nothing behind:
 - a worker or beat that exits is started again; when the web server exits, everything stops.
 Beat runs as its own process, not inside the worker (`-B`), where it outlived a killed worker.
 
-Usage: serve.py [PORT]. Reads VAR_DIR (default ./var) for the beat's schedule file.
+With --load, `manage.py load_sample_data` runs once beside them (not started again when it exits): it
+submits the shared rounds, and the worker ingests them behind the pages, which answer at once.
+
+Usage: serve.py [PORT] [--load]. Reads VAR_DIR (default ./var) for the beat's schedule file.
 """
 
 import ctypes
@@ -93,12 +96,19 @@ def _signal_group(child: subprocess.Popen, signum: int) -> None:
         pass
 
 
+ONCE = {"load"}  # children that run to their end and are not started again
+
+
 def main() -> int:
-    port = sys.argv[1] if len(sys.argv) > 1 else "8000"
+    args = sys.argv[1:]
+    load = "--load" in args
+    port = next((a for a in args if a != "--load"), "8000")
     stopping = []
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda signum, _frame: stopping.append(signum))
     plan = commands(port)
+    if load:
+        plan["load"] = [sys.executable, "manage.py", "load_sample_data"]
     children = {name: start(command) for name, command in plan.items()}
     started = {name: time.monotonic() for name in children}
     try:
@@ -106,6 +116,11 @@ def main() -> int:
             time.sleep(0.5)
             for name, child in list(children.items()):
                 if child.poll() is None:
+                    continue
+                if name in ONCE:
+                    if child.returncode:
+                        print(f"serve: the {name} exited ({child.returncode})", file=sys.stderr)
+                    del children[name]
                     continue
                 if name == "web":
                     print(
