@@ -1,11 +1,15 @@
 """Faults the portal recovers from by itself (issue 26, item 9), each injected into real processes: gunicorn,
 `celery worker`, PostgreSQL reached through a proxy the test cuts, a small file system that fills up."""
 
+import contextlib
 import hashlib
 import http.client
+import io
 import json
 import os
 import signal
+import socket
+import tarfile
 import threading
 import time
 from pathlib import Path
@@ -16,10 +20,12 @@ from django.db import connection
 
 from accounts.models import ApiToken
 from submissions.models import Submission, Upload
+from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from .server import Gunicorn
-from .test_pages import bundle_bytes
-from .worker import require_services
+from .test_faults import free_port
+from .test_pages import TARGETS, bundle_bytes
+from .worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 
 
 def _dsn() -> str:
@@ -148,3 +154,141 @@ def _waiting_insert() -> bool:
             "SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
         ).fetchall()
     return any("submissions_submission" in query and "INSERT" in query for (query,) in rows)
+
+
+class CuttableProxy:
+    """A TCP proxy in front of PostgreSQL for the worker's connections: `cut()` drops every connection and
+    refuses new ones, as a database that stopped; `restore()` takes them again. The test's own connection
+    goes straight to the server, and the other tests' database is never stopped."""
+
+    def __init__(self, host: str, port: int):
+        self.target = (host, port)
+        self.port = free_port()
+        self._pairs: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._listener = None
+        self.restore()
+
+    def restore(self):
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def _accept(self, listener):
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:  # closed by cut()
+                return
+            try:
+                server = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._pairs += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self):
+        with contextlib.suppress(
+            OSError
+        ):  # wakes the thread blocked in accept(), which close() alone does not
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for end in pairs:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+
+def _many_runs_bundle(tmp_path) -> bytes:
+    """Twelve systems of five runs each: 60 runs, checked in batches of four by the worker."""
+    specs = [
+        SystemSpec(f"sys{n}", results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})
+        for n in range(12)
+    ]
+    root = write_bundle(tmp_path / "Acme", "Acme", specs, TARGETS)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(root, arcname="Acme")
+    return buffer.getvalue()
+
+
+@pytest.mark.services
+@pytest.mark.commits  # the worker process reads the upload
+@pytest.mark.parametrize("during", ["ingesting", "checking"])
+def test_a_database_outage_of_30_s_mid_step_is_recovered_within_two_minutes_of_its_return(
+    rounds, users, settings, tmp_path, during
+):
+    """PostgreSQL stops answering the worker (and its beat) for 30 s while it unpacks or checks a submission:
+    the tasks give up after their retries and their leases cannot be given back. Within two minutes of the
+    database's return the submission is final, valid as it would be without the fault, each run checked once."""
+    from leaderboard.models import Run
+    from submissions.intake import submit
+
+    require_services()
+    purge_broker()
+    media = tmp_path / "media"
+    media.mkdir()
+    settings.MEDIA_ROOT = media
+    db = connection.settings_dict
+    proxy = CuttableProxy(db["HOST"], int(db["PORT"]))
+    worker = Worker(
+        media,
+        concurrency=2,
+        name=f"outage-{during}",
+        beat=True,
+        # Leases outlast the outage, as the site's 60 s do: a lease expired during it was no test of them.
+        env={**QUICK_RECOVERY, "LEASE_EXPIRY_S": "45", "CHECK_BATCH_SIZE": "4"},
+        database_port=proxy.port,
+    )
+    try:
+        data = _many_runs_bundle(tmp_path)
+        submission, _ = submit(
+            rounds["training-v5.1"], [data], "acme.tgz", user=users["owner"], organisation=None
+        )
+        state = _wait(
+            lambda: (s := Submission.objects.get(pk=submission.pk)).status == during and s,
+            60,
+            f"the submission {during}",
+            every_s=0.02,
+        )
+        proxy.cut()
+        print(f"cut while {state.status}, {state.runs_checked} of {state.runs_total} runs checked")
+        time.sleep(30)
+        proxy.restore()
+        back = time.monotonic()
+        _wait(
+            lambda: Submission.objects.get(pk=submission.pk).is_final,
+            120,
+            "the submission final after the database's return",
+            every_s=0.5,
+        )
+        print(f"final {time.monotonic() - back:.0f} s after the database's return")
+        submission.refresh_from_db()
+        assert submission.status == "valid", submission.message
+        validation = submission.validations.get(status="done")
+        runs = Run.objects.filter(result__system__submission=submission)
+        assert runs.count() == 60 == submission.runs_total == submission.runs_checked
+        assert validation.run_checks.count() == 60  # each run once
+        assert not submission.validations.filter(status="running").exists()
+    finally:
+        worker.stop()
+        proxy.cut()

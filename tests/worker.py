@@ -66,13 +66,14 @@ class Worker:
         beat: bool = False,
         broker: str | None = None,
         env: dict[str, str] | None = None,
+        database_port: int | None = None,
     ):
         """`beat`: run the sweeper's clock inside this worker (`-B`), as a site's one beat would; `env`: more
-        settings for it (QUICK_RECOVERY)."""
+        settings for it (QUICK_RECOVERY); `database_port`: reach the test database there (a proxy)."""
         db, more = connection.settings_dict, env or {}
         env = dict(os.environ)
         env.update(
-            DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+            DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{database_port or db['PORT']}/{db['NAME']}",
             CELERY_BROKER_URL=broker or settings.CELERY_BROKER_URL,
             MEDIA_ROOT=str(media_root),
             CELERY_TASK_ALWAYS_EAGER="0",
