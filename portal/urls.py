@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from portal.client import client_archive
 from submissions.refchecks.views import agents_page
 
 urlpatterns = [
@@ -11,5 +12,6 @@ urlpatterns = [
     path("submissions/", include("submissions.urls")),
     path("review/", include("submissions.review.urls")),
     path("agents/", agents_page, name="agents"),
+    path("client/portal-submit.tar.gz", client_archive, name="client-archive"),
     path("", include("leaderboard.urls")),
 ]

@@ -98,6 +98,7 @@ ROWS = {
     "leaderboard:home": Row(query=("", "?q=SYSNAME", "?q=sys", "?q=Acme")),  # with search
     "leaderboard:progress": Row(query=("", "?division=closed&organisation=Acme")),
     "leaderboard:rounds": Row(),
+    "client-archive": Row(),  # the submitters' client, the same for everyone
     "leaderboard:round": Row(
         kind="round",
         query=("", "?format=csv", "?format=json", "?partial=1", "?division=closed&sort=bert"),
