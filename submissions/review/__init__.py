@@ -1,2 +1,12 @@
-"""Reviewing a round: objections, their answers and decisions, withdrawal (objections.py, models.py), their
-pages (views.py, urls.py) and API (api.py), and the staff pages that run a round's calendar."""
+"""Reviewing a round: objections, their answers and decisions, withdrawal, and publication's timing.
+
+Owns: the Objection and ObjectionReply rows (models.py, in the submissions app: no migration moved
+them); filing, answering, deciding and withdrawing (objections.py); review's pages (views.py,
+urls.py) and API (api.py); the staff pages of a round's calendar (staff_views.py); publishing the
+rounds whose time has come (tasks.py). What a decision does to the results is publication's
+(checking/pipeline/publication.py), which reads the decisions here.
+
+May import: checking (publication, withdrawal of rows), refchecks, the records and the domain;
+leaderboard, accounts, audit, portal.celery. Never intake or the app's root. See
+docs/architecture.md.
+"""

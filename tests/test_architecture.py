@@ -1,0 +1,241 @@
+"""docs/architecture.md against the tree: every import follows the one-way arrows, and no module
+imports itself back through others. Imports are read with ast (those inside functions count too),
+so nothing is imported or run."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("portal", "submissions", "leaderboard", "accounts", "audit")
+PROGRAMS = ("agent", "clients")  # separate programs: they import no app of the portal
+
+# Which apps each app may import (besides itself); see docs/architecture.md.
+APP_ARROWS = {
+    "portal": {"submissions", "leaderboard", "accounts", "audit"},
+    "submissions": {"leaderboard", "accounts", "audit", "portal.celery"},
+    "accounts": {"audit"},
+    "leaderboard": {"audit"},
+    "audit": set(),
+}
+
+# The rooms of submissions/, top to bottom: a room imports only itself and the rooms below it.
+DOMAIN = (
+    "submissions.checking.bundles",
+    "submissions.checking.logs",
+    "submissions.checking.rules",
+    "submissions.checking.scoring",
+    "submissions.checking.energy",
+    "submissions.checking.systems",
+    "submissions.checking.safejson",
+    "submissions.refchecks.implied",
+    "submissions.refchecks.verdict",
+    # The start-up speed-ups (check_run runs inside no_cycle_collection): settings and the domain only.
+    "submissions.checking.startup",
+    "submissions.checking.early_split",
+)
+RECORDS = (
+    "submissions.models",
+    "submissions.review.models",
+    "submissions.refchecks.models",
+    "submissions.storage",
+)
+ROOMS = [
+    ("root", ("submissions",)),
+    ("intake", ("submissions.intake",)),
+    ("review", ("submissions.review",)),
+    ("checking", ("submissions.checking",)),
+    ("refchecks", ("submissions.refchecks",)),
+    ("records", RECORDS),
+    ("domain", DOMAIN),
+]
+DOMAIN_MAY_IMPORT_OUTSIDE = {"leaderboard.accelerators", "leaderboard.units"}
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def room_of(module: str) -> str:
+    """The most specific room whose prefix holds the module (records and domain before their rooms)."""
+    best, length = None, -1
+    for name, prefixes in ROOMS:
+        for prefix in prefixes:
+            if _within(module, prefix) and len(prefix) > length:
+                best, length = name, len(prefix)
+    return best
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources():
+    for top in APPS + PROGRAMS:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if "migrations" not in path.parts:
+                yield _module_name(path), path
+
+
+MODULES = dict(_sources())
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """The project's modules that `module` imports, anywhere in it."""
+    is_package = path.name == "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module
+            # `from package import name`: the submodule when there is one, else the package.
+            targets = []
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                folder = ROOT.joinpath(*source.split("."))
+                if sub in MODULES:
+                    targets.append(sub)
+                elif list(folder.glob(f"{alias.name}.*")):  # a compiled module (logs/_scan.c)
+                    continue
+                else:
+                    targets.append(source)
+        else:
+            continue
+        for target in targets:
+            # the longest known module the import names (a name inside a module is its module)
+            parts = target.split(".")
+            while parts and ".".join(parts) not in MODULES:
+                parts.pop()
+            if parts and ".".join(parts) != module:
+                found.add(".".join(parts))
+    return found
+
+
+IMPORTS = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def _app(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_the_apps_import_one_way():
+    wrong = []
+    for module, targets in IMPORTS.items():
+        app = _app(module)
+        for target in targets:
+            other = _app(target)
+            if other == app:
+                continue
+            if app in PROGRAMS or other in PROGRAMS:
+                wrong.append(f"{module} -> {target}")
+            elif other not in APP_ARROWS[app] and not any(
+                _within(target, allowed) for allowed in APP_ARROWS[app]
+            ):
+                wrong.append(f"{module} -> {target}")
+    assert not wrong, "imports against docs/architecture.md's arrows between apps:\n" + "\n".join(
+        sorted(wrong)
+    )
+
+
+def test_every_room_imports_only_the_rooms_below_it():
+    order = [name for name, _ in ROOMS]
+    wrong = []
+    for module, targets in IMPORTS.items():
+        if _app(module) != "submissions":
+            continue
+        room = room_of(module)
+        for target in targets:
+            if _app(target) != "submissions":
+                continue
+            other = room_of(target)
+            if order.index(other) < order.index(room):
+                wrong.append(f"{module} ({room}) -> {target} ({other})")
+    assert not wrong, "imports against the rooms' order (docs/architecture.md):\n" + "\n".join(
+        sorted(wrong)
+    )
+
+
+def test_the_domain_is_pure():
+    """The domain imports no models, no Django database code and nothing of the app's other rooms."""
+    wrong = []
+    for module, path in MODULES.items():
+        if room_of(module) != "domain":
+            continue
+        for target in IMPORTS[module]:
+            inside = _app(target) == "submissions" and room_of(target) == "domain"
+            if not inside and target not in DOMAIN_MAY_IMPORT_OUTSIDE:
+                wrong.append(f"{module} -> {target}")
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            wrong += [f"{module} -> {n}" for n in names if n.startswith(("django.db", "celery"))]
+    assert not wrong, "the domain reaches outside itself:\n" + "\n".join(sorted(wrong))
+
+
+def _circles() -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan), each an import circle."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in IMPORTS[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                group.append(other)
+                if other == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in IMPORTS:
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def test_no_import_circles():
+    circles = _circles()
+    assert not circles, "modules that import each other, through others or directly:\n" + "\n".join(
+        " <-> ".join(group) for group in circles
+    )
+
+
+def test_every_package_of_the_write_side_is_on_the_map():
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    packages = sorted(
+        str(p.parent.relative_to(ROOT / "submissions"))
+        for p in (ROOT / "submissions").glob("*/__init__.py")
+        if p.parent.name != "migrations"
+    )
+    missing = [name for name in packages if f"{name}/" not in page]
+    assert not missing, f"docs/architecture.md does not place: {missing}"
+    for name, prefixes in ROOMS:
+        for prefix in prefixes:
+            assert (
+                ROOT.joinpath(*prefix.split(".")).with_suffix(".py").exists()
+                or ROOT.joinpath(*prefix.split(".")).is_dir()
+            ), f"{prefix} ({name}) is not in the tree"
