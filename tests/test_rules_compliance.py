@@ -569,6 +569,11 @@ LEAVE_OUT_EDGES = [
     RECORD + "::",
     RECORD + " ::::::",
     RECORD.replace(":::MLLOG ", "::::::MLLOG "),
+    RECORD.replace('"time_ms"', '"time_s"'),  # read by the parser (in seconds), never left out
+    RECORD.replace(":::MLLOG ", ":::MLLOG  "),
+    "[1,0]<stdout>: " + RECORD,
+    RECORD[:40]
+    + RECORD,  # a record cut by the next: mlperf-logging reads the text after the last marker
     RECORD + "\\u",
     RECORD + "\\",
     RECORD + " run_sto",

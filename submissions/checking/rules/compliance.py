@@ -33,6 +33,7 @@ import contextlib
 import dataclasses
 import functools
 import importlib
+import json
 import re
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from . import library
 from .findings import ERROR, WARNING, Findings
 
 RULE = "mlperf.compliance"
+SECONDS_RULE = "mlperf.time-in-seconds"
 # From this ruleset on, mlperf-logging's checker judges a log as MLCommons' tools of its round did (its
 # package_checker checks rulesets 1.0.0 on), and its verdict fails a run. Its 0.6.0 rules, rewritten since,
 # refuse logs that round's tools accepted: 190 of the 430 published v0.6 runs (Google's logs without
@@ -279,8 +281,10 @@ def _read_text(
         except Exception as exc:  # the library's parser raises more than the ValueError it catches
             if library.is_stop(exc):
                 raise
-            errors.append((n, piece, str(exc) or type(exc).__name__))
-            continue
+            logline = _in_seconds(parser, n, piece)
+            if logline is None:
+                errors.append((n, piece, str(exc) or type(exc).__name__))
+                continue
         if (
             benchmark is not None
             and logline.key == "submission_benchmark"
@@ -288,6 +292,23 @@ def _read_text(
         ):
             logline.value["value"] = benchmark
         loglines.append(logline)
+
+
+def _in_seconds(parser, n: int, piece: str):
+    """The LogLine the library would make of a record that gives its time as time_s (seconds) instead of
+    time_ms, with that time in milliseconds; None for any other line it cannot read. The portal reads such
+    records (logs.formats.mllog) and reports them (SECONDS_RULE); the checker then judges the rest of the line."""
+    try:
+        record = json.loads(piece[len(parser.TOKEN) :])
+        if not isinstance(record, dict) or "time_ms" in record:
+            return None
+        time_ms = float(record[mllog.SECONDS]) * 1000.0
+        value = {"value": record["value"], "metadata": record["metadata"]}
+        return parser.LogLine(piece, time_ms, record["key"], value, n)
+    except Exception as exc:
+        if library.is_stop(exc):
+            raise
+        return None
 
 
 def takes_mllog_lines(ruleset: str) -> bool:
@@ -484,6 +505,20 @@ def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -
             line=errors[MAX_PARSE_FINDINGS][0],
         )
 
+    seconds = [
+        ll.lineno
+        for ll in loglines
+        if ll.full_string.startswith(mllog.MARKER) and '"time_ms"' not in ll.full_string
+    ]
+    if seconds:
+        found.warning(
+            SECONDS_RULE,
+            f"{len(seconds)} log line{'s give their time' if len(seconds) > 1 else ' gives its time'} as "
+            f"time_s, in seconds (the first on line {seconds[0]}), where mlperf-logging reads time_ms; the "
+            "portal and the checker read them as seconds.",
+            "Log time_ms, milliseconds since the epoch, as mlperf-logging's logger writes it.",
+            line=seconds[0],
+        )
     line_of = {}
     for ll in loglines:
         line_of.setdefault(ll.full_string, ll.lineno)

@@ -8,6 +8,7 @@ import msgspec
 
 NAME = "mllog"
 MARKER = ":::MLLOG"
+SECONDS = "time_s"  # the record's time in seconds, where a logger wrote no time_ms
 # JSONDecoder.raw_decode (which tolerates trailing text after the record) without its Python frame.
 _scan_once = json.JSONDecoder().scan_once
 # msgspec decodes a whole record about 4x faster than the json module. It refuses what json would
@@ -60,12 +61,16 @@ def loads(text: str):
 
 
 def _event(record, copy_metadata: bool):
-    """(key, value, time_s, metadata) of a decoded record; ValueError if it is not an event."""
+    """(key, value, time_s, metadata) of a decoded record; ValueError if it is not an event.
+
+    A record without time_ms may give its time as time_s, in seconds (SECONDS): some loggers wrote that."""
     try:
-        key, time_ms = record["key"], record["time_ms"]
-        time_s = float(time_ms) / 1000.0
+        key = record["key"]
+        time_s = (
+            float(record["time_ms"]) / 1000.0 if "time_ms" in record else float(record[SECONDS])
+        )
     except (KeyError, TypeError, ValueError, OverflowError):
-        raise ValueError("MLLOG record lacks a usable key or time_ms") from None
+        raise ValueError("MLLOG record lacks a usable key or time_ms (or time_s)") from None
     if not isinstance(key, str):
         raise ValueError("MLLOG key is not a string")
     metadata = record.get("metadata")
@@ -80,9 +85,24 @@ def _event(record, copy_metadata: bool):
     return key, record.get("value"), time_s, metadata
 
 
+def _last(rest: str):
+    """(record, start, end) of the text after the line's last marker, as mlperf-logging reads a line (it keeps
+    the text from its last token on: output of two processes run together, or a record cut by the next), else
+    after the first."""
+    i = rest.rfind(MARKER)
+    if i >= 0:
+        try:
+            record, start, end = _decode(rest[i + len(MARKER) :])
+        except ValueError:
+            pass  # not a record there (the marker is inside a value): the first marker's record stands
+        else:
+            return record, start + i + len(MARKER), end + i + len(MARKER)
+    return _decode(rest)
+
+
 def parse(rest: str):
     """Return (key, value, time_s, metadata) for the text after the marker; ValueError if malformed."""
-    return _event(_decode(rest)[0], copy_metadata=False)
+    return _event(_last(rest)[0], copy_metadata=False)
 
 
 def parse_record(rest: str):
@@ -92,5 +112,5 @@ def parse_record(rest: str):
     it was (its metadata keeps file and lineno); metadata is a copy of the record's without them. The event
     and the errors are parse()'s.
     """
-    record, start, end = _decode(rest)
+    record, start, end = _last(rest)
     return (*_event(record, copy_metadata=True), record, start, end)
