@@ -12,8 +12,8 @@ import tarfile
 import pytest
 
 from leaderboard.rounds import ROUNDS_DIR, read_round_file
-from submissions.rules import RunContext, check_run, clock, compliance
-from submissions.rules.library import mlp_compliance
+from submissions.checking.rules import RunContext, check_run, clock, compliance
+from submissions.checking.rules.library import mlp_compliance
 
 from .conftest import shared_tarball
 
