@@ -4,6 +4,7 @@ import builtins
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -713,3 +714,43 @@ def test_a_log_of_only_unread_lines_still_has_log_lines(tmp_path, monkeypatch):
     lean, full = outcome_with_and_without_leaving_out(path, monkeypatch)
     assert lean.findings == full.findings
     assert not any("No log lines detected" in f.message for f in lean.findings)
+
+
+def test_the_findings_of_a_log_do_not_depend_on_the_workers_hash_seed(tmp_path):
+    """mlperf-logging lists alternatives ('block_start' or 'epoch_start') from sets, whose order follows the
+    process's hash seed: the same log had one finding or two, by worker. Twelve seeds give one list here."""
+    import subprocess
+    import sys
+
+    text = mllog_run(
+        benchmark="rgat",
+        org="ACME",
+        division="closed",
+        status="onprem",
+        platform="sys",
+        seed=1,
+        start_ms=T0,
+        minutes=10,
+        target=0.72,
+    )
+    kept = [line for line in text.splitlines() if "epoch_st" not in line and "block_st" not in line]
+    log = tmp_path / "result_0.txt"
+    log.write_text("\n".join(kept) + "\n")
+    program = (
+        "import sys, json; from submissions.checking.rules import compliance; "
+        "found = compliance.check_file(sys.argv[1], 'r/result_0.txt', '5.1.0', 'rgat'); "
+        "print(json.dumps(sorted([f.severity, f.message] for f in found)))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", program, str(log)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            cwd=Path(__file__).resolve().parents[1],
+        ).stdout
+        for seed in range(12)
+    }
+    assert len(outputs) == 1, outputs
+    assert "block_start" in outputs.pop()  # the alternatives were reported

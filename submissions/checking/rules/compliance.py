@@ -530,8 +530,13 @@ def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -
         ("warning", checker.warnings.values()),
         ("error", [*checker.overwritable.values(), *checker.not_overwritable]),
     ):
+        told = set()
         for msg in messages:
             config = checker.config_of.get(msg, "")
+            msg = canonical_message(msg)
+            if msg in told:
+                continue
+            told.add(msg)
             message, hint, line = _explain(msg, line_of, occurrences)
             found.add(
                 severity,
@@ -561,6 +566,21 @@ def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -
     side = capture.messages() + capture.printed()
     for text in side[:MAX_SIDE_OUTPUT]:
         found.info("mlperf.output", f"mlperf-logging said: {_short(text, 300)}")
+
+
+_ALTERNATIVES = re.compile(r"^(Required AT_LEAST_ONE occurrence of )('[^']*'(?: or '[^']*')+)$")
+_DIFFERENT_VALUES = re.compile(r"(with different values: \[)(.*)(\])$")
+
+
+def canonical_message(msg: str) -> str:
+    """The checker's message with the names and values it lists from a set in sorted order. The library
+    builds them from sets, whose order follows the process's hash seed: the same log got one message or two
+    ('a' or 'b', and 'b' or 'a'), and one bundle 110, 111 or 112 warnings depending on the worker."""
+    if m := _ALTERNATIVES.match(msg):
+        return m[1] + " or ".join(sorted(m[2].split(" or ")))
+    if m := _DIFFERENT_VALUES.search(msg):
+        return msg[: m.start()] + m[1] + ", ".join(sorted(m[2].split(", "))) + m[3]
+    return msg
 
 
 def _explain(msg: str, line_of: dict, occurrences: dict) -> tuple[str, str, int | None]:
