@@ -211,6 +211,16 @@ def test_an_unknown_availability_is_reported_from_mlperf_logging():
     assert f.severity == "error" and "available soon" in f.message
 
 
+@pytest.mark.parametrize("status", ["onprem", "cloud", "available"])
+def test_a_status_the_round_used_is_a_warning_before_the_rule_that_refuses_it(status):
+    """Today's checker refuses v4.0's own status values (its test is `major >= 4`); the rule is 4.1.0's."""
+    description = full_system_json() | {"status": status}
+    f = only(check_system(system(description), "4.0.0"), "system.invalid-field")
+    assert f.severity == "warning" and f"value: {status}," in f.message and "4.1.0" in f.hint
+    later = only(check_system(system(description), "4.1.0"), "system.invalid-field")
+    assert later.severity == "error"
+
+
 def test_what_mlperf_logging_logs_stays_out_of_the_workers_log(caplog):
     description = full_system_json()
     del description["cooling"]
