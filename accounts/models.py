@@ -11,9 +11,12 @@ import secrets
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
+
+from leaderboard.organisations import lookalike_key
 
 # The key's first characters, kept in the clear so that a user can tell tokens apart in the list.
 KEY_PREFIX_CHARS = 8
@@ -37,6 +40,21 @@ class Organisation(models.Model):
 
     def __str__(self):
         return self.name
+
+    def clean(self):
+        """A name that reads as another organisation's (lookalike_key: "BETA ORG", "beta-org" and a
+        Cyrillic "Вeta Org" all read as "Beta Org") is refused: members of one would pass for the other."""
+        key = lookalike_key(self.name)
+        if not key:
+            raise ValidationError({"name": "An organisation's name needs letters or digits."})
+        others = Organisation.objects.exclude(pk=self.pk).values_list("name", flat=True)
+        clash = next((name for name in others if lookalike_key(name) == key), None)
+        if clash is not None:
+            raise ValidationError(
+                {
+                    "name": f"“{self.name}” reads as {clash}, another organisation's name: choose another."
+                }
+            )
 
     def save(self, *args, **kwargs):
         if not self.slug:

@@ -16,6 +16,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from confusable_homoglyphs import confusables
+
 DATA_FILE = Path(__file__).resolve().parent / "organisations.toml"
 
 
@@ -23,6 +25,25 @@ def name_key(name: str) -> str:
     """What two names of one organisation share: letters and digits, case folded ("Intel_Corp" = "intel corp.")."""
     text = unicodedata.normalize("NFKC", name).casefold()
     return "".join(c for c in text if c.isalnum())
+
+
+# Letters and digits a reader takes for one another once case is folded (Unicode's confusables, for ASCII).
+_ASCII_LOOKALIKES = str.maketrans("01i", "oll")
+
+
+def lookalike_key(name: str) -> str:
+    """What two names that a reader could take for each other share: name_key (case, spaces and
+    punctuation ignored) after each letter of another script that looks like a Latin one is read as
+    that one (Cyrillic "В" as "B", Greek "Ο" as "O"), with 0/o, 1/l/i, rn/m and vv/w taken as alike.
+    "BETA ORG", "beta-org", "Beta Org." and "Вeta 0rg" all give "betaorg"'s key. Used where a name
+    claims an organisation: an organisation's own name, a bundle's submitter."""
+    text = unicodedata.normalize("NFKC", name)
+    for found in confusables.is_confusable(text, greedy=True, preferred_aliases=["latin"]) or ():
+        latin = next((h["c"] for h in found["homoglyphs"] if h["c"].isascii()), None)
+        if latin is not None:
+            text = text.replace(found["character"], latin)
+    key = name_key(text).translate(_ASCII_LOOKALIKES)
+    return key.replace("rn", "m").replace("vv", "w")
 
 
 def clean(name: str) -> str:

@@ -14,6 +14,7 @@ from accounts import tokens
 from accounts.models import Membership
 from submissions.models import Submission, Upload
 
+from . import leaderboard_factories as make
 from .live_round import checked_submission, set_phase
 from .server import Gunicorn
 from .test_shared_cache import cache_url
@@ -233,3 +234,43 @@ def test_pages_and_exports_are_rate_limited(server, rounds):
         refused = requests.get(f"{server.url}/r/{round_.key}/", timeout=30)
     assert refused.status_code == 429
     assert 0 < int(refused.headers["Retry-After"]) <= 60
+
+
+# -- 3. results under another organisation's name ----------------------------------------------------
+
+
+def upload_whole(server, client, round_key, body: bytes) -> Submission:
+    uid = start_upload(server, client, round_key, body).json()["uid"]
+    assert send(server, client, uid, body).status_code == 204
+    answer = complete(server, client, uid, hashlib.sha256(body).hexdigest())
+    assert answer.status_code == 201, answer.text
+    return Submission.objects.get(uid=answer.json()["uid"])
+
+
+def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, orgs, tmp_path):
+    """A submitter folder `beta-org`, `BETA ORG` or `Beta Org.` was accepted from another organisation
+    (only an exact match was refused), and names of organisations with no account here never were."""
+    from submissions.checking.pipeline import ingest
+
+    from .test_pages import bundle_bytes
+
+    round_ = set_phase(rounds["training-v5.1"], "open")
+    # NVIDIA has no account here, but its results are on the leaderboard (an imported round).
+    make.result(make.system(rounds["training-v5.0"], "NVIDIA", "dgx"), "retinanet", 10)
+    client = api(orgs["member_a"])
+    # Globex is registered; "Glоbex" spells its "о" in Cyrillic.
+    for i, folder in enumerate(("GLOBEX", "globex.", "Glоbex", "nvidia", "NVlDIA")):
+        body = bundle_bytes(tmp_path / str(i), org=folder, system=f"s{i}")
+        submission = upload_whole(server, client, round_.key, body)
+        ingest(submission.pk)
+        submission.refresh_from_db()
+        assert submission.status == Submission.Status.FAILED, folder
+        assert submission.rule == "bundle.other-organisation", folder
+        assert f"folder is '{folder}'" in submission.message
+        assert "Name the folder 'Acme'" in submission.message
+        assert not submission.systems.exists()
+    # Acme's own name, however spelled, is Acme's.
+    submission = upload_whole(server, client, round_.key, bundle_bytes(tmp_path / "own", "ACME"))
+    ingest(submission.pk)
+    submission.refresh_from_db()
+    assert submission.status != Submission.Status.FAILED, submission.message

@@ -73,3 +73,15 @@ def test_the_local_demo_admin_can_upload_for_an_organisation(settings):
     call_command("ensure_admin")
     admin = get_user_model().objects.get(username="admin")
     assert admin.memberships.get().role == Membership.Role.ADMIN
+
+
+def test_an_organisation_name_that_reads_as_anothers_is_refused(orgs):
+    from django.core.exceptions import ValidationError
+
+    from accounts.models import Organisation
+
+    for name in ("GLOBEX", "globex.", "Glоbex", "G L O B E X"):  # the third's "о" is Cyrillic
+        with pytest.raises(ValidationError, match="reads as Globex"):
+            Organisation(name=name, slug="new").full_clean()
+    Organisation(name="Globe", slug="globe").full_clean()
+    orgs["b"].full_clean()  # its own name is no clash

@@ -100,7 +100,8 @@ def test_a_bundle_of_another_registered_organisation_is_not_recorded(rounds, org
     submission.refresh_from_db()
     assert submission.status == Submission.Status.FAILED
     assert submission.rule == "bundle.other-organisation"
-    assert "which is Globex's, and it was uploaded for Acme" in submission.message
+    assert "which reads as Globex's name, and it was uploaded for Acme" in submission.message
+    assert "Name the folder 'Acme'" in submission.message
     assert not submission.systems.exists()
 
 

@@ -5,7 +5,7 @@ from django.db.models import F, Max
 
 from accounts.models import Organisation
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
-from leaderboard.organisations import organisation_of
+from leaderboard.organisations import lookalike_key, organisation_of
 from submissions.models import Finding, Submission, Validation
 
 from ..bundles import BundleError, LayoutError, detect
@@ -43,22 +43,42 @@ OTHER_ORGANISATION = "bundle.other-organisation"
 
 
 def other_organisation(submission: Submission, submitter: str) -> str | None:
-    """Why the bundle may not be recorded for the organisation it was uploaded for: its submitter belongs to
-    another organisation registered here (a member uploads for their own organisation only, and what goes
-    public is filed under the bundle's submitter). A name no organisation here holds is let through: the
-    organisations' names need not cover every spelling of a submitter's."""
-    if submission.organisation is None:
+    """Why the bundle may not be recorded for the organisation it was uploaded for: its submitter's name
+    is, as a reader would read it (lookalike_key: case, spaces, punctuation and look-alike letters
+    ignored), another organisation's: a registered one, or one already on the leaderboard under that
+    name (imported history, or another organisation's results: an organisation with no account here).
+    A member uploads for their own organisation only, and what goes public is filed under the bundle's
+    submitter. A name nobody holds yet is let through: the organisations' names need not cover every
+    spelling of their submitters'."""
+    own = submission.organisation
+    if own is None:
         return None
-    name = organisation_of(submitter)
-    if name == submission.organisation.name:
+    claimed = {lookalike_key(submitter), lookalike_key(organisation_of(submitter))}
+    if lookalike_key(own.name) in claimed:
         return None
-    other = Organisation.objects.filter(name=name).first()
-    if other is None:
+    holder = next((name for name in _names_of_others(own) if lookalike_key(name) in claimed), None)
+    if holder is None:
         return None
     return (
-        f"The bundle is {submitter}'s (its folder names that submitter), which is {other.name}'s, and it "
-        f"was uploaded for {submission.organisation.name}. Upload bundles for your own organisation only."
+        f"The bundle's submitter folder is '{submitter}', which reads as {holder}'s name, and it was "
+        f"uploaded for {own.name}. Name the folder '{own.name}' (what {own.name}'s bundles are filed "
+        "under) and upload it again; upload bundles for your own organisation only."
     )
+
+
+def _names_of_others(own: Organisation):
+    """The names of every organisation but `own`: the registered ones, then the submitters of results
+    not of `own` (imported rounds, other organisations) with the organisations they belong to."""
+    yield from Organisation.objects.exclude(pk=own.pk).values_list("name", flat=True)
+    others = (
+        Submitter.objects.exclude(systems__submission__organisation=own)
+        .filter(systems__isnull=False)
+        .values_list("name", "organisation")
+        .distinct()
+    )
+    for name, organisation in others.iterator():
+        yield name
+        yield organisation
 
 
 def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, list[int]]:
