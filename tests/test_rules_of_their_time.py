@@ -10,6 +10,7 @@ import logging
 import tarfile
 
 import pytest
+from mlperf_logging.compliance_checker import mlp_parser
 
 from leaderboard.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking.rules import RunContext, check_run, clock, compliance
@@ -62,15 +63,16 @@ def result_logs(tarball: str, wanted=None):
                 yield rel, tar.extractfile(member).read()
 
 
-def library_passes(path, ruleset: str) -> bool:
-    """mlperf-logging's own verdict on the log, as its package_checker and result summarizer ask for it."""
+def library_passes(path, ruleset: str, config: str = "common.yaml") -> bool:
+    """mlperf-logging's own verdict on the log, as its package_checker and result summarizer ask for it (0.6.0's
+    MiniGo rules are not reached from common.yaml: they are their own config)."""
     checker = mlp_compliance.make_checker(
         usage="training", ruleset=ruleset, quiet=True, werror=False
     )
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)  # the library logs every rule it applies
     try:
-        return mlp_compliance.main(str(path), f"training_{ruleset}/common.yaml", checker)[0]
+        return mlp_compliance.main(str(path), f"training_{ruleset}/{config}", checker)[0]
     finally:
         logging.disable(previous)
 
@@ -123,6 +125,23 @@ def test_a_real_log_that_goes_on_after_run_stop_keeps_its_time(tmp_path, rel):
         assert "the time to train stands" in f.message and "reviewers" in f.hint
     s = outcome.summary
     assert s.success and s.time_to_train_s == pytest.approx(s.run_stop - s.run_start)
+
+
+def test_a_v06_minigo_log_is_timed_by_its_eval_result(tmp_path):
+    """NVIDIA's v0.6 MiniGo logs have no run_stop: eval_result gives the seconds from run_start to the save_model
+    of the model that reached the target, which mlperf-logging's training_0.6.0/minigo.yaml checks. That is
+    the run's time to train, not a failed run."""
+    rel = "NVIDIA/results/dgx1_ngc19.05_tensorflow/minigo/result_4.txt"
+    [(_, data)] = list(result_logs("training_v0.6_results.tar.xz", {rel}))
+    path, outcome = checked(tmp_path, "training-v0.6", rel, data)
+    assert library_passes(path, "0.6.0", "minigo.yaml")
+    loglines, _ = mlp_parser.parse_file(str(path), ruleset="0.6.0")
+    assert not any(ll.key == "run_stop" for ll in loglines)
+    [seconds] = [ll.value["metadata"]["timestamp"] for ll in loglines if ll.key == "eval_result"]
+    s = outcome.summary
+    assert s.success and s.time_to_train_s == pytest.approx(seconds, abs=1e-3)
+    assert {f.severity for f in outcome.findings if f.rule in CLOCK_ERRORS} == {"warning"}
+    assert "run.no-run-stop" not in {f.rule for f in outcome.findings}
 
 
 # --- the checker's verdict of the ruleset ------------------------------------------------------------------------

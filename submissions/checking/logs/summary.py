@@ -108,6 +108,7 @@ def summarize(
     s = RunSummary()
     firsts: dict[str, Event] = {}
     run_stop: Event | None = None
+    eval_result: Event | None = None
     log_target = None
     evals: list[tuple[dict, Any, Event]] = []  # (x candidates, metric, event)
     submission: dict[str, str] = {}
@@ -119,6 +120,8 @@ def summarize(
             firsts.setdefault(key, ev)
             if key == "run_stop":
                 run_stop = ev  # the last one wins
+        elif key == "eval_result":
+            eval_result = ev  # the last one wins, as run_stop's
         elif key == "eval_accuracy":
             value, xs = ev.value, ev.metadata
             if isinstance(value, dict):  # v0.5: {"value": v, "epoch": e}
@@ -148,9 +151,11 @@ def summarize(
         submission["benchmark"] = benchmark_hint  # v0.5 and Alibaba name it on every line
     s.submission = {name: submission.get(name, "") for name in SUBMISSION_FIELDS}
     s.first_line = {k: ev.line for k, ev in firsts.items()}
+    start, init_stop = firsts.get("run_start"), firsts.get("init_stop")
+    if run_stop is None and start is not None and eval_result is not None:
+        run_stop = _stop_of_eval_result(start, eval_result)
     if run_stop is not None:
         s.first_line["run_stop"] = run_stop.line
-    start, init_stop = firsts.get("run_start"), firsts.get("init_stop")
     s.run_start = start.time_s if start else None
     s.run_stop = run_stop.time_s if run_stop else None
     s.init_stop = init_stop.time_s if init_stop else None
@@ -180,6 +185,16 @@ def summarize(
     )
     s.success = not s.failure_reason
     return s
+
+
+def _stop_of_eval_result(start: Event, eval_result: Event) -> Event | None:
+    """The run_stop of a v0.6 MiniGo log, which has none: its eval_result names the model that reached the target
+    and the seconds from run_start to that model's save_model (metadata timestamp), the time to train that
+    round's rules take (mlperf-logging's training_0.6.0/minigo.yaml checks it against save_model)."""
+    seconds = finite_number(eval_result.metadata.get("timestamp"))
+    if seconds is None or seconds < 0 or not math.isfinite(start.time_s):
+        return None
+    return Event("run_stop", None, start.time_s + seconds, eval_result.line, {})
 
 
 def _failure(
