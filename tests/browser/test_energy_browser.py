@@ -11,7 +11,7 @@ from django.core.management import call_command
 from selenium.webdriver.common.by import By
 
 from ..conftest import SHARED
-from .test_leaderboard_browser import charts_drawn, open_page, wait
+from .test_leaderboard_browser import charts_drawn, open_page
 from .test_reading_browser import axe_violations
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
