@@ -71,12 +71,16 @@ def test_the_system_page_lists_all_its_results_and_its_description(client, v51):
     s = make.system(
         v51, "Acme", "alpha", description={"system_name": "Alpha", "cooling": "liquid", "empty": ""}
     )
-    make.result(s, "retinanet", 10)
+    make.result(s, "retinanet", 10, runs=5)
     make.result(s, "rgat", 5)
     html = client.get("/r/training-v5.1/Acme/alpha/").content.decode()
     assert "Object detection (RetinaNet)" in html and "Graph neural network (R-GAT)" in html
     assert "cooling" in html and "liquid" in html and ">empty<" not in html
-    assert "Only systems available in the cloud have a cloud scale." in html
+    assert 'id="cloud-scale"' not in html  # on-premise: no cloud scale section to say it has none
+    assert (
+        "Speedup" not in html and "Energy" not in html
+    )  # columns empty for every result: left out
+    assert ">5 of 5<" in html  # runs counted, of the result's runs
 
 
 def test_compare_shows_systems_side_by_side_with_ratios(client, v51):

@@ -153,6 +153,8 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             args=[round_key, system.submitter.name, system.key, bench.key, run.index],
         ) + (f"?system={chosen}" if chosen else "")
         log_of[run.path] = run.log_url
+        # The file's name: the folder is the result's, said once above the table.
+        run.file = run.path.removeprefix(result.path + "/")
     raw = [
         f
         for f in panels.findings([result.id])[result.id]
