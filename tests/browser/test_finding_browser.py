@@ -17,6 +17,14 @@ RESULT = "/r/training-v5.1/Dell/1xXE9680Lx8H200-SXM-141GB/rgat/"
 LOG = RESULT + "log/0/"
 
 
+@pytest.fixture(autouse=True)
+def catalogue_media(request, media, settings):
+    """The bundles' folder of the shared rounds for the live server, whose log pages read them there (as in
+    test_reading_browser)."""
+    if "live_server" in request.fixturenames:
+        settings.MEDIA_ROOT = request.getfixturevalue("shared_catalogue")
+
+
 @pytest.fixture
 def run_log(django_db_blocker, shared_catalogue) -> bytes:
     """Run 0's log as the bundle holds it, read with tarfile from the stored bundle (not by the portal)."""
@@ -191,3 +199,44 @@ def test_no_two_vendors_share_a_colour_in_the_scaling_chart(live_server, browser
     assert {"AMD", "NVIDIA"} <= set().union(*vendors.values())
     assert all(len(v) == 1 for v in vendors.values()), vendors
     assert len({t["symbol"] for t in traces}) == len(traces)  # a marker per model
+
+
+# The pages of the issue beyond test_reading_browser's PUBLIC_PAGES, each at a phone's width too.
+MORE_PAGES = {
+    "round filtered": "/r/training-v5.1/?accelerator=family%3ANVIDIA+B200&accelerator=family%3AAMD+MI355X",
+    "round v0.5 speedups": "/r/training-v0.5/?show=speedup",
+    "log search": LOG + "?q=run_stop",
+    "log key": LOG + "?key=eval_accuracy",
+    "api docs": "/api/docs/",
+}
+
+
+def test_no_serious_or_critical_accessibility_violations_on_the_other_pages(live_server, browser):
+    from .test_leaderboard_browser import charts_drawn
+    from .test_reading_browser import axe_violations
+
+    d = browser
+    found = {}
+    try:
+        for width, height in ((1400, 900), PHONE):
+            d.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+            )
+            for name, path in MORE_PAGES.items():
+                open_page(d, live_server.url + path)
+                if name == "api docs":
+                    wait(
+                        d,
+                        lambda d: (
+                            "/api/v1/results/" in d.execute_script("return document.body.innerText")
+                        ),
+                    )
+                if d.find_elements(By.CSS_SELECTOR, "script[data-chart]"):
+                    charts_drawn(d)
+                violations = axe_violations(d)
+                if violations:
+                    found[f"{name} at {width}"] = violations
+    finally:
+        d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert not found, found
