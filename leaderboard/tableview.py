@@ -242,7 +242,8 @@ class TableView:
         cols = None
         if "cols" in query:
             cols = [c for c in query["cols"] if c in COLUMNS]
-            if set(cols) == set(DEFAULT_COLUMNS):
+            # The chooser offers only the round's columns: its default is the default there.
+            if set(cols) == set(DEFAULT_COLUMNS).intersection(cls.columns_available(data)):
                 cols = None
         view = cls(
             show=values.get("show") or default_show,

@@ -570,3 +570,11 @@ def test_power_results_only_and_energy_per_accelerator(client, v51):
     header, *lines = csv.reader(io.StringIO(page(client, "/r/training-v5.1/?format=csv")))
     column = header.index(f"{name} energy (kJ)")  # the header names its unit
     assert sorted(line[column] for line in lines) == ["", "", "8000.0"]
+
+
+def test_the_choosers_default_columns_leave_no_cols_in_the_address(client, catalogue):
+    # The page's script sends the chooser's boxes with every change; where the round has no cloud
+    # scale and no power, the default boxes are the default view, and its address stays clean.
+    query = "cols=none&cols=availability&cols=nodes&cols=accelerator&cols=software&q=acme"
+    html = page(client, f"/r/training-v5.1/?{query}&partial=1")
+    assert 'data-query="q=acme"' in html
