@@ -73,7 +73,7 @@ test-browser: setup browser-deps
 
 # The round page and CSV export on 50 rounds × 400 systems × 10 benchmarks, served by gunicorn, loaded by wrk.
 # Lighthouse (bench/lighthouse/package.json) on the v5.1 round page, run against Debian's chromium:
-# prints the performance and accessibility scores. Not part of the tests.
+# prints the performance, accessibility and best-practices scores. Not part of the tests.
 lighthouse: setup browser-deps
 	bench/lighthouse.sh
 
