@@ -1,5 +1,4 @@
 from django import forms
-from django.contrib.auth import get_user_model
 
 from .models import Membership
 
@@ -11,12 +10,11 @@ class TokenForm(forms.Form):
 
 
 class MemberForm(forms.Form):
+    """An invitation: the user named accepts it (accounts/members.py). Whether that user exists is not
+    said, so that the form tells an organisation admin no usernames."""
+
     username = forms.CharField(max_length=150, help_text="The user's name on this portal.")
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
 
     def clean_username(self):
-        name = self.cleaned_data["username"].strip()
-        user = get_user_model().objects.filter(username=name, is_active=True).first()
-        if user is None:
-            raise forms.ValidationError(f"No user {name!r} here: they sign up or are made first.")
-        return user
+        return self.cleaned_data["username"].strip()

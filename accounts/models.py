@@ -86,6 +86,35 @@ class Membership(models.Model):
         return f"{self.user} in {self.organisation} ({self.role})"
 
 
+class Invitation(models.Model):
+    """An organisation admin's offer of a membership, which only the invited user makes one (accepts);
+    until then the user is no member and sees nothing of the organisation's."""
+
+    uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invitations"
+    )
+    organisation = models.ForeignKey(
+        Organisation, on_delete=models.CASCADE, related_name="invitations"
+    )
+    role = models.CharField(
+        max_length=10, choices=Membership.Role.choices, default=Membership.Role.MEMBER
+    )
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["organisation", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "organisation"], name="one_invitation_per_org")
+        ]
+
+    def __str__(self):
+        return f"{self.user} invited to {self.organisation} ({self.role})"
+
+
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 

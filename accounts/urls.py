@@ -6,6 +6,7 @@ app_name = "accounts"
 urlpatterns = [
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/<uuid:uid>/revoke/", views.revoke_token, name="revoke-token"),
+    path("invitations/<uuid:uid>/", views.invitation, name="invitation"),
     path("organisations/<slug:slug>/", views.organisation, name="organisation"),
     path(
         "organisations/<slug:slug>/members/<int:membership_id>/",

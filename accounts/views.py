@@ -1,5 +1,6 @@
-"""A user's own API tokens (make one, its key shown once; list; revoke) and their organisations' pages
-(members; admins add, change and remove them). What a user may not see answers 404."""
+"""A user's own API tokens (make one, its key shown once; list; revoke), the invitations they may accept
+or decline, and their organisations' pages (members; admins invite, change and remove them). What a
+user may not see answers 404."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -9,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from . import members
 from .forms import MemberForm, TokenForm
-from .models import ApiToken, Membership, Organisation
+from .models import ApiToken, Invitation, Membership, Organisation
 from .tokens import issue, revoke
 
 
@@ -28,6 +29,7 @@ def tokens(request):
             "key": key,  # shown in this answer only: it is not stored
             "tokens": ApiToken.objects.filter(user=request.user),
             "memberships": request.user.memberships.select_related("organisation"),
+            "invitations": request.user.invitations.select_related("organisation"),
         },
         status=201 if key else 200,
     )
@@ -58,17 +60,13 @@ def organisation(request, slug):
         if not manage:
             raise Http404("No organisation matches the given query.")
         if form.is_valid():
+            name = form.cleaned_data["username"]
             try:
-                members.add(
-                    request.user,
-                    organisation,
-                    form.cleaned_data["username"],
-                    form.cleaned_data["role"],
-                )
+                members.invite(request.user, organisation, name, form.cleaned_data["role"])
             except members.NotAllowed as error:
                 form.add_error("username", str(error))
             else:
-                messages.success(request, f"{form.cleaned_data['username']} is a member now.")
+                messages.success(request, members.INVITED.format(name=name))
                 return redirect("accounts:organisation", slug=slug)
     return render(
         request,
@@ -101,3 +99,20 @@ def membership(request, slug, membership_id):
     except members.NotAllowed as error:
         messages.error(request, str(error))
     return redirect("accounts:organisation", slug=slug)
+
+
+@require_POST
+@login_required
+def invitation(request, uid):
+    """The invited user accepts (action=accept) or declines an invitation of theirs."""
+    held = get_object_or_404(Invitation, uid=uid, user=request.user)  # another's: 404, as none
+    try:
+        if request.POST.get("action") == "accept":
+            members.accept(request.user, held)
+            messages.success(request, f"You are a member of {held.organisation.name} now.")
+        else:
+            members.decline(request.user, held)
+            messages.success(request, f"You declined {held.organisation.name}'s invitation.")
+    except members.NotAllowed as error:
+        messages.error(request, str(error))
+    return redirect("accounts:tokens")

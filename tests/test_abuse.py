@@ -3,14 +3,17 @@ PostgreSQL and a shared Redis cache: one test per way found to stall the site, b
 names. Each failed on the code before its fix."""
 
 import hashlib
+import html
+import re
 import socket
+import threading
 import time
 
 import pytest
 import requests
 from django.test import Client
 
-from accounts import tokens
+from accounts import members, tokens
 from accounts.models import Membership
 from submissions.models import Submission, Upload
 
@@ -52,6 +55,15 @@ def signed_in(user) -> requests.Session:
     session = requests.Session()
     session.cookies.set("sessionid", client.cookies["sessionid"].value)
     return session
+
+
+def post_form(session: requests.Session, url: str, page: str, data: dict) -> requests.Response:
+    """POST `data` to `url` as the form on `page` does: with the CSRF token the page gives."""
+    html = session.get(page, timeout=30).text
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)[1]
+    return session.post(
+        url, data={"csrfmiddlewaretoken": token, **data}, headers={"Referer": page}, timeout=30
+    )
 
 
 def api(user) -> requests.Session:
@@ -274,3 +286,101 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, or
     ingest(submission.pk)
     submission.refresh_from_db()
     assert submission.status != Submission.Status.FAILED, submission.message
+
+
+# -- 4. members drafted without consent ----------------------------------------------------------------
+
+
+def test_an_invitation_makes_a_member_only_once_accepted_and_drafts_no_reviewer(
+    server, rounds, orgs
+):
+    """An organisation admin could add any user, reviewers and staff included, without their consent;
+    they could then no longer decide objections against that organisation."""
+    from accounts.models import Invitation
+
+    rounds["training-v5.1"].reviewers.add(orgs["reviewer"])
+    admin = signed_in(orgs["admin_a"])
+    page = f"{server.url}/accounts/organisations/{orgs['a'].slug}/"
+    told = {}
+    for name in ("member_b", "reviewer", "staff", "nobody-at-all"):
+        answer = post_form(admin, page, page, {"username": name, "role": "admin"})
+        assert answer.status_code == 200, name
+        told[name] = re.search(r'<p class="message[^>]*>(.*?)</p>', answer.text, re.S)[1]
+    # The admin learns nothing of who exists, nor who reviews: one answer, the name aside.
+    for name, text in told.items():
+        assert html.unescape(text) == members.INVITED.format(name=name), name
+    assert not Membership.objects.filter(organisation=orgs["a"], user__username__in=told).exists()
+    assert list(Invitation.objects.values_list("user__username", flat=True)) == ["member_b"]
+
+    invited = signed_in(orgs["member_b"])
+    assert invited.get(page, timeout=30).status_code == 404  # invited, not yet a member
+    invitation = Invitation.objects.get()
+    tokens_page = f"{server.url}/accounts/tokens/"
+    post_form(
+        invited,
+        f"{server.url}/accounts/invitations/{invitation.uid}/",
+        tokens_page,
+        {"action": "accept"},
+    )
+    assert Membership.objects.get(organisation=orgs["a"], user=orgs["member_b"]).role == "admin"
+    assert invited.get(page, timeout=30).status_code == 200
+
+
+# -- 8. two admins demoting each other at once --------------------------------------------------------
+
+
+def test_two_admins_demoting_each_other_at_once_leave_one(server, orgs):
+    """Each request counted the other admins before either wrote: both demotions went through and
+    the organisation had no admin left. The test holds both admins' rows while the requests come, so
+    that both are in flight at once."""
+    from django.db import transaction
+
+    Membership.objects.filter(user=orgs["member_a"]).update(role=Membership.Role.ADMIN)
+    a, b = (
+        Membership.objects.get(user=orgs[n], organisation=orgs["a"])
+        for n in ("admin_a", "member_a")
+    )
+    page = f"{server.url}/accounts/organisations/{orgs['a'].slug}/"
+    sessions = {who: signed_in(orgs[who]) for who in ("admin_a", "member_a")}
+    tokens = {}
+    for who, session in sessions.items():  # the CSRF tokens first: the page reads the members
+        tokens[who] = re.search(
+            r'name="csrfmiddlewaretoken" value="([^"]+)"', session.get(page, timeout=30).text
+        )[1]
+    held, release = threading.Event(), threading.Event()
+
+    def hold_rows():
+        from django.db import connection
+
+        try:
+            with transaction.atomic():
+                list(Membership.objects.select_for_update().filter(pk__in=[a.pk, b.pk]))
+                held.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    def demote(who, target):
+        sessions[who].post(
+            f"{page}members/{target.pk}/",
+            data={"csrfmiddlewaretoken": tokens[who], "role": "member"},
+            headers={"Referer": page},
+            timeout=60,
+        )
+
+    holder = threading.Thread(target=hold_rows)
+    holder.start()
+    held.wait(30)
+    requests_ = [
+        threading.Thread(target=demote, args=("admin_a", b)),
+        threading.Thread(target=demote, args=("member_a", a)),
+    ]
+    for thread in requests_:
+        thread.start()
+    time.sleep(2)  # both requests are in the portal, waiting
+    release.set()
+    holder.join()
+    for thread in requests_:
+        thread.join()
+    admins = Membership.objects.filter(organisation=orgs["a"], role=Membership.Role.ADMIN)
+    assert admins.count() == 1

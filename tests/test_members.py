@@ -27,10 +27,18 @@ def test_members_see_their_organisation_others_get_404(client, orgs):
         assert ("admin_a" in response.content.decode()) == (status == 200)
 
 
-def test_an_admin_adds_changes_and_removes_members_audited(client, orgs):
+def test_an_admin_invites_changes_and_removes_members_audited(client, orgs):
+    from accounts.models import Invitation
+
     client.force_login(orgs["admin_a"])
     client.post(page(orgs), {"username": "outsider", "role": "member"})
+    assert not Membership.objects.filter(user=orgs["outsider"]).exists()  # not without consent
+    invitation = Invitation.objects.get(user=orgs["outsider"], organisation=orgs["a"])
+    client.force_login(orgs["outsider"])
+    assert "Acme invites you as member" in client.get("/accounts/tokens/").content.decode()
+    client.post(f"/accounts/invitations/{invitation.uid}/", {"action": "accept"})
     added = Membership.objects.get(user=orgs["outsider"], organisation=orgs["a"])
+    client.force_login(orgs["admin_a"])
     client.post(f"{page(orgs)}members/{added.pk}/", {"role": "admin"})
     added.refresh_from_db()
     assert added.role == "admin"
@@ -40,7 +48,12 @@ def test_an_admin_adds_changes_and_removes_members_audited(client, orgs):
         AuditEvent.objects.filter(organisation="Acme")
         .order_by("at")
         .values_list("action", flat=True)
-    ) == ["membership.added", "membership.role_changed", "membership.removed"]
+    ) == [
+        "membership.invited",
+        "membership.added",
+        "membership.role_changed",
+        "membership.removed",
+    ]
 
 
 def test_a_member_who_is_not_admin_changes_nothing(client, orgs):

@@ -31,7 +31,17 @@ from submissions.models import Finding, Submission, Validation
 
 requests = pytest.importorskip("requests")
 
-ROLES = ("anonymous", "member_a", "member_b", "reviewer", "staff", "member_f", "member_x")
+ROLES = (
+    "anonymous",
+    "member_a",
+    "member_b",
+    "reviewer",
+    "staff",
+    "member_f",
+    "member_x",
+    "invited_a",
+    "removed_a",
+)
 # Members of organisations that did not really submit: F's only submission failed (a junk upload),
 # X's only one is withdrawn. Neither takes part in peer review (leaderboard/participation.py).
 NON_SUBMITTERS = {"member_f": "f", "member_x": "x"}
@@ -59,6 +69,8 @@ def may_see(role: str, owner: str, phase: str) -> bool:
     if role in ("reviewer", "staff"):
         return True
     if role == "anonymous":
+        return phase == "published" and owner in ("a", "b")
+    if role in ("invited_a", "removed_a"):  # no member (not yet, no longer): what is public
         return phase == "published" and owner in ("a", "b")
     if role in NON_SUBMITTERS:  # no peer review: their own submission and what is public
         return owner == NON_SUBMITTERS[role] or (phase == "published" and owner in ("a", "b"))
@@ -127,6 +139,7 @@ ROWS = {
         skip="an organisation's members, no round data: members 200, others 404 (tests/test_members.py)"
     ),
     "accounts:membership": Row(skip=POST_ONLY),
+    "accounts:invitation": Row(skip=POST_ONLY),
     # review
     "review:index": Row(),
     "review:round": Row(kind="round"),
@@ -222,6 +235,8 @@ class World:
     systems: dict  # owner -> System
     results: dict  # owner -> Result
     objection: object = None
+    upload: object = None  # removed_a's, open
+    removed_token: str = ""
 
 
 def _build(orgs) -> World:
@@ -304,7 +319,38 @@ def _build(orgs) -> World:
             message=MARKERS[owner][2],
         )
     _non_submitters(round_, orgs, world)
+    _invitations(orgs)
+    _removed_member(round_, orgs, world)
     return world
+
+
+def _invitations(orgs) -> None:
+    """invited_a has an invitation to Acme, not accepted; Acme's admin tried to draft the round's
+    reviewer too (refused: the reviewer must stay free to decide objections against Acme)."""
+    from django.contrib.auth import get_user_model
+
+    from accounts import members
+
+    orgs["invited_a"] = get_user_model().objects.create_user("invited_a", password="pw")
+    assert members.invite(orgs["admin_a"], orgs["a"], "invited_a", "member") is not None
+    assert members.invite(orgs["admin_a"], orgs["a"], "reviewer", "admin") is None
+
+
+def _removed_member(round_: Round, orgs, world: World) -> None:
+    """removed_a opened an upload for Acme, then was removed from Acme; the upload stays open."""
+    from django.contrib.auth import get_user_model
+
+    from accounts import tokens
+    from accounts.models import Membership
+    from submissions.models import Upload
+
+    user = orgs["removed_a"] = get_user_model().objects.create_user("removed_a", password="pw")
+    membership = Membership.objects.create(user=user, organisation=orgs["a"])
+    world.upload = Upload.objects.create(
+        round=round_, uploaded_by=user, organisation=orgs["a"], name="late.tgz", size=10
+    )
+    membership.delete()
+    world.removed_token = tokens.issue(user, "ci")[1]
 
 
 def _non_submitters(round_: Round, orgs, world: World) -> None:
@@ -543,6 +589,23 @@ def _must_show(base, sessions, world, phase) -> list[str]:
         peer = get("member_b", f"/submissions/{world.submissions['a'].uid}/")
         if peer.status_code != 200 or MARKERS["a"][1] not in peer.text:
             problems.append(f"review: member_b does not see A's submission ({peer.status_code})")
+    # A member removed from Acme goes on with none of the upload they opened for it.
+    part = requests.patch(
+        f"{base}/api/v1/uploads/{world.upload.uid}/",
+        data=b"0123456789",
+        headers={
+            "Authorization": f"Token {world.removed_token}",
+            "Upload-Offset": "0",
+            "Content-Type": "application/offset+octet-stream",
+        },
+        timeout=30,
+    )
+    if part.status_code != 403 or "not a member of Acme" not in part.text:
+        problems.append(f"{phase}: removed_a's open upload takes a part ({part.status_code})")
+    if phase == "review":  # the reviewer Acme tried to draft still decides B's objection against A
+        objection = get("reviewer", f"/review/objections/{world.objection.uid}/")
+        if f"/review/objections/{world.objection.uid}/decide/" not in objection.text:
+            problems.append(f"review: the reviewer may not decide ({objection.status_code})")
     theirs = get("reviewer", f"/submissions/{world.submissions['b'].uid}/")
     if theirs.status_code != 200 or MARKERS["b"][1] not in theirs.text:
         problems.append(f"{phase}: the reviewer does not see B's submission ({theirs.status_code})")
