@@ -13,6 +13,7 @@ from leaderboard.models import Result
 from leaderboard.views.common import attachment
 from submissions.checking.pipeline import held_results
 from submissions.checking.reports import findings_of, report_dict
+from submissions.checking.rules import divergences
 from submissions.checking.status import steps_of
 from submissions.checking.tasks import revalidate as revalidate_task
 from submissions.intake import receipts, uploads
@@ -125,6 +126,7 @@ def detail(request, uid):
             "publishable": len(results) - len(held) - len(withdrawn),
             "withdrawn": len(withdrawn),
             "findings": findings[:FINDINGS_SHOWN],
+            "divergences": divergences.present(f.rule for f in findings),
             "findings_hidden": max(0, len(findings) - FINDINGS_SHOWN),
             "validations": submission.validations.all(),
             "review": submission_section(request.user, submission),

@@ -1,0 +1,153 @@
+"""Where the portal's verdict departs from mlperf-logging's tools (package_checker, the compliance checker, the
+result summarizer, the system description checker) on purpose: each rule of the portal's own, and why.
+
+docs/divergences.md is this list for people (a test keeps the two the same); the submission page shows the
+entries whose rules a submission's findings carry, so reviewers see where the two verdicts can differ.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Divergence:
+    rule: str
+    portal: str  # what the portal does
+    why: str  # why it departs from mlperf-logging
+
+
+DIVERGENCES = {
+    d.rule: d
+    for d in (
+        Divergence(
+            "run.clock-backwards",
+            "A record between run_start and run_stop in the file but timed outside them: an error that fails "
+            "the run where the log's work records prove a moved clock, else a warning.",
+            "mlperf-logging reads only the two times. Real logs go on after run_stop (MiniGo, Stable "
+            "Diffusion, Habana's BERT), so only a provable forgery fails a run.",
+        ),
+        Divergence(
+            "run.record-after-stop",
+            "The eval that produced the result logged after run_stop: an error where the work records prove a "
+            "moved run_stop, else a warning.",
+            "As run.clock-backwards: MiniGo and Stable Diffusion evaluate after run_stop by design.",
+        ),
+        Divergence(
+            "run.record-before-start",
+            "The eval that produced the result logged before run_start: an error where the work records prove "
+            "a moved run_start, else a warning.",
+            "As run.clock-backwards.",
+        ),
+        Divergence(
+            "run.stop-too-early",
+            "Work logged in the timed region at more than 10x the fastest step rate of the published rounds: "
+            "an error that fails the run.",
+            "A squeezed clock agrees with itself; only the pace gives it away. No real run of the shared "
+            "rounds comes near it.",
+        ),
+        Divergence(
+            "run.clock-outlier",
+            "A record hours from both its neighbours: an error that fails the run.",
+            "A record edited or copied from another log; mlperf-logging does not look.",
+        ),
+        Divergence(
+            "run.clock-not-finite",
+            "A time that is not a finite number: an error; the run has no time.",
+            "mlperf-logging would compute a time to train of NaN or infinity.",
+        ),
+        Divergence(
+            "run.clock-unordered",
+            "The clock going back within the timed region: a warning.",
+            "The time to train stands; a log pieced together from several outputs shows like this.",
+        ),
+        Divergence(
+            "run.quality-target",
+            "The last eval_accuracy must reach the round's target: an error that fails the run.",
+            "The checker asks for one eval line that reaches it. No run of the shared rounds reaches it and "
+            "then falls back while the checker passes it.",
+        ),
+        Divergence(
+            "run.benchmark-key",
+            "A log naming a benchmark outside the round: an error; the checker is not run on it.",
+            "The checker would choose its rules by the logged name (a path it executes).",
+        ),
+        Divergence(
+            "run.benchmark-mismatch",
+            "A log naming another benchmark than its folder: an error.",
+            "The checker picks its rules by the logged name; the portal by the folder's, and says so.",
+        ),
+        Divergence(
+            "run.no-init-stop",
+            "The round file asks for init_stop before run_start (v0.6): an error that fails the run.",
+            "A rule of that round's file; today's 0.6.0 checker is not the round's verdict (mlperf.compliance).",
+        ),
+        Divergence(
+            "run.init-order",
+            "run_start before init_stop where the round file asks for that order: an error.",
+            "As run.no-init-stop.",
+        ),
+        Divergence(
+            "run.line-too-long",
+            "A log line over the size limit: an error when it holds an event (not read), else a warning.",
+            "The portal's input limit; mlperf-logging reads any line.",
+        ),
+        Divergence(
+            "run.binary-content",
+            "A file holding binary data: an error; the checker is not run on it.",
+            "The portal's input limit.",
+        ),
+        Divergence(
+            "mlperf.compliance",
+            "The checker's errors fail the run from ruleset 1.0.0 on; before it (0.6.0) they are warnings.",
+            "Today's 0.6.0 rules refuse 190 of the 430 published v0.6 runs that the round's own tools "
+            "accepted; package_checker checks rulesets from 1.0.0 on.",
+        ),
+        Divergence(
+            "mlperf.time-in-seconds",
+            "A record that gives time_s (seconds) instead of time_ms is read, with a warning.",
+            "mlperf-logging's parser raises on it, and its summarizer with it.",
+        ),
+        Divergence(
+            "system.invalid-field",
+            "A status value of ruleset 4.0.0 or earlier that today's checker refuses is a warning.",
+            "The list of status values is a rule of 4.1.0; the library applies it from 4.0.0 on, refusing 79 "
+            "of the 97 published v4.0 descriptions.",
+        ),
+        Divergence(
+            "system.division-mismatch",
+            "Logs and system description naming different divisions: an error.",
+            "mlperf-logging reads the division from the description only.",
+        ),
+        Divergence(
+            "system.category-mismatch",
+            "Logs and system description naming different availability: a warning.",
+            "mlperf-logging reads the availability from the description only.",
+        ),
+        Divergence(
+            "result.hyperparameters-equal",
+            "Runs of one result with different hyperparameters: a warning, an error only where the round file "
+            "makes it blocking.",
+            "mlperf-logging does not compare runs with each other.",
+        ),
+        Divergence(
+            "result.seeds-distinct",
+            "Runs of one result with the same seed: an error from ruleset 1.0.0 on, in both divisions.",
+            "package_checker's seed checker checks the closed division only.",
+        ),
+        Divergence(
+            "result.implausibly-fast",
+            "A result faster per accelerator than its family ever was, by more than 3x: a warning.",
+            "A plausibility check of the portal's; the GPU reference checks measure what it guesses.",
+        ),
+    )
+}
+
+
+def present(rules: Iterable[str]) -> list[tuple[Divergence, int]]:
+    """The divergences whose rules appear in `rules` (one entry per finding), with how many findings carry
+    each, in the order of DIVERGENCES."""
+    counts = Counter(rules)
+    return [(d, counts[rule]) for rule, d in DIVERGENCES.items() if counts[rule]]
