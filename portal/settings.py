@@ -228,6 +228,10 @@ CHECK_BATCH_SIZE = env.int("CHECK_BATCH_SIZE", default=48)
 # Work with no live lease, not updated for SWEEP_IDLE_S while nothing waits in the queues, was lost and is
 # queued again; anything not updated for SWEEP_OLDER_THAN_S is, whatever the queues say. After
 # SWEEP_MAX_ATTEMPTS a submission fails with the reason.
+# An ingest opens a bundle only with UNPACK_SPACE_FACTOR times its size free under MEDIA_ROOT, beyond
+# DISK_RESERVE_BYTES; else (and on a full disk) it waits and tries again.
+UNPACK_SPACE_FACTOR = env.int("UNPACK_SPACE_FACTOR", default=4)
+DISK_RESERVE_BYTES = env.int("DISK_RESERVE_BYTES", default=256 * 1024 * 1024)
 LEASE_BEAT_S = env.int("LEASE_BEAT_S", default=15)
 LEASE_EXPIRY_S = env.int("LEASE_EXPIRY_S", default=60)
 SWEEP_EVERY_S = env.int("SWEEP_EVERY_S", default=30)
@@ -342,6 +346,7 @@ for _name in ("PAGE_THROTTLE_ANON", "PAGE_THROTTLE_USER"):
 # filters; an OpenAPI schema. Throttling counts requests per client in the cache (in each process
 # unless CACHE_URL names a shared one): anonymous clients by address, signed-in ones by user.
 REST_FRAMEWORK = {
+    "EXCEPTION_HANDLER": "portal.errors.api_exception_handler",
     # API tokens that users make and revoke in the site (accounts/), then the browser's session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.authentication.TokenAuthentication",

@@ -292,3 +292,118 @@ def test_a_database_outage_of_30_s_mid_step_is_recovered_within_two_minutes_of_i
     finally:
         worker.stop()
         proxy.cut()
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str = "16m"):
+    """A tmpfs of `size` mounted at `path` (needs root); skips with the reason where mounting is refused."""
+    import subprocess
+
+    path.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a small file system for MEDIA_ROOT: {mounted.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def _fill(disk: Path, leave_bytes: int) -> Path:
+    """A file that leaves about `leave_bytes` free on the disk."""
+    import shutil
+
+    filler = disk / "filler"
+    free = shutil.disk_usage(disk).free + (filler.stat().st_size if filler.exists() else 0)
+    with open(filler, "wb") as f:
+        f.truncate(0)
+        remaining = max(0, free - leave_bytes)
+        block = b"\0" * (1 << 20)
+        while remaining > 0:
+            remaining -= f.write(block[: min(len(block), remaining)])
+    return filler
+
+
+@pytest.mark.services
+@pytest.mark.commits  # the server and worker processes read the upload
+def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_empties(
+    rounds, users, settings, tmp_path
+):
+    """MEDIA_ROOT is a small file system that the test fills: a PATCH is answered 507 in JSON with
+    Retry-After (not an HTML 500), and the upload resumes at the offset the portal kept once there is room;
+    the ingest waits for room instead of failing, and the submission is valid within two minutes of the
+    disk's emptying."""
+    require_services()
+    purge_broker()
+    with small_disk(tmp_path / "media") as media:
+        settings.MEDIA_ROOT = media
+        server = Gunicorn(tmp_path / "web", media, workers=1)
+        worker = Worker(  # a reserve that fits the small disk (the site's: 256 MiB)
+            media,
+            concurrency=1,
+            name="disk",
+            beat=True,
+            env={**QUICK_RECOVERY, "DISK_RESERVE_BYTES": "65536"},
+        )
+        try:
+            api = Api(server, ApiToken.create(users["owner"], "ci")[1])
+            data = bundle_bytes(tmp_path)
+            sha = hashlib.sha256(data).hexdigest()
+            created = api.json(
+                "POST",
+                "/api/v1/uploads/",
+                {"round": "training-v5.1", "name": "acme.tgz", "size": len(data)},
+            )
+            uid = json.loads(created.body)["uid"]
+            filler = _fill(media, leave_bytes=len(data) // 4)
+            full = api.send(
+                "PATCH",
+                f"/api/v1/uploads/{uid}/",
+                data,
+                **{"Content-Type": "application/offset+octet-stream", "Upload-Offset": "0"},
+            )
+            assert full.status == 507, full.body[:300]
+            assert (
+                full.getheader("Retry-After") and "disk is full" in json.loads(full.body)["detail"]
+            )
+            offset = int(api.send("HEAD", f"/api/v1/uploads/{uid}/").getheader("Upload-Offset"))
+            filler.unlink()
+            rest = api.send(
+                "PATCH",
+                f"/api/v1/uploads/{uid}/",
+                data[offset:],
+                **{"Content-Type": "application/offset+octet-stream", "Upload-Offset": str(offset)},
+            )
+            assert rest.status == 204, rest.body[:300]
+
+            # No room to unpack it: the submission waits, and is never failed for it.
+            _fill(media, leave_bytes=len(data))
+            done = api.json("POST", f"/api/v1/uploads/{uid}/complete/", {"sha256": sha})
+            assert done.status == 201, done.body[:300]
+            submission = Submission.objects.get()
+            _wait(
+                lambda: "Waiting for disk space" in Submission.objects.get().message,
+                60,
+                "waiting for space",
+            )
+            time.sleep(10)
+            assert Submission.objects.get().status == "received"
+            (media / "filler").unlink()
+            emptied = time.monotonic()
+            _wait(
+                lambda: Submission.objects.get().is_final,
+                120,
+                "final after the disk emptied",
+                every_s=0.5,
+            )
+            print(f"final {time.monotonic() - emptied:.0f} s after the disk emptied")
+            submission.refresh_from_db()
+            assert submission.status == "valid", submission.message
+            assert hashlib.sha256((media / submission.bundle.name).read_bytes()).hexdigest() == sha
+        finally:
+            worker.stop()
+            server.stop()

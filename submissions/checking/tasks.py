@@ -23,6 +23,7 @@ from portal.celery import RETRY, TRANSIENT
 from . import leases, pipeline, startup
 
 log = logging.getLogger(__name__)
+DISK_WAIT_S = 30  # how long an ingest that found the disk full waits before trying again
 
 
 def _queue_checks(run_ids, validation_id):
@@ -84,6 +85,13 @@ def ingest(submission_id: int) -> None:
     except TRANSIENT:
         raise
     except Exception as error:  # never leave a bundle half-way: say what broke
+        if pipeline.is_disk_full(error):  # the site's fault, which passes: wait and try again
+            log.warning(
+                "no room to open submission %s; trying again in %s s", submission_id, DISK_WAIT_S
+            )
+            pipeline.wait_for_disk(submission_id)
+            ingest.apply_async((submission_id,), countdown=DISK_WAIT_S)
+            return
         log.exception("ingest of submission %s failed", submission_id)
         pipeline.fail(
             submission_id,

@@ -6,9 +6,9 @@ step, a page or the sweeper can read. Tasks in tasks.py only call these and queu
 """
 
 from .checks import check_runs
-from .common import fail
+from .common import fail, is_disk_full
 from .finalize import finalize, score_result
-from .ingest import ingest, revalidate
+from .ingest import ingest, revalidate, wait_for_disk
 from .publication import held_results, publish, publish_due_rounds, publish_round, withdraw
 from .retention import purge_failed_bundles
 from .sweeper import sweep, wait_for_broker
@@ -18,6 +18,7 @@ __all__ = [
     "fail",
     "finalize",
     "held_results",
+    "is_disk_full",
     "ingest",
     "publish",
     "publish_due_rounds",
@@ -27,5 +28,6 @@ __all__ = [
     "score_result",
     "sweep",
     "wait_for_broker",
+    "wait_for_disk",
     "withdraw",
 ]

@@ -1,5 +1,6 @@
 """What the pipeline's steps share: the bundle's files (in place or in a work folder), progress updates, failing."""
 
+import errno
 import shutil
 from pathlib import Path
 
@@ -30,6 +31,23 @@ def _index_path(submission_id: int) -> Path:
 def _copy_path(submission_id: int) -> Path:
     """Where a bundle kept in a bucket is copied to be read (a bundle in a local folder is read where it is)."""
     return Path(settings.MEDIA_ROOT) / "work" / f"{submission_id}.bundle"
+
+
+DISK_FULL = {errno.ENOSPC, errno.EDQUOT}
+
+
+def is_disk_full(error: BaseException) -> bool:
+    return isinstance(error, OSError) and error.errno in DISK_FULL
+
+
+def room_to_open(submission) -> bool:
+    """Whether MEDIA_ROOT has room to open the bundle now: UNPACK_SPACE_FACTOR times its size, beyond
+    DISK_RESERVE_BYTES. Parallel unpacks of a rush needed several times the bundles' size at once, and a disk
+    that filled up failed them all."""
+    work = Path(settings.MEDIA_ROOT) / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    need = settings.UNPACK_SPACE_FACTOR * (submission.size or 0) + settings.DISK_RESERVE_BYTES
+    return shutil.disk_usage(work).free >= need
 
 
 def open_submission(submission) -> FolderFiles | TarFiles:

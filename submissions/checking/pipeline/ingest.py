@@ -1,5 +1,8 @@
 """Open a bundle (in place, or unpacked), record its systems, results and runs, and start a validation."""
 
+import errno
+import os
+
 from django.db import transaction
 from django.db.models import F, Max
 
@@ -13,7 +16,7 @@ from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
 from ..energy import has_power_track, power_of_runs
 from ..rules.bundle import INGEST_RULES, log_placement, no_run_log, read_crashed
 from ..systems import fields_of
-from .common import Status, fail, open_submission, update
+from .common import Status, clear_work, fail, open_submission, room_to_open, update
 
 
 def ingest(submission_id: int) -> tuple[int | None, list[int]]:
@@ -27,6 +30,8 @@ def ingest(submission_id: int) -> tuple[int | None, list[int]]:
     if not claimed:
         return None, []
     submission = Submission.objects.select_related("round", "organisation").get(pk=submission_id)
+    if not room_to_open(submission):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "not enough room to open the bundle")
     try:
         files = open_submission(submission)
         layout = detect(files)
@@ -37,6 +42,20 @@ def ingest(submission_id: int) -> tuple[int | None, list[int]]:
     except (BundleError, LayoutError) as error:
         fail(submission_id, str(error), error.rule)
         return None, []
+
+
+def wait_for_disk(submission_id: int) -> None:
+    """The disk was full (or had no room for the bundle): the submission waits, not counted as an attempt,
+    and its ingest is queued again until there is room. A full disk is the site's fault and passes."""
+    clear_work(submission_id)
+    update(
+        submission_id,
+        only_if={"status__in": [Status.RECEIVED, Status.INGESTING]},
+        status=Status.RECEIVED,
+        attempts=F("attempts") - 1,
+        message="Waiting for disk space on the portal. The bundle is stored; checking starts by itself "
+        "once there is room. There is no need to upload again.",
+    )
 
 
 OTHER_ORGANISATION = "bundle.other-organisation"
