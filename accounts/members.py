@@ -1,5 +1,5 @@
 """An organisation's members, managed by its admins (and staff): invite a user, who accepts or declines;
-change a role, remove one. Audited. Pure rules for who may do what; the pages are accounts/views.py.
+change a role, remove one. Audited. Who may see and manage members is leaderboard/policy.py's; the pages are accounts/views.py.
 
 Nobody is made a member without their consent: an admin invites, the invited user accepts. Reviewers and
 staff are never invited (a reviewer who belonged to an organisation could no longer decide objections
@@ -13,32 +13,13 @@ demoting each other at once leave one admin, not none.
 from django.db import transaction
 
 from audit.log import record
+from leaderboard import policy
 
 from .models import Invitation, Membership, Organisation
 
 
 class NotAllowed(Exception):
     """A change the rules refuse; str(e) says why."""
-
-
-def role_of(user, organisation) -> str | None:
-    if not user.is_authenticated:
-        return None
-    return (
-        Membership.objects.filter(user=user, organisation=organisation)
-        .values_list("role", flat=True)
-        .first()
-    )
-
-
-def may_see(user, organisation) -> bool:
-    return user.is_authenticated and (user.is_staff or role_of(user, organisation) is not None)
-
-
-def may_manage(user, organisation) -> bool:
-    return user.is_authenticated and (
-        user.is_staff or role_of(user, organisation) == Membership.Role.ADMIN
-    )
 
 
 def _admins_left(organisation, without) -> int:
@@ -72,7 +53,7 @@ def invite(actor, organisation, username: str, role: str) -> Invitation | None:
     from django.contrib.auth import get_user_model
 
     organisation = _locked(organisation)
-    if not may_manage(actor, organisation):
+    if not policy.may_manage_members(policy.viewer(actor), organisation):
         raise NotAllowed("Only the organisation's admins invite members.")
     user = get_user_model().objects.filter(username=username).first()
     if user is None or not may_join(user):
@@ -127,7 +108,7 @@ def change_role(actor, membership: Membership, role: str) -> None:
     membership = Membership.objects.filter(pk=membership.pk).select_related("user").first()
     if membership is None:
         raise NotAllowed("That user is no longer a member.")
-    if not may_manage(actor, organisation):
+    if not policy.may_manage_members(policy.viewer(actor), organisation):
         raise NotAllowed("Only the organisation's admins change roles.")
     if membership.role == role:
         return
@@ -151,7 +132,7 @@ def remove(actor, membership: Membership) -> None:
     membership = Membership.objects.filter(pk=membership.pk).select_related("user").first()
     if membership is None:
         return
-    if not may_manage(actor, organisation):
+    if not policy.may_manage_members(policy.viewer(actor), organisation):
         raise NotAllowed("Only the organisation's admins remove members.")
     if membership.role == Membership.Role.ADMIN and not _admins_left(organisation, membership):
         raise NotAllowed("An organisation keeps at least one admin: make another admin first.")

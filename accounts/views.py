@@ -8,6 +8,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from leaderboard import policy
+
 from . import members
 from .forms import MemberForm, TokenForm
 from .models import ApiToken, Invitation, Membership, Organisation
@@ -46,7 +48,7 @@ def revoke_token(request, uid):
 
 def _organisation(request, slug) -> Organisation:
     organisation = get_object_or_404(Organisation, slug=slug)
-    if not members.may_see(request.user, organisation):
+    if not policy.may_see_members(policy.viewer(request.user), organisation):
         raise Http404("No organisation matches the given query.")
     return organisation
 
@@ -54,7 +56,7 @@ def _organisation(request, slug) -> Organisation:
 @login_required
 def organisation(request, slug):
     organisation = _organisation(request, slug)
-    manage = members.may_manage(request.user, organisation)
+    manage = policy.may_manage_members(policy.viewer(request.user), organisation)
     form = MemberForm(request.POST or None)
     if request.method == "POST":
         if not manage:
@@ -87,7 +89,7 @@ def organisation(request, slug):
 @login_required
 def membership(request, slug, membership_id):
     organisation = _organisation(request, slug)
-    if not members.may_manage(request.user, organisation):
+    if not policy.may_manage_members(policy.viewer(request.user), organisation):
         raise Http404("No organisation matches the given query.")
     held = get_object_or_404(Membership, pk=membership_id, organisation=organisation)
     try:

@@ -17,7 +17,7 @@ from rest_framework import pagination, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from . import panels, public
+from . import panels, policy
 from .apicache import PublishedCache
 from .filters import PriceFilter, ResultFilter, SystemFilter
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
@@ -57,7 +57,7 @@ class RoundViewSet(ReadOnly):
 
 class SystemViewSet(PublishedCache, ReadOnly):
     """Systems: one hardware and software configuration of one submitter in one round. Those with
-    a published result; signed in, also those of the submissions you may see (leaderboard.public)."""
+    a published result; signed in, also those of the submissions you may see (leaderboard.policy)."""
 
     serializer_class = SystemSerializer
     filterset_class = SystemFilter
@@ -68,7 +68,7 @@ class SystemViewSet(PublishedCache, ReadOnly):
     )
 
     def get_queryset(self):
-        visible = public.results_for(public.viewer(self.request.user))
+        visible = policy.results_for(policy.viewer(self.request.user))
         return super().get_queryset().filter(pk__in=visible.values("system_id"))
 
 
@@ -117,7 +117,7 @@ class ResultViewSet(PublishedCache, ReadOnly):
         return {**super().get_serializer_context(), "findings": self._findings}
 
     def get_queryset(self):
-        who = public.viewer(self.request.user)
+        who = policy.viewer(self.request.user)
         queryset = super().get_queryset().filter(who.result_filter())
         if self.action == "retrieve":
             queryset = queryset.prefetch_related(

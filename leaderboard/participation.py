@@ -1,5 +1,5 @@
-"""Who submitted to a round: the one rule that peer review's visibility (leaderboard/public.py) and
-objections (submissions/review/objections.py) share.
+"""Who submitted to a round: the one rule that peer review's visibility and the right to object share
+(leaderboard/policy.py).
 
 An organisation submitted to a round when it has a submission there that counts: one that is neither
 failed (nothing in it could be read: a junk upload) nor withdrawn. Being received, checked, invalid,

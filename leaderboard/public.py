@@ -1,33 +1,24 @@
-"""Who may see what, in one place for pages, charts, exports and the API.
+"""What the public sees, for pages, charts, exports and the API.
 
 The public: only published results of published systems, and never one with blocking
 findings (errors count as blocking unless the result's findings are advisory: imported
 history), and nothing of a round with a publication minute before that minute. A public
 result with any findings is marked on the pages.
 
-Signed-in users see, besides, whole submissions (their results, runs, findings and logs):
-- a member of an organisation: every submission of that organisation;
-- during a round's review phase, a member of an organisation that submitted to the round
-  (leaderboard/participation.py: a failed or withdrawn submission does not count): every
-  submission of that round (MLPerf's peer review);
-- a reviewer of a round: every submission of that round; staff: everything;
-- anyone: the submissions they uploaded themselves.
-What a user may not see answers 404, as if it did not exist: `Viewer` gives the filters
-(`submission_filter`, `result_filter`), `may_see` the answer for one submission.
-
-A page that shows a result (or a system) to someone who may see it before it is public marks it
-(`with_public_flag`) and says why it is not public (`why_not_public`); such a page is never cached.
+Who sees more than the public (members, reviewers, staff), and who may do what, is policy.py's:
+it builds on VISIBLE and embargo_over here. A page that shows a result (or a system) to someone who
+may see it before it is public marks it (`with_public_flag`) and says why it is not public
+(`why_not_public`); such a page is never cached.
 """
 
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from . import calendar, participation
-from .models import Result, Round, Run, System
+from . import calendar
+from .models import Result, Run, System
 
 VISIBLE = Q(published=True, system__published=True) & (Q(error_count=0) | Q(advisory=True))
 
@@ -78,93 +69,6 @@ def systems():
 
 def runs():
     return Run.objects.filter(result__in=results())
-
-
-@dataclass(frozen=True)
-class Viewer:
-    """What one user may see beyond the public, worked out once (per request) by viewer()."""
-
-    user_id: int | None = None
-    staff: bool = False
-    organisations: frozenset[int] = field(default_factory=frozenset)
-    reviewed_rounds: frozenset[int] = field(default_factory=frozenset)
-    peer_rounds: frozenset[int] = field(default_factory=frozenset)
-
-    @property
-    def anonymous(self) -> bool:
-        return self.user_id is None
-
-    def submission_filter(self, path: str = "") -> Q:
-        """A Q over submissions.Submission (or, with `path` such as "system__submission__", over a model
-        that leads to one) for the submissions this viewer may see whole."""
-        if self.staff:
-            return Q()
-        if self.anonymous:
-            return Q(pk__in=[])
-        rounds = self.reviewed_rounds | self.peer_rounds
-        return (
-            Q(**{f"{path}organisation_id__in": self.organisations})
-            | Q(**{f"{path}round_id__in": rounds})
-            | Q(**{f"{path}uploaded_by_id": self.user_id})
-        )
-
-    def result_filter(self) -> Q:
-        """A Q over leaderboard.Result: public, or of a submission this viewer may see."""
-        if self.staff:
-            return Q()
-        return (VISIBLE & embargo_over()) | self.submission_filter("system__submission__")
-
-    def may_see(self, submission) -> bool:
-        """The same rule as submission_filter, for one submission already read."""
-        if self.staff:
-            return True
-        if self.anonymous:
-            return False
-        return (
-            submission.organisation_id in self.organisations
-            or submission.round_id in self.reviewed_rounds | self.peer_rounds
-            or submission.uploaded_by_id == self.user_id
-        )
-
-    def reviews(self, round_) -> bool:
-        """Reviewer of the round (or staff): sees all of it and decides objections."""
-        return self.staff or round_.pk in self.reviewed_rounds
-
-    def member_of(self, organisation) -> bool:
-        return organisation is not None and organisation.pk in self.organisations
-
-
-ANONYMOUS = Viewer()
-
-
-def viewer(user, now: datetime | None = None) -> Viewer:
-    """What `user` (a User or AnonymousUser) may see at `now`."""
-    if user is None or not user.is_authenticated:
-        return ANONYMOUS
-    if user.is_staff:
-        return Viewer(user.pk, staff=True)
-    now = now or timezone.now()
-    organisations = frozenset(user.memberships.values_list("organisation_id", flat=True))
-    reviewed = frozenset(user.reviewed_rounds.values_list("pk", flat=True))
-    peer = frozenset()
-    if organisations:
-        # Rounds the user's organisations submitted to that are in their review phase now.
-        submitted = Round.objects.filter(
-            Q(publish_at__isnull=True) | Q(publish_at__gt=now),
-            participation.rounds_of(organisations),
-            deadline_at__lte=now,
-        )
-        peer = frozenset(r.pk for r in submitted if r.phase(now) == calendar.REVIEW)
-    return Viewer(user.pk, False, organisations, reviewed, peer)
-
-
-def results_for(who: Viewer):
-    """The results `who` may see: the public ones and those of submissions they may see."""
-    return Result.objects.filter(who.result_filter())
-
-
-def runs_for(who: Viewer):
-    return Run.objects.filter(result__in=results_for(who))
 
 
 def findings_note(error_count: int, warning_count: int, advisory: bool) -> str:

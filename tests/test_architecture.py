@@ -13,7 +13,7 @@ PROGRAMS = ("agent", "clients")  # separate programs: they import no app of the 
 APP_ARROWS = {
     "portal": {"submissions", "leaderboard", "accounts", "audit"},
     "submissions": {"leaderboard", "accounts", "audit", "portal.celery"},
-    "accounts": {"audit"},
+    "accounts": {"leaderboard", "audit"},  # leaderboard.policy: who manages members
     "leaderboard": {"audit"},
     "audit": set(),
 }

@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from leaderboard import policy
 from leaderboard.models import Result, Round, Submitter, System
 from submissions.models import Submission
 from submissions.review import objections as review
@@ -123,9 +124,9 @@ def test_an_objection_needs_a_rule_and_a_comment_and_a_real_target(live):
 def test_the_thread_is_read_by_the_parties_and_reviewers_only(live):
     objection = _object(live)
     for name in ("member_a", "admin_a", "member_b", "reviewer", "staff"):
-        assert review.can_see(live[name], objection), name
+        assert policy.may_see_objection(policy.viewer(live[name]), objection), name
         assert list(review.visible_objections(live[name])) == [objection]
-    assert not review.can_see(live["outsider"], objection)
+    assert not policy.may_see_objection(policy.viewer(live["outsider"]), objection)
     assert not review.visible_objections(live["outsider"]).exists()
     with pytest.raises(review.NotFound):
         review.reply(live["outsider"], objection, "me too")

@@ -1,11 +1,11 @@
-"""Who sees a submission's pages (leaderboard/public.py), for each role and phase of the round:
+"""Who sees a submission's pages (leaderboard/policy.py), for each role and phase of the round:
 what a user may not see answers 404, exactly as a submission that does not exist."""
 
 import uuid
 
 import pytest
 
-from leaderboard import public
+from leaderboard import policy, public
 from leaderboard.models import Result
 from submissions.models import Submission
 
@@ -70,9 +70,9 @@ def test_anonymous_users_are_sent_to_log_in_and_see_nothing(client, live):
 def test_peer_review_is_for_the_organisations_that_submitted(rounds, orgs):
     round_ = set_phase(rounds["training-v5.1"], "review")
     checked_submission(round_, orgs["a"], "Acme")
-    assert round_.pk in public.viewer(orgs["member_a"]).peer_rounds
-    assert round_.pk not in public.viewer(orgs["member_b"]).peer_rounds  # Globex did not submit
-    assert public.viewer(orgs["outsider"]).peer_rounds == frozenset()
+    assert round_.pk in policy.viewer(orgs["member_a"]).peer_rounds
+    assert round_.pk not in policy.viewer(orgs["member_b"]).peer_rounds  # Globex did not submit
+    assert policy.viewer(orgs["outsider"]).peer_rounds == frozenset()
 
 
 def test_unpublished_results_of_a_live_round_stay_off_the_public_pages(client, live, orgs):
@@ -96,7 +96,7 @@ def test_unpublished_results_of_a_live_round_stay_off_the_public_pages(client, l
             assert system_page.status_code == 404
     # Inside, peer review goes on: Acme's member reads both submissions of the round.
     assert (
-        Submission.objects.filter(public.viewer(orgs["member_a"]).submission_filter()).count() == 2
+        Submission.objects.filter(policy.viewer(orgs["member_a"]).submission_filter()).count() == 2
     )
 
 

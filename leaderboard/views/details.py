@@ -1,7 +1,7 @@
 """A system's page and a result's page (with its runs, curves, findings and runs export).
 
 Public results for everyone; before publication also to those who may see their submission
-(leaderboard.public: its organisation, the round's reviewers, staff, and in review the round's other
+(leaderboard.policy: its organisation, the round's reviewers, staff, and in review the round's other
 submitters), with a notice that says why the result is not public yet."""
 
 import json
@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
 
-from .. import charts, findings_words, panels, public, quality
+from .. import charts, findings_words, panels, policy, public, quality
 from ..exports import FORMATS, runs_frame
 from ..models import CloudPrice, Run
 from ..prices import cloud_scale
@@ -26,11 +26,11 @@ NEWEST_FIRST = ("-published", "-system__submission__created_at", "-pk")
 
 
 def visible_results(request, round_key, submitter, system_key):
-    """The results at a system's address that the request's user may see (leaderboard.public), each
+    """The results at a system's address that the request's user may see (leaderboard.policy), each
     marked `is_public`, with what their pages show joined in. `?system=<uid>` picks one system where
     several share the address (leaderboard.tables.address_apart)."""
     results = (
-        public.with_public_flag(public.results_for(public.viewer(request.user)))
+        public.with_public_flag(policy.results_for(policy.viewer(request.user)))
         .select_related("system__round", "system__submitter", "system__submission", "benchmark")
         .filter(
             system__round__key=round_key,

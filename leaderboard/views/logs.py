@@ -3,7 +3,7 @@ lines that findings name marked, a permalink per line (?line=N#LN opens the page
 over the whole log (?q=) and a filter by record key (?key=), each listing its lines with links; jumps to
 run_start, run_stop, the first eval_accuracy and the first finding; and the file itself (raw/).
 
-A log is shown exactly to whoever sees its result page (leaderboard.public); its bytes come from the stored
+A log is shown exactly to whoever sees its result page (leaderboard.policy); its bytes come from the stored
 bundle through leaderboard.panels, which the submissions app fills.
 """
 
@@ -25,7 +25,7 @@ def _number(value, default: int = 1) -> int:
 
 
 def _run_of(request, round_key, submitter, system_key, benchmark_key, index):
-    # Published logs for everyone; before publication, to those who may see the result (leaderboard.public),
+    # Published logs for everyone; before publication, to those who may see the result (leaderboard.policy),
     # with the result page's notice.
     result = result_at(request, round_key, submitter, system_key, benchmark_key)
     run = result.runs.filter(index=index).first()

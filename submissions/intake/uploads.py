@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from accounts.models import Organisation
 from audit.log import record
-from leaderboard import calendar
+from leaderboard import calendar, policy
 from submissions.checking.bundles.limits import size_text
 from submissions.models import Submission, Upload
 from submissions.review import objections as review
@@ -65,16 +65,6 @@ class OverQuota(UploadRefused):
     """Too many uploads open at once (UPLOAD_OPEN_PER_MEMBER, UPLOAD_OPEN_PER_ORGANISATION)."""
 
     status = 409
-
-
-def membership_refusal(user, organisation) -> str | None:
-    """Why `user` may not upload for `organisation` (asked at every step: a member removed while an
-    upload is open may not go on with it), or None."""
-    if organisations_of(user).filter(pk=organisation.pk).exists():
-        return None
-    return (
-        f"You upload for your own organisation only: you are not a member of {organisation.name}."
-    )
 
 
 def quota_refusal(user, organisation) -> str | None:
@@ -135,7 +125,7 @@ def create(round_, user, organisation, name: str, size: int, sha256: str = "") -
     """A new upload of `size` bytes for one of the user's organisations; refused before any byte is sent
     past UPLOAD_MAX_BYTES (TooLarge), for another organisation, or when the round's calendar says no."""
     check_size(size)
-    if refusal := membership_refusal(user, organisation):
+    if refusal := policy.upload_refusal(policy.viewer(user), organisation):
         raise Forbidden(refusal)
     if refusal := calendar_refusal(round_, organisation, user=user):
         raise Forbidden(refusal)
@@ -169,7 +159,7 @@ def append(upload: Upload, offset: int, readinto, length: int) -> int:
             raise Closed(
                 "This upload is complete; its submission is listed with it.", offset=upload.offset
             )
-        if refusal := membership_refusal(upload.uploaded_by, upload.organisation):
+        if refusal := policy.upload_refusal(policy.viewer(upload.uploaded_by), upload.organisation):
             raise Forbidden(refusal, offset=upload.offset)
         if offset != upload.offset:
             raise WrongOffset(
@@ -267,7 +257,7 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
                     sha256=upload.submission.sha256,
                 )
             return upload.submission, False
-        if refusal := membership_refusal(upload.uploaded_by, upload.organisation):
+        if refusal := policy.upload_refusal(policy.viewer(upload.uploaded_by), upload.organisation):
             raise Forbidden(refusal, offset=upload.offset)
         if upload.offset != upload.size:
             raise WrongOffset(

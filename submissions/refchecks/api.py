@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, pagination, permissions, serializers, status, viewsets
 from rest_framework.response import Response
 
-from leaderboard import public
+from leaderboard import policy
 from leaderboard.models import Result
 
 from . import jobs
@@ -51,9 +51,8 @@ class ReferenceCheckSerializer(serializers.Serializer):
     def to_representation(self, check):
         result, system = check.result, check.result.system
         data = jobs.as_dict(check, self.context["queues"])
-        request = self.context.get("request")
-        if not (request and request.user.is_staff):
-            data["agent"] = ""  # the agents' host names are for staff
+        if not self.context.get("agents_shown"):
+            data["agent"] = ""  # the agents' host names are for staff (policy.may_see_agents)
         for key in ("created_at", "finished_at"):
             data[key] = data[key].isoformat() if data[key] else None
         data["uid"] = str(check.uid)
@@ -91,11 +90,18 @@ class CheckRequestSerializer(serializers.Serializer):
     )
 
 
-class StaffMayAsk(permissions.BasePermission):
-    """Anyone reads (the queryset decides what); only staff ask for a check."""
+class MayRequestCheck(permissions.BasePermission):
+    """Anyone reads (the queryset decides what); who may ask for a check is policy.may_request_check."""
 
     def has_permission(self, request, view):
-        return request.method in permissions.SAFE_METHODS or bool(request.user.is_staff)
+        return request.method in permissions.SAFE_METHODS or policy.may_request_check(
+            policy.viewer(request.user)
+        )
+
+
+class MaySeeAgents(permissions.BasePermission):
+    def has_permission(self, request, view):
+        return policy.may_see_agents(policy.viewer(request.user))
 
 
 class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -105,7 +111,7 @@ class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewS
     serializer_class = ReferenceCheckSerializer
     filterset_class = ReferenceCheckFilter
     pagination_class = Pages
-    permission_classes = [StaffMayAsk]
+    permission_classes = [MayRequestCheck]
     lookup_field = "uid"
 
     @extend_schema(request=CheckRequestSerializer, responses={201: ReferenceCheckSerializer})
@@ -126,14 +132,18 @@ class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewS
         checks = ReferenceCheck.objects.select_related(
             "result__system__round", "result__system__submitter", "result__benchmark", "agent"
         ).order_by("-created_at", "-pk")
-        user = self.request.user
-        if user.is_staff:
+        who = policy.viewer(self.request.user)
+        if who.staff:
             return checks
-        # Those of the results the user may see (leaderboard.public: public ones, their organisation's...).
-        return checks.filter(result__in=public.results_for(public.viewer(user)))
+        # Those of the results the user may see (leaderboard.policy: public ones, their organisation's...).
+        return checks.filter(result__in=policy.results_for(who))
 
     def get_serializer_context(self):
-        return {**super().get_serializer_context(), "queues": jobs.online_queues()}
+        return {
+            **super().get_serializer_context(),
+            "queues": jobs.online_queues(),
+            "agents_shown": policy.may_see_agents(policy.viewer(self.request.user)),
+        }
 
 
 class AgentSerializer(serializers.ModelSerializer):
@@ -169,7 +179,7 @@ class AgentViewSet(viewsets.ReadOnlyModelViewSet):
     current job."""
 
     serializer_class = AgentSerializer
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [MaySeeAgents]
     pagination_class = Pages
     lookup_field = "uid"
     queryset = Agent.objects.order_by("hostname")

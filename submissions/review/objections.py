@@ -21,11 +21,10 @@ is published; after, never.
 """
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from audit.log import record
-from leaderboard import calendar, participation
+from leaderboard import calendar, policy
 from leaderboard.cache import invalidate_round
 from leaderboard.models import Result, Round, System
 from submissions.checking.pipeline.publication import apply_decision
@@ -57,38 +56,11 @@ class NotAllowed(ReviewError):
     """The user sees the object but may not do this to it (403)."""
 
 
-# -- who is who ------------------------------------------------------------------------------------
-
-
-def organisation_ids(user) -> set[int]:
-    if not getattr(user, "is_authenticated", False):
-        return set()
-    return set(user.memberships.values_list("organisation_id", flat=True))
-
-
-def is_reviewer(user, round_: Round) -> bool:
-    """Staff, or a reviewer of the round."""
-    if not getattr(user, "is_authenticated", False):
-        return False
-    return user.is_staff or round_.reviewers.filter(pk=user.pk).exists()
-
-
-def submitting_organisation_ids(round_: Round) -> set[int]:
-    """Organisations that submitted to the round: the rule peer review's visibility uses too."""
-    return participation.organisation_ids(round_)
-
-
-def can_see(user, objection: Objection) -> bool:
-    return bool(
-        is_reviewer(user, objection.round)
-        or {objection.from_organisation_id, objection.against_organisation_id}
-        & organisation_ids(user)
-    )
+# -- who may: leaderboard/policy.py; what an objection's state allows: here ------------------------
 
 
 def visible_objections(user, round_: Round | None = None):
-    """The objections a user may read: staff all; a reviewer those of their rounds; a member those
-    filed by or against their organisations."""
+    """The objections a user may read (policy.objection_filter), with what their pages show."""
     objections = Objection.objects.select_related(
         "round",
         "submission",
@@ -99,16 +71,7 @@ def visible_objections(user, round_: Round | None = None):
     )
     if round_ is not None:
         objections = objections.filter(round=round_)
-    if not getattr(user, "is_authenticated", False):
-        return objections.none()
-    if user.is_staff:
-        return objections
-    orgs = organisation_ids(user)
-    return objections.filter(
-        Q(from_organisation_id__in=orgs)
-        | Q(against_organisation_id__in=orgs)
-        | Q(round__reviewers=user)
-    ).distinct()
+    return objections.filter(policy.objection_filter(policy.viewer(user)))
 
 
 def get_visible(user, uid) -> Objection:
@@ -118,20 +81,11 @@ def get_visible(user, uid) -> Objection:
     return objection
 
 
-def can_object(user, round_: Round, now=None) -> bool:
-    """Whether the user may file objections in the round now (a page shows the form or not)."""
-    now = now or timezone.now()
-    return calendar.review_open(round_.calendar, now) and bool(
-        organisation_ids(user) & submitting_organisation_ids(round_)
-    )
-
-
 def can_decide(user, objection: Objection) -> bool:
-    parties = {objection.from_organisation_id, objection.against_organisation_id}
+    """Whether the page offers the user a decision: one they may make, on an objection still open to it."""
     return (
         objection.status in UNDECIDED
-        and is_reviewer(user, objection.round)
-        and not parties & organisation_ids(user)
+        and policy.may_decide(policy.viewer(user), objection)
         and objection.round.phase(timezone.now()) != calendar.PUBLISHED
     )
 
@@ -176,7 +130,7 @@ def file_objection(
     now = now or timezone.now()
     _plain(system_key, benchmark_key, rule, comment, file, lines)
     round_ = submission.round
-    mine = organisation_ids(user) & submitting_organisation_ids(round_)
+    mine = policy.objecting_organisations(policy.viewer(user, now), round_)
     # Only the round's submitters read each other's submissions, and only during review: to anyone
     # else the submission is not there.
     if not mine or round_.phase(now) != calendar.REVIEW:
@@ -239,7 +193,8 @@ def file_objection(
 @transaction.atomic
 def reply(user, objection: Objection, text: str) -> ObjectionReply:
     """The organisation objected to answers; the objector and reviewers reply. Until decided."""
-    if not can_see(user, objection):
+    who = policy.viewer(user)
+    if not policy.may_reply(who, objection):
         raise NotFound("No objection matches the given query.")
     _plain(text)
     if objection.status not in UNDECIDED:
@@ -249,13 +204,7 @@ def reply(user, objection: Objection, text: str) -> ObjectionReply:
     text = (text or "").strip()
     if not text:
         raise ReviewError("Write a reply first.")
-    orgs = organisation_ids(user)
-    if objection.against_organisation_id in orgs:
-        side = Side.OBJECTED
-    elif objection.from_organisation_id in orgs:
-        side = Side.OBJECTOR
-    else:
-        side = Side.REVIEWER
+    side = Side(policy.reply_side(who, objection))
     message = _reply(objection, user, side, text)
     if side == Side.OBJECTED and objection.status == Objection.Status.OPEN:
         objection.status = Objection.Status.ANSWERED
@@ -274,15 +223,12 @@ def reply(user, objection: Objection, text: str) -> ObjectionReply:
 @transaction.atomic
 def decide(user, objection: Objection, decision: str, note: str = "") -> Objection:
     """A reviewer decides, and the decision takes effect (see the module's docstring)."""
-    if not can_see(user, objection):
+    who = policy.viewer(user)
+    if not policy.may_see_objection(who, objection):
         raise NotFound("No objection matches the given query.")
     _plain(decision, note)
-    if not is_reviewer(user, objection.round):
-        raise NotAllowed("Only a reviewer of the round decides an objection.")
-    if {objection.from_organisation_id, objection.against_organisation_id} & organisation_ids(user):
-        raise NotAllowed(
-            "A reviewer does not decide an objection that involves their own organisation."
-        )
+    if refusal := policy.decide_refusal(who, objection):
+        raise NotAllowed(refusal)
     if decision not in Decision.values:
         raise ReviewError(f"Decide one of: {', '.join(Decision.values)}.")
     objection = Objection.objects.select_for_update().get(pk=objection.pk)
@@ -379,10 +325,7 @@ def answer_with_fix(sender, instance: Submission, created: bool, **kwargs) -> No
 
 
 def _may_withdraw(user, submission: Submission, now) -> None:
-    if not (
-        user.is_staff
-        or (submission.organisation_id and submission.organisation_id in organisation_ids(user))
-    ):
+    if not policy.may_withdraw(policy.viewer(user, now), submission):
         raise NotFound("No submission matches the given query.")
     round_ = submission.round
     if round_.phase(now) == calendar.PUBLISHED or round_.published_at is not None:

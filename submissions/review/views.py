@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from audit.models import AuditEvent
+from leaderboard import policy
 from leaderboard.models import Result, Round
 from submissions.models import Submission
 
@@ -28,7 +29,7 @@ def index(request):
     """The rounds the user reviews (staff: every live round), and the objections that concern them."""
     user = request.user
     rounds = Round.objects.exclude(publish_at=None) if user.is_staff else user.reviewed_rounds.all()
-    mine = review.organisation_ids(user)
+    mine = policy.viewer(user).organisations
     objections = list(
         review.visible_objections(user)
         .filter(Q(from_organisation_id__in=mine) | Q(against_organisation_id__in=mine))
@@ -46,7 +47,7 @@ def round_review(request, round_key):
     if "\x00" in round_key:  # PostgreSQL finds no NUL: no round has one
         raise Http404("No round review matches the given query.")
     round_ = get_object_or_404(Round, key=round_key)
-    if not review.is_reviewer(request.user, round_):
+    if not policy.viewer(request.user).reviews(round_):
         raise Http404("No round review matches the given query.")
     objections = list(review.visible_objections(request.user, round_).order_by("created_at"))
     events = list(AuditEvent.objects.filter(round_key=round_.key)[:AUDIT_SHOWN])
@@ -123,9 +124,7 @@ def new_objection(request, submission_uid):
     """The form that files an objection against a result or a system of another organisation's
     submission (GET with ?system=&benchmark= fills it in)."""
     submission = _submission(submission_uid)
-    if not review.can_object(request.user, submission.round) or (
-        submission.organisation_id in review.organisation_ids(request.user)
-    ):
+    if not policy.may_object_to(policy.viewer(request.user), submission):
         raise Http404("No submission matches the given query.")
     values = {
         name: (request.POST if request.method == "POST" else request.GET).get(name, "")
@@ -198,9 +197,9 @@ def submission_section(user, submission) -> dict:
     objections = list(
         review.visible_objections(user).filter(submission=submission).order_by("created_at")
     )
-    mine = submission.organisation_id in review.organisation_ids(user)
+    who = policy.viewer(user)
     return {
         "objections": objections,
-        "can_object": not mine and review.can_object(user, submission.round),
-        "can_withdraw": (mine or user.is_staff) and review.may_withdraw(user, submission),
+        "can_object": policy.may_object_to(who, submission),
+        "can_withdraw": review.may_withdraw(user, submission),
     }

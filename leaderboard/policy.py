@@ -1,0 +1,258 @@
+"""Who may see or do what: the one place, for the pages, the API and the tasks of every app.
+
+Every answer starts from a Viewer: who one user is (staff; the organisations they belong to and
+those they administer; the rounds they review; the rounds whose review their organisations take
+part in), worked out once (per request) by `viewer(user)`. The rules below are plain functions of
+a Viewer, the record asked about and the time. They read the records' attributes and never import
+the write side: its rows arrive as arguments, and its statuses and roles are named as strings
+(participation.py does the same).
+
+    see       results, systems, runs: results_for, runs_for (the public's: public.py);
+              whole submissions: Viewer.submission_filter, Viewer.may_see;
+              objections: objection_filter, may_see_objection;
+              an organisation's members: may_see_members
+    upload    upload_refusal (a member uploads for their own organisation only)
+    object    objecting_organisations, may_object, may_object_to
+    answer    may_reply, reply_side
+    decide    may_decide
+    withdraw  may_withdraw
+    publish   may_publish
+    members   may_manage_members
+    check     may_request_check, may_see_agents
+
+Besides the public's results, signed-in users see whole submissions (their results, runs, findings
+and logs): a member of an organisation every submission of that organisation; during a round's review
+phase, a member of an organisation that submitted to the round every submission of that round (MLPerf's
+peer review); a reviewer of a round every submission of that round; staff everything; anyone the
+submissions they uploaded themselves.
+
+When a round takes uploads, objections and decisions is its calendar's (calendar.py: the moments);
+who, here. Which organisations submitted to a round is participation.py's. What a record's state
+allows (an objection already decided, a submission already withdrawn) is its room's. What a user may
+not see answers 404, as if it did not exist; what they see but may not do, 403.
+
+A Viewer also marks, on a page, what is not public yet: public.py (with_public_flag, why_not_public).
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Q
+from django.utils import timezone
+
+from . import calendar, participation
+from .models import Result, Round, Run
+from .public import VISIBLE, embargo_over
+
+ADMIN = "admin"  # accounts.Membership.Role.ADMIN: an organisation's admin manages its members
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who one user is, for every rule here, worked out once (per request) by viewer()."""
+
+    user_id: int | None = None
+    staff: bool = False
+    organisations: frozenset[int] = field(default_factory=frozenset)
+    reviewed_rounds: frozenset[int] = field(default_factory=frozenset)
+    peer_rounds: frozenset[int] = field(default_factory=frozenset)
+    administers: frozenset[int] = field(default_factory=frozenset)
+
+    @property
+    def anonymous(self) -> bool:
+        return self.user_id is None
+
+    def submission_filter(self, path: str = "") -> Q:
+        """A Q over submissions.Submission (or, with `path` such as "system__submission__", over a model
+        that leads to one) for the submissions this viewer may see whole."""
+        if self.staff:
+            return Q()
+        if self.anonymous:
+            return Q(pk__in=[])
+        rounds = self.reviewed_rounds | self.peer_rounds
+        return (
+            Q(**{f"{path}organisation_id__in": self.organisations})
+            | Q(**{f"{path}round_id__in": rounds})
+            | Q(**{f"{path}uploaded_by_id": self.user_id})
+        )
+
+    def result_filter(self) -> Q:
+        """A Q over leaderboard.Result: public, or of a submission this viewer may see."""
+        if self.staff:
+            return Q()
+        return (VISIBLE & embargo_over()) | self.submission_filter("system__submission__")
+
+    def may_see(self, submission) -> bool:
+        """The same rule as submission_filter, for one submission already read."""
+        if self.staff:
+            return True
+        if self.anonymous:
+            return False
+        return (
+            submission.organisation_id in self.organisations
+            or submission.round_id in self.reviewed_rounds | self.peer_rounds
+            or submission.uploaded_by_id == self.user_id
+        )
+
+    def reviews(self, round_) -> bool:
+        """Reviewer of the round (or staff): sees all of it and decides objections."""
+        return self.staff or round_.pk in self.reviewed_rounds
+
+    def member_of(self, organisation) -> bool:
+        return organisation is not None and organisation.pk in self.organisations
+
+
+ANONYMOUS = Viewer()
+
+
+def viewer(user, now: datetime | None = None) -> Viewer:
+    """Who `user` (a User or AnonymousUser) is at `now`."""
+    if user is None or not user.is_authenticated:
+        return ANONYMOUS
+    memberships = list(user.memberships.values_list("organisation_id", "role"))
+    organisations = frozenset(organisation for organisation, _ in memberships)
+    administers = frozenset(organisation for organisation, role in memberships if role == ADMIN)
+    if user.is_staff:
+        return Viewer(user.pk, True, organisations, administers=administers)
+    now = now or timezone.now()
+    reviewed = frozenset(user.reviewed_rounds.values_list("pk", flat=True))
+    peer = frozenset()
+    if organisations:
+        # Rounds the user's organisations submitted to that are in their review phase now.
+        submitted = Round.objects.filter(
+            Q(publish_at__isnull=True) | Q(publish_at__gt=now),
+            participation.rounds_of(organisations),
+            deadline_at__lte=now,
+        )
+        peer = frozenset(r.pk for r in submitted if r.phase(now) == calendar.REVIEW)
+    return Viewer(user.pk, False, organisations, reviewed, peer, administers)
+
+
+# -- see ------------------------------------------------------------------------------------------
+
+
+def results_for(who: Viewer):
+    """The results `who` may see: the public ones and those of submissions they may see."""
+    return Result.objects.filter(who.result_filter())
+
+
+def runs_for(who: Viewer):
+    return Run.objects.filter(result__in=results_for(who))
+
+
+def objection_filter(who: Viewer) -> Q:
+    """A Q over submissions.Objection: staff all; a reviewer those of their rounds; a member those
+    filed by or against their organisations."""
+    if who.staff:
+        return Q()
+    if who.anonymous:
+        return Q(pk__in=[])
+    return (
+        Q(from_organisation_id__in=who.organisations)
+        | Q(against_organisation_id__in=who.organisations)
+        | Q(round_id__in=who.reviewed_rounds)
+    )
+
+
+def _parties(objection) -> set[int]:
+    return {objection.from_organisation_id, objection.against_organisation_id}
+
+
+def may_see_objection(who: Viewer, objection) -> bool:
+    """The same rule as objection_filter, for one objection already read."""
+    return who.reviews(objection.round) or bool(_parties(objection) & who.organisations)
+
+
+def may_see_members(who: Viewer, organisation) -> bool:
+    return who.staff or organisation.pk in who.organisations
+
+
+# -- act ------------------------------------------------------------------------------------------
+
+
+def upload_refusal(who: Viewer, organisation) -> str | None:
+    """Why `who` may not upload for `organisation`, or None. Asked at every step of an upload: a member
+    removed while an upload is open may not go on with it."""
+    if who.member_of(organisation):
+        return None
+    return (
+        f"You upload for your own organisation only: you are not a member of {organisation.name}."
+    )
+
+
+def objecting_organisations(who: Viewer, round_) -> set[int]:
+    """The organisations `who` may object for in the round: theirs that submitted to it (a failed or
+    withdrawn submission does not count: participation.py)."""
+    if not who.organisations:
+        return set()
+    return set(who.organisations) & participation.organisation_ids(round_)
+
+
+def may_object(who: Viewer, round_, now: datetime | None = None) -> bool:
+    """Whether `who` may file objections in the round now (a page shows the form or not)."""
+    now = now or timezone.now()
+    return calendar.review_open(round_.calendar, now) and bool(objecting_organisations(who, round_))
+
+
+def may_object_to(who: Viewer, submission, now: datetime | None = None) -> bool:
+    """may_object, against another organisation's submission."""
+    return submission.organisation_id not in who.organisations and may_object(
+        who, submission.round, now
+    )
+
+
+def may_reply(who: Viewer, objection) -> bool:
+    """The objection's parties and the round's reviewers write in its thread."""
+    return may_see_objection(who, objection)
+
+
+def reply_side(who: Viewer, objection) -> str:
+    """Who a reply speaks for (submissions.ObjectionReply.Side): the organisation objected to, the
+    objector, or a reviewer."""
+    if objection.against_organisation_id in who.organisations:
+        return "objected"
+    if objection.from_organisation_id in who.organisations:
+        return "objector"
+    return "reviewer"
+
+
+def decide_refusal(who: Viewer, objection) -> str | None:
+    """Why `who` may not decide the objection, or None: a reviewer of its round who belongs to neither
+    party decides."""
+    if not who.reviews(objection.round):
+        return "Only a reviewer of the round decides an objection."
+    if _parties(objection) & who.organisations:
+        return "A reviewer does not decide an objection that involves their own organisation."
+    return None
+
+
+def may_decide(who: Viewer, objection) -> bool:
+    return decide_refusal(who, objection) is None
+
+
+def may_withdraw(who: Viewer, submission) -> bool:
+    """A member of the submission's organisation, or staff, withdraws it or its results (before the
+    round is published: the submission's room says when it no longer can)."""
+    return who.staff or (
+        submission.organisation_id is not None and submission.organisation_id in who.organisations
+    )
+
+
+def may_publish(who: Viewer) -> bool:
+    """Staff publish a round now (otherwise it publishes itself at its publication time)."""
+    return who.staff
+
+
+def may_manage_members(who: Viewer, organisation) -> bool:
+    """Staff and the organisation's admins add, change and remove its members."""
+    return who.staff or organisation.pk in who.administers
+
+
+def may_request_check(who: Viewer) -> bool:
+    """Staff ask for a result's reference check again; everyone reads the checks of what they see."""
+    return who.staff
+
+
+def may_see_agents(who: Viewer) -> bool:
+    """The GPU agents and their host names are for staff."""
+    return who.staff
