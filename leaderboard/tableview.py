@@ -128,7 +128,7 @@ class TableForm(forms.Form):
             self.fields[name].choices = choices
             self.fields[name].widget.attrs["size"] = min(6, max(2, len(choices)))
         self.fields["benchmark"].choices = any_ + [(b.key, b.name) for b in round_data.benchmarks]
-        self.fields["chart"].choices = [("", "First benchmark shown")] + [
+        self.fields["chart"].choices = [("", "The one with the most results")] + [
             (b.key, b.name) for b in round_data.benchmarks
         ]
         shows = [
@@ -633,9 +633,13 @@ def shown_table(view: TableView, data: RoundData) -> ShownTable:
     for column in SORTABLE_COLUMNS:
         qs, state = view.sort_link(column, data)
         columns[column] = {"qs": qs, "aria_sort": state}
-    # The chart's benchmark: the one asked for, else the first with a result in this view.
-    chart_bench = next((b for b in benches if b.key == view.chart), None) or next(
-        iter(benches), None
+    # The chart's benchmark: the one asked for, else the one with the most scored results in this view (the
+    # first of those in the round's order): a scaling chart of two points says little.
+    scored = {
+        b.key: sum(1 for r in rows if (c := r.cells.get(b.key)) and c.score_s) for b in benches
+    }
+    chart_bench = next((b for b in benches if b.key == view.chart), None) or max(
+        benches, key=lambda b: scored[b.key], default=None
     )
     columns_of = [(bench, view.shows_speedup(bench)) for bench in benches]
     shown_columns = view.columns(data)

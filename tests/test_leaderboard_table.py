@@ -305,6 +305,19 @@ def test_charts_follow_the_filters(client, catalogue):
     assert '"name":"NVIDIA H100-SXM5-80GB"' not in html
 
 
+def test_the_scaling_chart_opens_on_the_benchmark_with_the_most_results(client, v51):
+    first = v51.benchmarks.order_by("position").first()  # the round's first benchmark: one result
+    make.result(make.system(v51, "Acme", "a0", accelerator_count=8), first.key, 100)
+    for i, count in enumerate((8, 16, 32)):
+        make.result(
+            make.system(v51, "Acme", f"r{i}", accelerator_count=count), "retinanet", 30 / (i + 1)
+        )
+    assert first.key != "retinanet"
+    html = page(client, "/r/training-v5.1/")
+    assert "Scaling: Object detection (RetinaNet)" in html
+    assert f"Scaling: {first.name}" in page(client, f"/r/training-v5.1/?chart={first.key}")
+
+
 def test_the_round_table_issues_a_fixed_number_of_queries_whatever_its_size(client, v51):
     def grow(n):
         for i in range(n):
