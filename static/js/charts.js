@@ -27,6 +27,7 @@
     var target = document.getElementById(script.dataset.chart);
     if (!target || !window.Plotly) return;
     var figure = JSON.parse(script.textContent);
+    if (target.clientWidth < 600) narrow(figure.layout, figure.data.length);
     window.Plotly.react(target, figure.data, figure.layout, {
       responsive: true, displaylogo: false,
       modeBarButtonsToRemove: ["select2d", "lasso2d"],
@@ -40,6 +41,20 @@
         if (typeof url === "string" && url.charAt(0) === "/") window.location.href = url;
       });
     }
+  }
+
+  // At a phone's width the legend (a line per series below the plot) would take the plot's height, and
+  // two-line tick labels would overlap: the chart grows by the legend's lines and ticks keep their first line.
+  function narrow(layout, series) {
+    layout.height = (layout.height || 450) + 20 * Math.max(series - 3, 0);
+    layout.legend = Object.assign({}, layout.legend, { font: { size: 11 } });
+    ["xaxis", "yaxis"].forEach(function (name) {
+      var axis = layout[name];
+      if (axis && axis.ticktext) {
+        axis.ticktext = axis.ticktext.map(function (t) { return String(t).split("<br>")[0]; });
+        axis.tickangle = 0;
+      }
+    });
   }
 
   function whenNear(script) {
