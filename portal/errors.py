@@ -1,9 +1,19 @@
-"""What error pages and error mails may show, and what the API answers when the database or the disk fails."""
+"""What error pages and error mails may show, and in what form: the API answers its errors in JSON
+(`{"detail": ...}`, as its schema says every error does), the site with its pages.
+
+- REST framework's handler (api_exception_handler): 503 for a database outage, 507 for a full disk,
+  each with Retry-After.
+- Django's handlers (portal/urls.py handler400/403/404/500), for what no view answered itself: a body
+  past DATA_UPLOAD_MAX_MEMORY_SIZE (413), a CSRF refusal, an unknown address, an internal error.
+"""
 
 import errno
 import re
 
+from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse, JsonResponse
+from django.views import defaults
 from django.views.debug import SafeExceptionReporterFilter
 from rest_framework import status
 from rest_framework.response import Response
@@ -76,3 +86,39 @@ def api_exception_handler(exc, context):
     set_rollback()
     answer["Retry-After"] = str(retry_after)
     return answer
+
+
+def _api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def bad_request(request, exception=None):
+    if isinstance(exception, RequestDataTooBig):
+        detail = "The request's body is too large for the portal to read; bundles go in parts."
+        if _api(request):
+            return JsonResponse({"detail": detail}, status=413)
+        return HttpResponse(detail, status=413, content_type="text/plain; charset=utf-8")
+    if _api(request):
+        return JsonResponse({"detail": "Bad request."}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception=None):
+    if _api(request):
+        return JsonResponse({"detail": "You may not do this."}, status=403)
+    return defaults.permission_denied(request, exception)
+
+
+def page_not_found(request, exception=None):
+    if _api(request):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if _api(request):
+        return JsonResponse(
+            {"detail": "The portal failed on this request; it is logged. Try again later."},
+            status=500,
+        )
+    return defaults.server_error(request)

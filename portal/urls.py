@@ -15,3 +15,9 @@ urlpatterns = [
     path("client/portal-submit.tar.gz", client_archive, name="client-archive"),
     path("", include("leaderboard.urls")),
 ]
+
+# What no view answered (a body too large, an unknown address, an internal error): JSON under /api/.
+handler400 = "portal.errors.bad_request"
+handler403 = "portal.errors.permission_denied"
+handler404 = "portal.errors.page_not_found"
+handler500 = "portal.errors.server_error"

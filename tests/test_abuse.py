@@ -384,3 +384,22 @@ def test_two_admins_demoting_each_other_at_once_leave_one(server, orgs):
         thread.join()
     admins = Membership.objects.filter(organisation=orgs["a"], role=Membership.Role.ADMIN)
     assert admins.count() == 1
+
+
+# -- 8. JSON errors across the API ---------------------------------------------------------------------
+
+
+def test_the_api_answers_its_errors_in_json(server, orgs):
+    """A body past 10 MiB was answered with the site's HTML page, and so was the legacy
+    /api/results/<pk>/ of an unknown result."""
+    client = api(orgs["member_a"])
+    big = client.post(
+        f"{server.url}/api/v1/uploads/",
+        data=b'{"name": "' + b"x" * (11 * 1024 * 1024) + b'"}',
+        headers={"Content-Type": "application/json"},
+        timeout=60,
+    )
+    assert big.status_code == 413
+    assert big.headers["Content-Type"] == "application/json" and "too large" in big.json()["detail"]
+    legacy = requests.get(f"{server.url}/api/results/999999/", timeout=30)
+    assert legacy.status_code == 404 and legacy.json() == {"detail": "Not found."}
