@@ -185,6 +185,21 @@ class Finding(models.Model):
     def __str__(self):
         return f"{self.severity} {self.rule} {self.file}:{self.line or ''}"
 
+    @classmethod
+    def from_rule(cls, found, *, default_file: str = "", **where) -> "Finding":
+        """The row of one rule outcome (submissions.checking.rules.Finding: severity, rule, file, line,
+        message, hint), placed by `where` (validation, result, run, system_key, benchmark, advisory);
+        `default_file` when the rule named no file."""
+        return cls(
+            severity=found.severity,
+            rule=found.rule,
+            file=found.file or default_file,
+            line=found.line,
+            message=found.message,
+            hint=found.hint,
+            **where,
+        )
+
     def as_dict(self):
         return {
             "severity": self.severity,

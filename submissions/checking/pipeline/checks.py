@@ -220,18 +220,14 @@ def _store(checked: list[tuple], validation_id: int) -> list[int]:
             submission_id = run["result__system__submission_id"]
             per_submission[submission_id] = per_submission.get(submission_id, 0) + 1
             findings += [
-                Finding(
+                Finding.from_rule(
+                    f,
+                    default_file=run["path"],
                     validation_id=validation_id,
                     result_id=run["result_id"],
                     run_id=run_id,
                     system_key=run["result__system__key"],
                     benchmark=run["result__benchmark__key"],
-                    severity=f.severity,
-                    rule=f.rule,
-                    file=f.file or run["path"],
-                    line=f.line,
-                    message=f.message,
-                    hint=f.hint,
                     advisory=run["result__system__round__history"],
                 )
                 for f in found

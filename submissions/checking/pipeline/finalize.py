@@ -181,15 +181,11 @@ def finalize(submission_id: int) -> None:
     ):
         for f in rules.check_system(_system_facts(system), system.round.ruleset):
             new_findings.append(
-                Finding(
+                Finding.from_rule(
+                    f,
+                    default_file=system.description_path,
                     validation=validation,
                     system_key=system.key,
-                    severity=f.severity,
-                    rule=f.rule,
-                    file=f.file or system.description_path,
-                    line=f.line,
-                    message=f.message,
-                    hint=f.hint,
                     advisory=advisory,
                 )
             )
@@ -216,17 +212,13 @@ def finalize(submission_id: int) -> None:
         all_runs.extend(runs)
         for f in findings:
             new_findings.append(
-                Finding(
+                Finding.from_rule(
+                    f,
+                    default_file=result.path,
                     validation=validation,
                     result=result,
                     system_key=result.system.key,
                     benchmark=result.benchmark.key,
-                    severity=f.severity,
-                    rule=f.rule,
-                    file=f.file or result.path,
-                    line=f.line,
-                    message=f.message,
-                    hint=f.hint,
                     advisory=advisory,
                 )
             )

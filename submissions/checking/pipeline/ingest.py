@@ -221,17 +221,12 @@ def _bundle_findings(results: list, systems: dict, problems: list, round_) -> li
                 )
             )
     rows = [
-        Finding(
+        Finding.from_rule(
+            f,
             result=result,
             run=run,
             system_key=result.system.key,
             benchmark=result.benchmark.key,
-            severity=f.severity,
-            rule=f.rule,
-            file=f.file,
-            line=f.line,
-            message=f.message,
-            hint=f.hint,
             advisory=round_.history,
         )
         for result, run, f in found
@@ -244,16 +239,11 @@ def _bundle_findings(results: list, systems: dict, problems: list, round_) -> li
         result = next((r for r, entry, _ in results if f.file.startswith(entry.path + "/")), None)
         system = result.system if result is not None else described.get(f.file)
         rows.append(
-            Finding(
+            Finding.from_rule(
+                f,
                 result=result,
                 system_key=system.key if system else "",
                 benchmark=result.benchmark.key if result else "",
-                severity=f.severity,
-                rule=f.rule,
-                file=f.file,
-                line=f.line,
-                message=f.message,
-                hint=f.hint,
                 advisory=round_.history,
             )
         )
