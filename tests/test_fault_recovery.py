@@ -241,7 +241,7 @@ def test_a_database_outage_of_30_s_mid_step_is_recovered_within_two_minutes_of_i
     the tasks give up after their retries and their leases cannot be given back. Within two minutes of the
     database's return the submission is final, valid as it would be without the fault, each run checked once."""
     from leaderboard.models import Run
-    from submissions.intake import submit
+    from submissions.intake.submit import submit
 
     require_services()
     purge_broker()
@@ -407,3 +407,50 @@ def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_emptie
         finally:
             worker.stop()
             server.stop()
+
+
+@pytest.mark.services
+@pytest.mark.commits  # the worker processes read the upload
+def test_a_submission_whose_worker_died_at_the_publication_minute_is_published_when_its_check_ends(
+    rounds, users, settings, tmp_path
+):
+    """The worker checking an on-time submission is killed; the round is published meanwhile (without it: it
+    is still being checked). Another worker takes the check up again, and the submission goes public as it
+    would have at the minute."""
+    from leaderboard.models import Result
+    from submissions.checking.pipeline import publish_round
+    from submissions.intake.submit import submit
+
+    from .live_round import set_phase
+
+    require_services()
+    purge_broker()
+    media = tmp_path / "media"
+    media.mkdir()
+    settings.MEDIA_ROOT = media
+    round_ = set_phase(rounds["training-v5.1"], "review")
+    quick = {**QUICK_RECOVERY, "CHECK_BATCH_SIZE": "1"}
+    first = Worker(media, concurrency=1, name="dies", env=quick)
+    second = None
+    try:
+        submission, _ = submit(
+            round_, [_many_runs_bundle(tmp_path)], "acme.tgz", user=users["owner"]
+        )
+        _wait(
+            lambda: Submission.objects.get(pk=submission.pk).status == "checking",
+            60,
+            "the submission checking",
+            every_s=0.05,
+        )
+        first.kill()
+        assert publish_round(round_) == 0  # the minute: nothing of it public yet
+        second = Worker(media, concurrency=2, name="takes-over", beat=True, env=quick)
+        _wait(lambda: Submission.objects.get(pk=submission.pk).is_final, 120, "final", every_s=0.5)
+        submission.refresh_from_db()
+        assert submission.status == "published", submission.message
+        results = Result.objects.filter(system__submission=submission)
+        assert results.count() == 12 == results.filter(published=True).count()
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()

@@ -122,9 +122,16 @@ class Worker:
                 )
             time.sleep(0.1)
 
+    def kill(self):
+        """SIGKILL the worker and its pool processes at once, as a machine that died: no task ends."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=20)
+
     def stop(self):
         stop_group(self.process)
-        self.log.close()
+        if not self.log.closed:
+            self.log.close()
 
 
 # Fixtures for a module whose tests share one real worker; import them into the module:

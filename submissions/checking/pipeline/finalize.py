@@ -16,7 +16,7 @@ from submissions.refchecks import jobs as refchecks
 from .. import energy, rules, scoring
 from ..bundles.runlogs import result_files
 from .common import Status, clear_work_when_final, submission_files, update, update_rows
-from .publication import publish
+from .publication import publish, published_while_checking
 
 log = logging.getLogger(__name__)
 
@@ -301,7 +301,7 @@ def finalize(submission_id: int) -> None:
             warnings=severities["warning"],
             infos=severities["info"],
         )
-        if submission.publish_when_valid:
+        if submission.publish_when_valid or published_while_checking(submission):
             publish(submission_id)  # its results that no blocking finding holds
         # Closed-division results of a live round: measured on the agents (sent once this commits). The
         # checks only inform reviewers; the verdict above does not wait for them.

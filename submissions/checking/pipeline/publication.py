@@ -242,6 +242,16 @@ def final_submissions(round_: Round) -> list[Submission]:
     return sorted(chosen, key=lambda s: (s.submitter.name if s.submitter else "", s.created_at))
 
 
+def published_while_checking(submission: Submission) -> bool:
+    """Whether a submission just checked belongs in its round's publication, which came while it was still
+    being checked (its worker died, the queue was long): uploaded before the publication, and its
+    organisation's final submission. It then goes public now, as it would have at the minute."""
+    round_ = submission.round
+    if round_.published_at is None or submission.created_at >= round_.published_at:
+        return False
+    return any(s.pk == submission.pk for s in final_submissions(round_))
+
+
 def publish_round(round_: Round, *, actor=None, now: datetime | None = None) -> int | None:
     """Publish the round now: every approved result of its final submissions goes public with its
     public id, in one transaction that holds the round's row. Returns how many results are public;
