@@ -122,3 +122,31 @@ def test_a_bundle_of_its_own_or_an_unregistered_organisation_is_recorded(rounds,
         submission.refresh_from_db()
         assert submission.status != Submission.Status.FAILED, (org, submission.message)
         assert submission.systems.exists()
+
+
+def offered_rounds(client):
+    import re
+
+    html = client.get(UPLOAD).content.decode()
+    select = re.search(r'<select name="round".*?</select>', html, re.S).group(0)
+    return re.findall(r'<option value="([^"]+)"', select), html
+
+
+def test_the_form_offers_the_rounds_open_for_submission_and_history_to_staff(client, rounds, orgs):
+    client.force_login(orgs["member_a"])
+    # v5.1 has no calendar and is not imported history: it takes uploads at any time. The imported
+    # history rounds (v0.5 ...) are not offered to members.
+    assert offered_rounds(client)[0] == ["training-v5.1"]
+    set_phase(rounds["training-v5.1"], "open")
+    assert offered_rounds(client)[0] == ["training-v5.1"]
+    set_phase(rounds["training-v5.1"], "review")
+    offered, html = offered_rounds(client)
+    assert offered == ["training-v5.1"] and "in review: a fix a reviewer asked for" in html
+    set_phase(rounds["training-v5.1"], "published")
+    offered, html = offered_rounds(client)
+    assert offered == [] and "No round is open for submission now." in html
+    staff = orgs["member_a"]
+    staff.is_staff = True
+    staff.save()
+    offered, html = offered_rounds(client)  # staff import history: those rounds are offered to them
+    assert "training-v0.5" in offered and "training-v5.1" not in offered

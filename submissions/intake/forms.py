@@ -1,8 +1,10 @@
 """The upload form (the page's script sends the same fields through the API's chunked uploads)."""
 
 from django import forms
+from django.utils import timezone
 
 from accounts.models import Organisation
+from leaderboard import calendar
 from leaderboard.models import Round
 
 BUNDLE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".zip")
@@ -30,6 +32,12 @@ class UploadForm(forms.Form):
             self.fields["organisation"].queryset = Organisation.objects.filter(
                 memberships__user=user
             )
+        # The list offers the rounds open for submission; a round given by hand (or by the API) is
+        # still read, and the calendar's refusal (uploads.calendar_refusal) says why it is not taken.
+        staff = bool(user is not None and user.is_staff)
+        self.fields["round"].widget.choices = [
+            (r.key, label) for r in Round.objects.all() if (label := offered(r, staff)) is not None
+        ]
 
     def clean_organisation(self):
         organisation = self.cleaned_data["organisation"]
@@ -52,3 +60,17 @@ class UploadForm(forms.Form):
                 f"“{bundle.name}” is not a bundle: upload one of {', '.join(BUNDLE_SUFFIXES)}."
             )
         return bundle
+
+
+def offered(round_: Round, staff: bool, now=None) -> str | None:
+    """The round's name as the upload form offers it, or None where it is not offered: rounds open
+    for submission, in their grace period, or in review (a fix a reviewer asked for); imported history
+    only to staff, who import it."""
+    phase = round_.phase(now or timezone.now())
+    if phase in (calendar.OPEN, calendar.GRACE):
+        return round_.name
+    if phase == calendar.REVIEW:
+        return f"{round_.name} (in review: a fix a reviewer asked for)"
+    if phase == calendar.HISTORY and (staff or not round_.history):
+        return f"{round_.name} (imported history)" if round_.history else round_.name
+    return None
