@@ -219,3 +219,14 @@ def test_history_scores_the_runs_there_are_as_the_summarizer_does():
         live = scoring.score_result(bench, runs(*times))
         if len(times) < bench.required_runs:  # a live round still needs the round's number of runs
             assert live.seconds is None and "required runs were submitted" in live.message
+
+
+def test_history_scores_only_the_logs_the_summarizer_reads():
+    # Intel's v1.0 MiniGo folder holds a script with MLPerf log lines beside its ten result_run*.txt: a log named
+    # otherwise is a run of a live result, but the summarizer (glob result_*.txt) never read it.
+    logs = runs(10.0, 20.0, 30.0, 40.0, 50.0)
+    script = scoring.RunTime(None, False, failure_reason="no run_start", summarizer_reads=False)
+    published = scoring.score_result(OLYMPIC_5, [*logs, script], as_published=True)
+    assert (published.seconds, published.counted, published.dropped) == (30.0, [1, 2, 3], [0, 4])
+    live = scoring.score_result(OLYMPIC_5, [*logs, script])
+    assert live.seconds == 30.0 and "first 5 of 6" in live.message

@@ -99,6 +99,9 @@ class RunTime:
     rejected: bool = False  # its log breaks a blocking rule
     failure_reason: str = ""
     failure_rule: str = ""  # the rule id of its first error finding, where it has one
+    # Named result_*.txt: the files mlperf-logging's result_summarizer scores (a log named otherwise is a run
+    # of a live round's result, but no run of the record MLCommons published).
+    summarizer_reads: bool = True
 
     @property
     def seconds(self) -> float | None:
@@ -132,31 +135,43 @@ def score_result(
     """Score a result from its runs, in run order; a failed or rejected run counts as infinitely
     slow. The mean is multiplied by scaling_factor (rules.rcp.score_factor decides it).
     `ingest_note` says why ingest found no runs in the folder: with none, it stays the message.
-    as_published (imported history): every run counts, however many the round required, as
-    mlperf-logging's result_summarizer counts them (it scores the result_*.txt files there are)."""
-    times = [run.seconds for run in runs]
+    as_published (imported history): every run the summarizer reads counts, however many the round
+    required, as mlperf-logging's result_summarizer counts them (it scores the result_*.txt files there
+    are); logs named otherwise are not runs of the published record."""
+    if as_published:
+        scored_runs = [i for i, run in enumerate(runs) if run.summarizer_reads]
+    else:
+        scored_runs = list(range(len(runs)))
+    score = _score_times(benchmark, [runs[i].seconds for i in scored_runs], as_published)
+    score.counted = [scored_runs[i] for i in score.counted]
+    score.dropped = [scored_runs[i] for i in score.dropped]
+    seconds = None if score.seconds is None else score.seconds * scaling_factor
+    if not runs and ingest_note:
+        message = ingest_note
+    elif score.seconds is None:
+        message = (score.message + failures_in_words([runs[i] for i in scored_runs]))[:500]
+    else:
+        message = score.message[:500]
+    return ResultScore(
+        seconds, speedup(benchmark.reference_time_s, seconds), score.counted, score.dropped, message
+    )
+
+
+def _score_times(
+    benchmark: BenchmarkScoring, times: list[float | None], as_published: bool
+) -> Score:
     drop = tolerated_error_files(benchmark.key)
     if benchmark.first_converging:
-        score = first_converging(times, benchmark.counted_runs or benchmark.required_runs, drop)
-    elif as_published and times and len(times) != benchmark.required_runs:
+        return first_converging(times, benchmark.counted_runs or benchmark.required_runs, drop)
+    if as_published and times and len(times) != benchmark.required_runs:
         score = olympic(times, len(times), drop)
         if score.seconds is not None:
             score.message = (
                 f"Scored from all {len(times)} runs of the folder ({benchmark.required_runs} required: "
                 "rule result.run-count), as mlperf-logging's result_summarizer scored the published round."
             )
-    else:
-        score = olympic(times, benchmark.required_runs, drop)
-    seconds = None if score.seconds is None else score.seconds * scaling_factor
-    if not runs and ingest_note:
-        message = ingest_note
-    elif score.seconds is None:
-        message = (score.message + failures_in_words(runs))[:500]
-    else:
-        message = score.message[:500]
-    return ResultScore(
-        seconds, speedup(benchmark.reference_time_s, seconds), score.counted, score.dropped, message
-    )
+        return score
+    return olympic(times, benchmark.required_runs, drop)
 
 
 _LINE_NOTE = re.compile(r" \((line|line count) \d+\)")  # where in its own log; runs differ there

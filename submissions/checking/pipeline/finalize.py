@@ -2,6 +2,8 @@
 
 import logging
 from collections import Counter
+from fnmatch import fnmatch
+from pathlib import PurePosixPath
 
 from django.db import transaction
 from django.db.models import Count, Prefetch, Q, Value
@@ -40,6 +42,7 @@ def score_result(
                 r.pk in rejected,
                 r.failure_reason,
                 failure_rules.get(r.pk, ""),
+                fnmatch(PurePosixPath(r.path).name, "result_*.txt"),
             )
             for r in runs
         ],
