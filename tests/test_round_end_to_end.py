@@ -30,7 +30,7 @@ def _round() -> Round:
     from leaderboard.rounds import ROUNDS_DIR, load_round, read_round_file
 
     data = read_round_file(ROUNDS_DIR / "training-v5.1.toml")
-    data.update(key=ROUND, name="Training live")
+    data.update(key=ROUND, name="Training live", history=False)
     round_ = load_round(data)
     now = timezone.now()
     Round.objects.filter(pk=round_.pk).update(
