@@ -152,24 +152,79 @@ def _description_format(system: System) -> str:
 
 
 def finalize(submission_id: int) -> None:
-    """Score every result, store result-level findings and the verdict; publish if asked to."""
+    """Score every result, store result-level findings and the verdict; publish if asked to.
+
+    The steps, each a function below: claim the validation still running; check the systems; score
+    and check each result; store the findings, the counts and the scores; give the verdict (only the
+    finalize that moves the status on wins: a duplicate rolls back); publish if asked to; plan the
+    reference checks; clear the work folder."""
+    claimed = _claim(submission_id)
+    if claimed is None:
+        return
+    submission, validation = claimed
+    advisory = submission.round.history
+    results = _results_of(submission)
+    rows = _system_findings(submission, validation, advisory)
+    result_rows, runs = _score_and_check(
+        results, validation, submission_files(submission_id), advisory
+    )
+    with transaction.atomic():
+        _store(validation, results, runs, rows + result_rows, advisory)
+        if not _give_verdict(submission, validation, results, advisory):
+            transaction.set_rollback(True)
+            return
+        if submission.publish_when_valid or published_while_checking(submission):
+            publish(submission_id)  # its results that no blocking finding holds
+        _plan_reference_checks(submission_id)
+    clear_work_when_final(submission_id)
+
+
+def _claim(submission_id: int) -> tuple[Submission, Validation] | None:
+    """The submission and its running validation, when it waits to be finalized; else None."""
     submission = Submission.objects.select_related("round", "organisation").get(pk=submission_id)
     validation = submission.validations.filter(status=Validation.Status.RUNNING).first()
     if submission.status != Status.FINALIZING or validation is None:
-        return
-    advisory = submission.round.history
-    files = submission_files(submission_id)
+        return None
+    return submission, validation
+
+
+def _results_of(submission: Submission) -> list[Result]:
+    """The submission's results with their runs, in a fixed order."""
     # Ordered by pk and index, not by the default orderings, which join the submitter and round again; without
     # eval_curve, the runs' largest field, unused here.
     runs = Run.objects.defer("eval_curve", "power_trace").order_by("index")
-    results = list(
+    return list(
         Result.objects.filter(system__submission=submission)
         .order_by("pk")
         .select_related("benchmark", "system__round")
         .prefetch_related(Prefetch("runs", runs))
     )
-    all_runs, new_findings = [], []
-    # Advisory findings (imported history) do not change scores; blocking ones reject their run.
+
+
+def _system_findings(
+    submission: Submission, validation: Validation, advisory: bool
+) -> list[Finding]:
+    """The findings of the submission's system descriptions, as rows to store."""
+    rows = []
+    for system in (
+        System.objects.filter(submission=submission).select_related("round").order_by("pk")
+    ):
+        for f in rules.check_system(_system_facts(system), system.round.ruleset):
+            rows.append(
+                Finding.from_rule(
+                    f,
+                    default_file=system.description_path,
+                    validation=validation,
+                    system_key=system.key,
+                    advisory=advisory,
+                )
+            )
+    return rows
+
+
+def _run_failures(validation: Validation, advisory: bool) -> tuple[set[int], dict[int, str]]:
+    """The runs a blocking finding rejects (none when advisory: imported history keeps its scores), and
+    for each run with an error the rule of its first one (a failed run's reason)."""
     rejected = (
         set()
         if advisory
@@ -179,19 +234,6 @@ def finalize(submission_id: int) -> None:
             )
         )
     )
-    for system in (
-        System.objects.filter(submission=submission).select_related("round").order_by("pk")
-    ):
-        for f in rules.check_system(_system_facts(system), system.round.ruleset):
-            new_findings.append(
-                Finding.from_rule(
-                    f,
-                    default_file=system.description_path,
-                    validation=validation,
-                    system_key=system.key,
-                    advisory=advisory,
-                )
-            )
     failure_rules: dict[int, str] = {}
     for run_id, rule in (
         validation.findings.filter(severity="error", run__isnull=False)
@@ -199,6 +241,16 @@ def finalize(submission_id: int) -> None:
         .values_list("run_id", "rule")
     ):
         failure_rules[run_id] = rule  # the first (lowest pk) wins
+    return rejected, failure_rules
+
+
+def _score_and_check(
+    results: list[Result], validation: Validation, files, advisory: bool
+) -> tuple[list[Finding], list[Run]]:
+    """Score each result (on the objects, stored by _store) and check it: the result-level findings as
+    rows, and every run (counted or dropped by its score)."""
+    rejected, failure_rules = _run_failures(validation, advisory)
+    rows, all_runs = [], []
     for result in results:
         runs = list(result.runs.all())
         findings, result.scaling_factor = _result_findings(result, runs, files)
@@ -214,7 +266,7 @@ def finalize(submission_id: int) -> None:
         )
         all_runs.extend(runs)
         for f in findings:
-            new_findings.append(
+            rows.append(
                 Finding.from_rule(
                     f,
                     default_file=result.path,
@@ -225,92 +277,106 @@ def finalize(submission_id: int) -> None:
                     advisory=advisory,
                 )
             )
-    with transaction.atomic():
-        _tolerate_failed_runs(validation, results)
-        Finding.objects.bulk_create(new_findings, batch_size=500)
-        per_result = {
-            row["result_id"]: row
-            for row in Finding.objects.filter(validation=validation)
-            .values("result_id")
-            .annotate(
-                errors=Count("pk", filter=Q(severity="error")),
-                warnings=Count("pk", filter=Q(severity="warning")),
+    return rows, all_runs
+
+
+def _store(
+    validation: Validation,
+    results: list[Result],
+    runs: list[Run],
+    rows: list[Finding],
+    advisory: bool,
+) -> None:
+    """Store the new findings, each result's counts of them, and the scores."""
+    _tolerate_failed_runs(validation, results)
+    Finding.objects.bulk_create(rows, batch_size=500)
+    per_result = {
+        row["result_id"]: row
+        for row in Finding.objects.filter(validation=validation)
+        .values("result_id")
+        .annotate(
+            errors=Count("pk", filter=Q(severity="error")),
+            warnings=Count("pk", filter=Q(severity="warning")),
+        )
+    }
+    for result in results:
+        counts = per_result.get(result.pk, {})
+        result.error_count, result.warning_count = (
+            counts.get("errors", 0),
+            counts.get("warnings", 0),
+        )
+        result.advisory = advisory
+    update_rows(Run, [(run.pk, {"counted": run.counted, "dropped": run.dropped}) for run in runs])
+    update_rows(
+        Result,
+        [
+            (
+                r.pk,
+                {
+                    "score_s": r.score_s,
+                    "speedup": r.speedup,
+                    "scaling_factor": r.scaling_factor,
+                    "runs_counted": r.runs_counted,
+                    "score_message": r.score_message,
+                    "energy_j": r.energy_j,
+                    "energy_message": r.energy_message,
+                    "error_count": r.error_count,
+                    "warning_count": r.warning_count,
+                    "advisory": r.advisory,
+                },
             )
-        }
-        for result in results:
-            counts = per_result.get(result.pk, {})
-            result.error_count, result.warning_count = (
-                counts.get("errors", 0),
-                counts.get("warnings", 0),
-            )
-            result.advisory = advisory
-        update_rows(
-            Run, [(run.pk, {"counted": run.counted, "dropped": run.dropped}) for run in all_runs]
-        )
-        update_rows(
-            Result,
-            [
-                (
-                    r.pk,
-                    {
-                        "score_s": r.score_s,
-                        "speedup": r.speedup,
-                        "scaling_factor": r.scaling_factor,
-                        "runs_counted": r.runs_counted,
-                        "score_message": r.score_message,
-                        "energy_j": r.energy_j,
-                        "energy_message": r.energy_message,
-                        "error_count": r.error_count,
-                        "warning_count": r.warning_count,
-                        "advisory": r.advisory,
-                    },
-                )
-                for r in results
-            ],
-        )
-        severities = Counter(validation.findings.values_list("severity", flat=True))
-        verdict = Status.INVALID if severities["error"] else Status.VALID
-        scored = sum(r.score_s is not None for r in results)
-        message = (
-            f"{scored} of {len(results)} results scored; findings: {severities['error']} errors, "
-            f"{severities['warning']} warnings, {severities['info']} info"
-            + (" (advisory: imported history)." if advisory else ".")
-        )
-        Validation.objects.filter(pk=validation.pk).update(
-            status=Validation.Status.DONE,
-            verdict=verdict,
-            finished_at=timezone.now(),
-            errors=severities["error"],
-            warnings=severities["warning"],
-            infos=severities["info"],
-        )
-        # Only the finalize that moves the status on wins; a duplicate rolls back here.
-        if not update(
-            submission_id,
-            only_if={"status": Status.FINALIZING},
-            status=verdict,
-            message=message,
-            finished_at=timezone.now(),
-        ):
-            transaction.set_rollback(True)
-            return
-        record(
-            "validation.verdict",
-            obj=submission,
-            round=submission.round,
-            verdict=verdict,
-            validation=validation.number,
-            errors=severities["error"],
-            warnings=severities["warning"],
-            infos=severities["info"],
-        )
-        if submission.publish_when_valid or published_while_checking(submission):
-            publish(submission_id)  # its results that no blocking finding holds
-        # Closed-division results of a live round: measured on the agents (sent once this commits). The
-        # checks only inform reviewers; the verdict above does not wait for them.
-        try:
-            with transaction.atomic():  # a savepoint: a fault here never undoes the verdict
-                refchecks.plan_for_submission(submission_id)
-        except Exception:
-            log.exception("planning the reference checks of submission %s failed", submission_id)
-    clear_work_when_final(submission_id)
+            for r in results
+        ],
+    )
+
+
+def _give_verdict(
+    submission: Submission, validation: Validation, results: list[Result], advisory: bool
+) -> bool:
+    """Close the validation with its verdict and move the submission on; False when another finalize
+    moved it on first (the caller rolls back)."""
+    severities = Counter(validation.findings.values_list("severity", flat=True))
+    verdict = Status.INVALID if severities["error"] else Status.VALID
+    scored = sum(r.score_s is not None for r in results)
+    message = (
+        f"{scored} of {len(results)} results scored; findings: {severities['error']} errors, "
+        f"{severities['warning']} warnings, {severities['info']} info"
+        + (" (advisory: imported history)." if advisory else ".")
+    )
+    Validation.objects.filter(pk=validation.pk).update(
+        status=Validation.Status.DONE,
+        verdict=verdict,
+        finished_at=timezone.now(),
+        errors=severities["error"],
+        warnings=severities["warning"],
+        infos=severities["info"],
+    )
+    if not update(
+        submission.pk,
+        only_if={"status": Status.FINALIZING},
+        status=verdict,
+        message=message,
+        finished_at=timezone.now(),
+    ):
+        return False
+    record(
+        "validation.verdict",
+        obj=submission,
+        round=submission.round,
+        verdict=verdict,
+        validation=validation.number,
+        errors=severities["error"],
+        warnings=severities["warning"],
+        infos=severities["info"],
+    )
+    return True
+
+
+def _plan_reference_checks(submission_id: int) -> None:
+    """Closed-division results of a live round: measured on the agents (sent once this commits). The
+    checks only inform reviewers; the verdict does not wait for them, and a fault here never undoes it."""
+    try:
+        with transaction.atomic():  # a savepoint
+            refchecks.plan_for_submission(submission_id)
+    except Exception:
+        log.exception("planning the reference checks of submission %s failed", submission_id)
