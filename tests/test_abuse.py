@@ -403,3 +403,18 @@ def test_the_api_answers_its_errors_in_json(server, orgs):
     assert big.headers["Content-Type"] == "application/json" and "too large" in big.json()["detail"]
     legacy = requests.get(f"{server.url}/api/results/999999/", timeout=30)
     assert legacy.status_code == 404 and legacy.json() == {"detail": "Not found."}
+
+
+# -- 8. publishing history ------------------------------------------
+
+
+def test_staff_cannot_publish_a_history_round(server, rounds, orgs):
+    """Staff's "Publish now" was not refused for an imported round."""
+    history = rounds["training-v5.0"]
+    assert history.phase(None) == "history"
+    staff = signed_in(orgs["staff"])
+    page = f"{server.url}/submissions/rounds/"
+    answer = post_form(staff, f"{server.url}/submissions/rounds/{history.key}/publish/", page, {})
+    assert answer.status_code == 200 and "is imported history" in html.unescape(answer.text)
+    history.refresh_from_db()
+    assert history.published_at is None and history.publish_at is None

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_POST
 
 from leaderboard.models import Round
 from submissions.checking.pipeline import publish_round
+from submissions.checking.pipeline.publication import NotPublishable
 
 
 @staff_member_required
@@ -22,7 +23,11 @@ def rounds(request):
 @staff_member_required
 def publish_now(request, round_key):
     round_ = get_object_or_404(Round, key=round_key)
-    count = publish_round(round_, actor=request.user)
+    try:
+        count = publish_round(round_, actor=request.user)
+    except NotPublishable as refusal:
+        messages.error(request, str(refusal))
+        return redirect("submissions:rounds")
     if count is None:
         messages.info(request, f"{round_.name} was published already; nothing changed.")
     else:

@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.log import record
+from leaderboard import calendar
 from leaderboard.cache import invalidate_round
 from leaderboard.models import Division, PublicIdSequence, Result, Round, System
 from submissions.models import Finding, Submission, Validation
@@ -252,6 +253,10 @@ def published_while_checking(submission: Submission) -> bool:
     return any(s.pk == submission.pk for s in final_submissions(round_))
 
 
+class NotPublishable(Exception):
+    """A round that publication does not apply to; str(error) says why."""
+
+
 def publish_round(round_: Round, *, actor=None, now: datetime | None = None) -> int | None:
     """Publish the round now: every approved result of its final submissions goes public with its
     public id, in one transaction that holds the round's row. Returns how many results are public;
@@ -263,6 +268,11 @@ def publish_round(round_: Round, *, actor=None, now: datetime | None = None) -> 
         locked = Round.objects.select_for_update().get(pk=round_.pk)
         if locked.published_at is not None:
             return None
+        if locked.phase(now) == calendar.HISTORY:
+            raise NotPublishable(
+                f"{locked.name} is imported history: its results are public as MLCommons published "
+                "them, and it has no publication to make. Give it a calendar to run it as a live round."
+            )
         public, published = 0, []
         for submission in final_submissions(locked):
             count = publish(submission.pk)
