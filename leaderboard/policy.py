@@ -13,7 +13,7 @@ the write side: its rows arrive as arguments, and its statuses and roles are nam
               an organisation's members: may_see_members
     upload    upload_refusal (a member uploads for their own organisation only)
     object    objecting_organisations, may_object, may_object_to
-    answer    may_reply, reply_side
+    answer    may_reply, reply_refusal, reply_side
     decide    may_decide
     withdraw  may_withdraw
     publish   may_publish
@@ -204,6 +204,18 @@ def may_object_to(who: Viewer, submission, now: datetime | None = None) -> bool:
 def may_reply(who: Viewer, objection) -> bool:
     """The objection's parties and the round's reviewers write in its thread."""
     return may_see_objection(who, objection)
+
+
+def reply_refusal(who: Viewer, objection, now: datetime | None = None) -> str | None:
+    """Why `who` (who may_reply) may not write in the objection's thread now, or None. The parties
+    write while the round's review is open (calendar.review_open); after it closes only the round's
+    reviewers do, who decide until publication."""
+    now = now or timezone.now()
+    if who.reviews(objection.round) or calendar.review_open(objection.round.calendar, now):
+        return None
+    ends = objection.round.calendar.review_ends_at
+    closed = f"closed on {calendar.when(ends)}" if ends and ends <= now else "is not open"
+    return f"The review of {objection.round.name} {closed}: the parties write no more replies."
 
 
 def reply_side(who: Viewer, objection) -> str:

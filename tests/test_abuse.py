@@ -405,7 +405,64 @@ def test_the_api_answers_its_errors_in_json(server, orgs):
     assert legacy.status_code == 404 and legacy.json() == {"detail": "Not found."}
 
 
-# -- 8. publishing history ------------------------------------------
+# -- 8. the review's texts and calendar; publishing history ------------------------------------------
+
+
+@pytest.fixture
+def objection(rounds, orgs):
+    """training-v5.1 in review: Globex objects to Acme's result (system alpha, retinanet)."""
+    from submissions.review import objections
+
+    round_ = set_phase(rounds["training-v5.1"], "review")
+    acme = checked_submission(round_, orgs["a"], "Acme", "alpha")
+    checked_submission(round_, orgs["b"], "Globex", "beta")
+    return objections.file_objection(
+        orgs["member_b"], acme, system_key="alpha", benchmark_key="retinanet", rule="r", comment="c"
+    )
+
+
+def test_objection_texts_have_a_size_limit(server, objection, orgs):
+    """An objection of 9 MiB was accepted."""
+    client = api(orgs["member_b"])
+    answer = client.post(
+        f"{server.url}/api/v1/objections/",
+        json={
+            "submission": str(objection.submission.uid),
+            "system": "alpha",
+            "rule": "5.1: seeds",
+            "comment": "x" * (9 * 1024 * 1024),
+        },
+        timeout=60,
+    )
+    assert answer.status_code == 400 and "comment" in answer.json()
+    reply = api(orgs["member_a"]).post(
+        f"{server.url}/api/v1/objections/{objection.uid}/reply/",
+        json={"text": "y" * 20_001},
+        timeout=30,
+    )
+    assert reply.status_code == 400 and "text" in reply.json()
+    assert objection.replies.count() == 0
+
+
+def test_the_parties_reply_no_more_once_the_review_has_closed(server, objection, orgs):
+    """Replies to objections were accepted after the review closed."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.models import Round
+
+    url = f"{server.url}/api/v1/objections/{objection.uid}/reply/"
+    assert api(orgs["member_a"]).post(url, json={"text": "in time"}, timeout=30).status_code == 200
+    # The review closed an hour ago; publication is still to come.
+    Round.objects.filter(pk=objection.round_id).update(
+        review_ends_at=timezone.now() - timedelta(hours=1)
+    )
+    late = api(orgs["member_a"]).post(url, json={"text": "too late"}, timeout=30)
+    assert late.status_code == 403 and "closed on" in late.json()["detail"]
+    objection.round.reviewers.add(orgs["reviewer"])  # the reviewers still write: they decide
+    assert api(orgs["reviewer"]).post(url, json={"text": "noted"}, timeout=30).status_code == 200
+    assert list(objection.replies.values_list("text", flat=True)) == ["in time", "noted"]
 
 
 def test_staff_cannot_publish_a_history_round(server, rounds, orgs):

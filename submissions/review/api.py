@@ -79,16 +79,16 @@ class NewObjectionSerializer(serializers.Serializer):
     rule = serializers.CharField(max_length=200)
     file = serializers.CharField(max_length=500, required=False, allow_blank=True)
     lines = serializers.CharField(max_length=50, required=False, allow_blank=True)
-    comment = serializers.CharField()
+    comment = serializers.CharField(max_length=review.TEXT_MAX_CHARS)
 
 
 class ReplyInSerializer(serializers.Serializer):
-    text = serializers.CharField()
+    text = serializers.CharField(max_length=review.TEXT_MAX_CHARS)
 
 
 class DecisionSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=Objection.Decision.choices)
-    note = serializers.CharField(required=False, allow_blank=True)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=review.TEXT_MAX_CHARS)
 
 
 class WithdrawSerializer(serializers.Serializer):
@@ -96,7 +96,9 @@ class WithdrawSerializer(serializers.Serializer):
         max_length=200, required=False, allow_blank=True, help_text="With benchmark: one result."
     )
     benchmark = serializers.CharField(max_length=50, required=False, allow_blank=True)
-    reason = serializers.CharField(required=False, allow_blank=True)
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=review.TEXT_MAX_CHARS
+    )
 
 
 class WithdrawnSerializer(serializers.Serializer):

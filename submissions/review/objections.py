@@ -97,11 +97,31 @@ def _reply(objection, author, side, text) -> ObjectionReply:
     return ObjectionReply.objects.create(objection=objection, author=author, side=side, text=text)
 
 
-def _plain(*texts: str) -> None:
-    """Text from a form or the API: PostgreSQL stores no NUL character (nor finds one), so a NUL is
-    refused with the reason rather than ending as a 500."""
-    if any("\x00" in (text or "") for text in texts):
-        raise ReviewError("The text holds a NUL character (\\x00); remove it.")
+# The longest text a user writes in a thread: an objection's comment, a reply, a decision's note, a
+# withdrawal's reason (a long page of text; 9 MiB were once taken). Shorter fields keep their columns'.
+TEXT_MAX_CHARS = 20_000
+FIELD_MAX_CHARS = {
+    "rule": Objection._meta.get_field("rule").max_length,
+    "file": Objection._meta.get_field("file").max_length,
+    "lines": Objection._meta.get_field("lines").max_length,
+    "system": 200,
+    "benchmark": 50,
+    "decision": 20,
+}
+
+
+def _plain(**texts: str) -> None:
+    """Text from a form or the API, by what it is: PostgreSQL stores no NUL character (nor finds one),
+    and a column holds so much, so either is refused with the reason rather than ending as a 500."""
+    for name, text in texts.items():
+        text = text or ""
+        if "\x00" in text:
+            raise ReviewError(f"The {name} holds a NUL character (\\x00); remove it.")
+        limit = FIELD_MAX_CHARS.get(name, TEXT_MAX_CHARS)
+        if len(text) > limit:
+            raise ReviewError(
+                f"The {name} is {len(text):,} characters long; at most {limit:,} are taken."
+            )
 
 
 def _required(**fields) -> dict:
@@ -128,7 +148,14 @@ def file_objection(
     """A member of a submitting organisation objects to another organisation's result (system and
     benchmark) or system (no benchmark), during the round's review."""
     now = now or timezone.now()
-    _plain(system_key, benchmark_key, rule, comment, file, lines)
+    _plain(
+        system=system_key,
+        benchmark=benchmark_key,
+        rule=rule,
+        comment=comment,
+        file=file,
+        lines=lines,
+    )
     round_ = submission.round
     mine = policy.objecting_organisations(policy.viewer(user, now), round_)
     # Only the round's submitters read each other's submissions, and only during review: to anyone
@@ -196,11 +223,13 @@ def reply(user, objection: Objection, text: str) -> ObjectionReply:
     who = policy.viewer(user)
     if not policy.may_reply(who, objection):
         raise NotFound("No objection matches the given query.")
-    _plain(text)
+    _plain(reply=text)
     if objection.status not in UNDECIDED:
         raise ReviewError("This objection is decided: its thread is closed.")
     if objection.round.phase(timezone.now()) == calendar.PUBLISHED:
         raise ReviewError("The round is published: its objections are closed.")
+    if refusal := policy.reply_refusal(who, objection):
+        raise NotAllowed(refusal)
     text = (text or "").strip()
     if not text:
         raise ReviewError("Write a reply first.")
@@ -226,7 +255,7 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
     who = policy.viewer(user)
     if not policy.may_see_objection(who, objection):
         raise NotFound("No objection matches the given query.")
-    _plain(decision, note)
+    _plain(decision=decision, note=note)
     if refusal := policy.decide_refusal(who, objection):
         raise NotAllowed(refusal)
     if decision not in Decision.values:
@@ -348,7 +377,7 @@ def withdraw_result(
     """Withdraw one result of the user's organisation before publication: it is never published."""
     now = now or timezone.now()
     _may_withdraw(user, submission, now)
-    _plain(system_key, benchmark_key, reason)
+    _plain(system=system_key, benchmark=benchmark_key, reason=reason)
     result = (
         Result.objects.select_for_update()
         .filter(system__submission=submission, system__key=system_key, benchmark__key=benchmark_key)
@@ -378,7 +407,7 @@ def withdraw_submission(user, submission: Submission, reason: str = "", now=None
     """Withdraw a whole submission of the user's organisation before publication."""
     now = now or timezone.now()
     _may_withdraw(user, submission, now)
-    _plain(reason)
+    _plain(reason=reason)
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status == Submission.Status.WITHDRAWN:
         raise ReviewError("This submission is already withdrawn.")
