@@ -7,9 +7,10 @@ give:
 - an ETag (the tokens, the request's URL and Accept header) and a Last-Modified (the latest
   `changed_at`), with 304 Not Modified on a matching If-None-Match or If-Modified-Since;
 - the key under which the rendered body is kept gzipped (leaderboard.cache).
-A repeated page is answered from there before DRF's machinery runs, so it costs what the cached round
-page costs: a cache read, whatever its size. Throttling guards the work, so it counts
-the answers that are built, not those served from the cache. Requests with credentials, who may see
+A repeated page is answered from there before the rest of DRF's machinery runs, so it costs what the
+cached round page costs: a cache read, whatever its size, and the throttles' count: an answer from the
+cache, or a 304, is counted and refused past the rate as a built one (uncounted, a client asking the same
+thing again and again was never limited). Requests with credentials, who may see
 their organisation's unpublished rows, and the browsable API are answered fresh each time, the former
 marked `Cache-Control: private`.
 """
@@ -23,6 +24,7 @@ from django.http import HttpResponse, QueryDict
 from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
+from rest_framework import exceptions
 
 from . import cache
 from .models import Round
@@ -103,9 +105,14 @@ class PublishedCache:
             not_modified = get_conditional_response(
                 request, etag=state.etag, last_modified=state.last_modified
             )
+            stored = cache.get(f"lb:api:{state.key}") if not_modified is None else None
+            if not_modified is not None or stored is not None:
+                # Answered without the view: its throttles first, or a cached answer was never refused.
+                refused = self._throttled(request, *args, **kwargs)
+                if refused is not None:
+                    return refused
             if not_modified is not None:
                 return state.headers(not_modified)
-            stored = cache.get(f"lb:api:{state.key}")
             if stored is not None:
                 return state.headers(_gzipped(request, *stored))
         response = super().dispatch(request, *args, **kwargs)
@@ -113,6 +120,25 @@ class PublishedCache:
             # Built for one user, who may see unpublished rows: no shared cache keeps it for another.
             patch_cache_control(response, private=True)
         return response
+
+    def _throttled(self, request, *args, **kwargs):
+        """The view's 429 when a throttle refuses the request, else None (the request is counted once:
+        check_throttles below then passes it)."""
+        self.args, self.kwargs, self.headers = args, kwargs, self.default_response_headers
+        self.request = drf_request = self.initialize_request(request, *args, **kwargs)
+        try:
+            self.check_throttles(drf_request)
+        except exceptions.Throttled as refusal:
+            return self.finalize_response(
+                drf_request, self.handle_exception(refusal), *args, **kwargs
+            )
+        return None
+
+    def check_throttles(self, request):
+        if getattr(request._request, "throttles_checked", False):
+            return
+        request._request.throttles_checked = True
+        super().check_throttles(request)
 
     def list(self, request, *args, **kwargs):
         return self._answer(request, super().list(request, *args, **kwargs))

@@ -360,8 +360,8 @@ REST_FRAMEWORK = {
         "leaderboard.renderers.CSVRenderer",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "portal.ratelimit.AnonThrottle",  # DRF's, counted atomically (portal/ratelimit.py)
+        "portal.ratelimit.UserThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_THROTTLE_ANON", default="120/minute"),
