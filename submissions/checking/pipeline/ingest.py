@@ -2,6 +2,7 @@
 
 import errno
 import os
+from functools import partial
 
 from django.db import transaction
 from django.db.models import F, Max
@@ -279,28 +280,56 @@ def _merge(entries: list) -> list:
 
 @transaction.atomic
 def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
+    """Record the bundle's systems, results and runs (three INSERTs however large the bundle), start its
+    validation with the findings of reading it; returns the validation and the runs to check."""
     round_ = submission.round
     notes = list(layout.notes)
     problems = list(layout.problems)  # rules.Finding about files that could not be read
     submitter, _ = Submitter.objects.get_or_create(name=layout.submitter)
     System.objects.filter(submission=submission).delete()  # idempotent on retry
+    new_system = partial(System, submission=submission, round=round_, submitter=submitter)
+    systems = _described_systems(layout, new_system, problems)
+    entries = _entries_of_the_round(layout, _benchmarks_by_folder(round_), round_, notes)
+    results = _results(entries, systems, new_system, round_, files, notes, problems)
+    System.objects.bulk_create(
+        systems.values()
+    )  # results pick up their systems' new keys on insert
+    Result.objects.bulk_create([result for result, _ in results])
+    recorded = _runs(results, notes)
+    Run.objects.bulk_create([run for _, _, runs in recorded for run in runs])
+    runs = Run.objects.filter(result__system__submission=submission).order_by(
+        "pk"
+    )  # see checks._run_facts
+    run_ids = list(runs.values_list("pk", flat=True))
+    if not run_ids:  # nothing in the bundle could be read: the submission fails as a whole
+        raise _no_run_logs(layout, round_)  # rolls back what was recorded
+    update(submission.pk, submitter=submitter, notes=notes)
+    validation = _start_validation(submission, run_ids, "ingest")
+    findings = _bundle_findings(recorded, systems, problems, round_)
+    for finding in findings:
+        finding.validation = validation
+    Finding.objects.bulk_create(findings)
+    return validation.pk, run_ids
 
-    # Three INSERTs however large the bundle: systems, then results, then runs.
+
+def _described_systems(layout, new_system, problems: list) -> dict[str, System]:
+    """A System (not yet saved) for each description in the bundle, by the name its results use."""
     systems = {}
     for entry in layout.systems:
         fields = _system_fields(entry, problems)
         fields["name"] = fields["name"] or entry.name
-        systems[entry.name] = System(
-            submission=submission,
-            round=round_,
-            submitter=submitter,
+        systems[entry.name] = new_system(
             key=system_key(entry.name),
             description=entry.description,
             description_path=entry.description_path or "",
             **fields,
         )
-    benchmarks = _benchmarks_by_folder(round_)
-    results = []  # (Result, its layout entry)
+    return systems
+
+
+def _entries_of_the_round(layout, benchmarks: dict, round_, notes: list[str]) -> list:
+    """The bundle's result folders of the round's benchmarks, merged where one result is split in
+    several; a folder of another benchmark is ignored, with a note."""
     known = []
     for entry in layout.results:
         bench = benchmarks.get(entry.benchmark.lower())
@@ -310,17 +339,19 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
             )
             continue
         known.append(((entry.system, bench.pk), entry))
-    for entry in _merge(known):
-        bench = benchmarks[entry.benchmark.lower()]
+    return [(entry, benchmarks[entry.benchmark.lower()]) for entry in _merge(known)]
+
+
+def _results(
+    entries, systems: dict, new_system, round_, files, notes: list, problems: list
+) -> list:
+    """A Result (not yet saved) for each entry, with its layout entry; a system with results but no
+    description is made, with a note."""
+    results = []
+    for entry, bench in entries:
         if entry.system not in systems:
             notes.append(f"{entry.path}: no description for system '{entry.system}'.")
-            systems[entry.system] = System(
-                submission=submission,
-                round=round_,
-                submitter=submitter,
-                key=system_key(entry.system),
-                name=entry.system,
-            )
+            systems[entry.system] = new_system(key=system_key(entry.system), name=entry.system)
         power = has_power_track(round_.ruleset) and bool(entry.power_files)
         result = Result(
             system=systems[entry.system],
@@ -331,10 +362,12 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
             claimed_scaling_factor=_claimed_scaling_factor(files, entry, notes, problems),
         )
         results.append((result, entry))
-    System.objects.bulk_create(
-        systems.values()
-    )  # results pick up their systems' new keys on insert
-    Result.objects.bulk_create([result for result, _ in results])
+    return results
+
+
+def _runs(results: list, notes: list[str]) -> list:
+    """The Runs (not yet saved) of each result, with their power logs: (result, entry, runs). Power
+    logs of no run log are ignored, with a note."""
     recorded = []
     for result, entry in results:
         power, unmatched = power_of_runs(
@@ -348,26 +381,16 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
             for index, path, files in zip(entry.run_indices, entry.run_files, power)
         ]
         recorded.append((result, entry, runs))
-    Run.objects.bulk_create([run for _, _, runs in recorded for run in runs])
-    runs = Run.objects.filter(result__system__submission=submission).order_by(
-        "pk"
-    )  # see checks._run_facts
-    run_ids = list(runs.values_list("pk", flat=True))
-    if not run_ids:  # nothing in the bundle could be read: the submission fails as a whole
-        found = sorted({e.benchmark for e in layout.results})
-        why = "".join(
-            f" {e.path}: {e.no_logs}" for e in [e for e in layout.results if e.no_logs][:3]
-        )
-        raise LayoutError(  # rolls back what was recorded
-            "layout.no-benchmarks",
-            f"No run logs for a benchmark of {round_.name}: found {', '.join(found) or 'none'}; "
-            f"expected results/<system>/<benchmark>/result_N.txt with <benchmark> one of "
-            f"{', '.join(b.key for b in round_.benchmarks.all())}.{why}",
-        )
-    update(submission.pk, submitter=submitter, notes=notes)
-    validation = _start_validation(submission, run_ids, "ingest")
-    findings = _bundle_findings(recorded, systems, problems, round_)
-    for finding in findings:
-        finding.validation = validation
-    Finding.objects.bulk_create(findings)
-    return validation.pk, run_ids
+    return recorded
+
+
+def _no_run_logs(layout, round_) -> LayoutError:
+    """Why a bundle in which no run log of the round's benchmarks could be read fails as a whole."""
+    found = sorted({e.benchmark for e in layout.results})
+    why = "".join(f" {e.path}: {e.no_logs}" for e in [e for e in layout.results if e.no_logs][:3])
+    return LayoutError(
+        "layout.no-benchmarks",
+        f"No run logs for a benchmark of {round_.name}: found {', '.join(found) or 'none'}; "
+        f"expected results/<system>/<benchmark>/result_N.txt with <benchmark> one of "
+        f"{', '.join(b.key for b in round_.benchmarks.all())}.{why}",
+    )
