@@ -4,13 +4,14 @@ a stop logged at the start, and a finding of its own for each kind of bad power 
 import contextlib
 import io
 import json
+import re
 
 import pytest
 from mlperf_logging.result_summarizer import result_summarizer as summarizer
 
 from submissions.checking import energy
 from submissions.checking.logs.power import read_power_log
-from submissions.checking.rules.power import MAX_GAP_S, RULES, check_run_power
+from submissions.checking.rules.power import MAX_GAP_S, RULES, TRACE_POINTS, check_run_power
 
 RUN_START_MS = 1_700_000_000_000
 TTT_MS = 600_000  # ten minutes
@@ -41,8 +42,12 @@ def node_lines(watts=lambda i: 1000 + i, every_ms=2000, start=-60_000, end=60_00
     return lines
 
 
+def text(lines) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
 def node(lines, n=0):
-    return read_power_log(lines, f"{FOLDER}/node_{n}.txt", "node")
+    return read_power_log(text(lines), f"{FOLDER}/node_{n}.txt", "node")
 
 
 def run_power(*logs, nodes=None):
@@ -75,7 +80,7 @@ def test_nodes_and_switches_add_up(tmp_path):
     a, b = node_lines(watts=lambda i: 1000), node_lines(watts=lambda i: 3000)
     switch = [mllog("interconnect_power_est", RUN_START_MS, 500, switch_id="sw_01")]
     outcome = run_power(
-        node(a, 0), node(b, 1), read_power_log(switch, f"{FOLDER}/sw_0.txt", "switch")
+        node(a, 0), node(b, 1), read_power_log(text(switch), f"{FOLDER}/sw_0.txt", "switch")
     )
     # Constant power: watts x seconds of the run, per node and switch.
     assert outcome.energy_j == pytest.approx((1000 + 3000 + 500) * TTT_MS / 1000)
@@ -127,7 +132,7 @@ def test_a_stop_logged_at_the_start_ends_the_measurement_at_the_last_reading(tmp
             lambda: [
                 node(node_lines()),
                 read_power_log(
-                    [mllog("conversion_eff", RUN_START_MS, 1)], f"{FOLDER}/sw_0.txt", "switch"
+                    text([mllog("conversion_eff", RUN_START_MS, 1)]), f"{FOLDER}/sw_0.txt", "switch"
                 ),
             ],
         ),
@@ -170,7 +175,7 @@ def test_the_energy_score_is_the_mean_of_the_runs_the_time_score_counts():
 def test_the_trace_is_kept_short_for_the_plot():
     outcome = run_power(node(node_lines(every_ms=100)))  # 7,200 readings
     (points,) = outcome.trace["nodes"].values()
-    assert 1000 <= len(points) <= 2400
+    assert 300 <= len(points) <= TRACE_POINTS
     assert points[0][0] < 0 < points[-1][0] and outcome.trace["run_s"] == TTT_MS / 1000
 
 
@@ -183,3 +188,18 @@ def test_power_folders_are_matched_to_run_logs_by_name():
     files = {"result_1": ["p/result_1/node_0.txt"], "result_9": ["p/result_9/node_0.txt"]}
     runs, orphans = energy.power_of_runs(files, ["r/result_1.txt", "r/result_2.txt"])
     assert runs == [["p/result_1/node_0.txt"], []] and orphans == ["result_9"]
+
+
+def test_readings_written_otherwise_are_read_alike():
+    lines = node_lines(watts=lambda i: 1000 + i * 0.5)
+    compact = [line.replace(", ", ",").replace(": ", ":") for line in lines]
+    nested = [line.replace('"value": 1', '"value": {"value": 1') for line in lines]
+    nested = [
+        re.sub(r'("value": \{"value": [\d.]+)', r"\1}", line) if "power_reading" in line else line
+        for line in nested
+    ]
+    plain = node(lines)
+    for other in (node(compact), node(nested)):
+        assert (other.times, other.watts) == (plain.times, plain.watts) and other.problems == []
+        assert [other.line_of(k) for k in (0, 7)] == [plain.line_of(k) for k in (0, 7)] == [2, 9]
+        assert (other.start_ms, other.stop_ms) == (plain.start_ms, plain.stop_ms)

@@ -16,7 +16,9 @@ what mlperf-logging 4.1.68 does for a missing stop; for a stop at the start it d
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import mul, sub
 
 from .logs.power import PowerLog
 
@@ -49,41 +51,48 @@ class NodeEnergy:
     assumed: str = ""  # STOP_AT_START or "no-stop" where the end is the last reading
 
 
-def measurement_readings(log: PowerLog) -> tuple[list[tuple[int, float, int]], int | None, str]:
-    """(the readings inside the measurement, in time order; its end in ms; what was assumed of the end).
+@dataclass(frozen=True)
+class Measurement:
+    """The readings of a node inside its measurement: positions lo..hi (excluded) of its time-ordered
+    readings, and where the measurement ends."""
 
-    A reading counts from `power_measurement_start` on, up to `power_measurement_stop` (a reading logged
-    at the stop's millisecond but before its line still counts, as in mlperf-logging's stable sort)."""
+    lo: int
+    hi: int
+    end_ms: int | None
+    assumed: str = ""  # STOP_AT_START or "no-stop" where the end is the last reading
+
+    @property
+    def count(self) -> int:
+        return self.hi - self.lo
+
+
+def measurement(log: PowerLog) -> Measurement:
+    """Which readings count: from `power_measurement_start` on, up to `power_measurement_stop` (a
+    reading at the stop's millisecond counts, as it does in mlperf-logging where it is logged before
+    the stop)."""
     if log.start_ms is None:
-        return [], None, ""
-    stop_usable = log.stop_ms is not None and log.stop_ms > log.start_ms
-    inside = []
-    for time_ms, watts, line in sorted(log.readings, key=lambda r: (r[0], r[2])):
-        if time_ms < log.start_ms:
-            continue
-        if stop_usable and (
-            time_ms > log.stop_ms or (time_ms == log.stop_ms and line > (log.stop_line or 0))
-        ):
-            continue
-        inside.append((time_ms, watts, line))
-    if stop_usable:
-        return inside, log.stop_ms, ""
-    end = inside[-1][0] if inside else None
-    return inside, end, STOP_AT_START if log.stop_ms is not None else "no-stop"
+        return Measurement(0, 0, None)
+    lo = bisect_left(log.times, log.start_ms)
+    if log.stop_ms is not None and log.stop_ms > log.start_ms:
+        return Measurement(lo, bisect_right(log.times, log.stop_ms), log.stop_ms)
+    hi = len(log.times)
+    end = log.times[-1] if hi > lo else None
+    return Measurement(lo, hi, end, STOP_AT_START if log.stop_ms is not None else "no-stop")
 
 
 def node_energy(log: PowerLog, time_to_train_ms: float) -> NodeEnergy:
     """A node's energy over the run, in joules: its mean power over the measurement times the time to
     train. Each reading holds from the reading before (the first from the start)."""
-    inside, end, assumed = measurement_readings(log)
-    if not inside or end is None or end <= log.start_ms:
-        return NodeEnergy(None, end, assumed)
-    watt_ms, previous = 0.0, log.start_ms
-    for time_ms, watts, _ in inside:
-        watt_ms += watts * (time_ms - previous)
-        previous = time_ms
-    mean_w = watt_ms / (end - log.start_ms)
-    return NodeEnergy(log.conversion_eff * mean_w * time_to_train_ms / 1000, end, assumed)
+    inside = measurement(log)
+    if not inside.count or inside.end_ms is None or inside.end_ms <= log.start_ms:
+        return NodeEnergy(None, inside.end_ms, inside.assumed)
+    times = log.times[inside.lo : inside.hi]
+    held = map(sub, times, [log.start_ms, *times[:-1]])  # how long each reading holds, ms
+    watt_ms = sum(map(mul, log.watts[inside.lo : inside.hi], held))
+    mean_w = watt_ms / (inside.end_ms - log.start_ms)
+    return NodeEnergy(
+        log.conversion_eff * mean_w * time_to_train_ms / 1000, inside.end_ms, inside.assumed
+    )
 
 
 def switch_energy(log: PowerLog, time_to_train_ms: float) -> float | None:
@@ -112,16 +121,10 @@ def score_energy(
 
 
 def trace(log: PowerLog, origin_ms: float, points: int) -> list[list[float]]:
-    """The node's readings as [[seconds from origin, watts], ...], at most `points` of them: the mean of
-    each equal share of the readings, for a plot."""
-    readings = sorted(log.readings)
-    if not readings:
-        return []
-    step = max(1, -(-len(readings) // max(points, 1)))
-    out = []
-    for i in range(0, len(readings), step):
-        chunk = readings[i : i + step]
-        t = sum(r[0] for r in chunk) / len(chunk)
-        w = sum(r[1] for r in chunk) / len(chunk)
-        out.append([round((t - origin_ms) / 1000, 1), round(w, 1)])
-    return out
+    """The node's readings as [[seconds from origin, watts], ...], at most `points` of them (every
+    k-th reading), for a plot."""
+    step = max(1, -(-len(log.times) // max(points, 1)))
+    return [
+        [round((t - origin_ms) / 1000, 1), round(w, 1)]
+        for t, w in zip(log.times[::step], log.watts[::step])
+    ]

@@ -136,9 +136,14 @@ def _power(run: dict, summary, files) -> tuple[dict, list]:
     for path in run["power_files"]:
         try:
             with open_binary(files.file(path)) as f:
-                logs.append(read_power_log(f, path, kind_of(path.rpartition("/")[2])))
+                data = f.read(power_rules.MAX_LOG_BYTES + 1)
         except OSError as error:
-            found.append(power_rules.unreadable_file(path, error))
+            found.append(power_rules.unreadable_file(path, error.strerror or str(error)))
+            continue
+        if len(data) > power_rules.MAX_LOG_BYTES:
+            found.append(power_rules.unreadable_file(path, "larger than a power log can be"))
+            continue
+        logs.append(read_power_log(data, path, kind_of(path.rpartition("/")[2])))
     try:
         outcome = power_rules.check_run_power(
             run["path"], logs, summary.run_start, summary.run_stop, run["result__system__nodes"]

@@ -8,7 +8,9 @@ against, so they are set wide enough that every power result of v4.0 passes them
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from operator import sub
 
 from .. import energy
 from ..logs.power import NODE_FILE, SWITCH_FILE, PowerLog
@@ -17,7 +19,8 @@ from .findings import Finding, Findings
 MAX_GAP_S = 60.0  # longest time without a reading during the run (v4.0: 2 s, once 39 s)
 MAX_CLOCK_OFFSET_S = 600.0  # a measurement that starts further from run_start is on another clock
 MAX_WATTS = 200_000.0  # one node or switch drawing more is no reading (a GB200 NVL72 rack: ~120 kW)
-TRACE_POINTS = 2400  # readings kept for a run's plot, over all its nodes
+MAX_LOG_BYTES = 256 << 20  # one node's log of a day-long run at 10 readings a second: ~100 MB
+TRACE_POINTS = 600  # readings kept for a run's plot, over all its nodes (a chart is ~800 px wide)
 
 RULES = {
     "no-logs": "power.no-logs",
@@ -162,37 +165,37 @@ def _check_values(log: PowerLog, found: Findings) -> bool:
             line=line,
         )
         bad = True
-    values = [(w, line) for _, w, line in log.readings]
-    if log.interconnect_w is not None:
-        values.append((log.interconnect_w, log.interconnect_line))
-    negative = [(w, line) for w, line in values if w < 0]
-    if negative:
-        w, line = negative[0]
+    for rule, wrong, text in (
+        ("negative", lambda w: w < 0, "A negative power reading ({w:g} W){more}"),
+        (
+            "absurd",
+            lambda w: w > MAX_WATTS,
+            "A power reading of {w:g} W{more}, more than "
+            f"{MAX_WATTS:g} W that one node or switch can draw",
+        ),
+    ):
+        # min and max in C first: the readings are looked at one by one only where one is wrong.
+        extreme = [*log.watts, *([] if log.interconnect_w is None else [log.interconnect_w])]
+        if not extreme or not wrong(min(extreme) if rule == "negative" else max(extreme)):
+            continue
+        wrong_ones = [k for k, w in enumerate(log.watts) if wrong(w)]
+        if wrong_ones:
+            w, line = log.watts[wrong_ones[0]], log.line_of(wrong_ones[0])
+        else:
+            w, line = log.interconnect_w, log.interconnect_line
+        count = len(wrong_ones) + (log.interconnect_w is not None and wrong(log.interconnect_w))
+        more = f" (and {count - 1} more)" if count > 1 else ""
         found.warning(
-            RULES["negative"],
-            f"A negative power reading ({w:g} W){_more(negative)}: the run has no energy.",
-            "Check the meter and its logging.",
-            file=log.path,
-            line=line,
-        )
-        bad = True
-    absurd = [(w, line) for w, line in values if w > MAX_WATTS]
-    if absurd:
-        w, line = absurd[0]
-        found.warning(
-            RULES["absurd"],
-            f"A power reading of {w:g} W{_more(absurd)}, more than {MAX_WATTS:g} W that one node or "
-            "switch can draw: the run has no energy.",
-            "Log watts (not milliwatts) per node.",
+            RULES[rule],
+            text.format(w=w, more=more) + ": the run has no energy.",
+            "Check the meter and its logging."
+            if rule == "negative"
+            else "Log watts (not milliwatts) per node.",
             file=log.path,
             line=line,
         )
         bad = True
     return bad
-
-
-def _more(items: list) -> str:
-    return f" (and {len(items) - 1} more)" if len(items) > 1 else ""
 
 
 def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found: Findings) -> bool:
@@ -217,12 +220,13 @@ def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found:
             line=log.start_line,
         )
         return True
-    inside, end, _ = energy.measurement_readings(log)
+    inside = energy.measurement(log)
+    end = inside.end_ms
     slack = MAX_GAP_S * 1000
-    if not inside or log.start_ms > run_start_ms + slack or (end or 0) < run_stop_ms - slack:
+    if not inside.count or log.start_ms > run_start_ms + slack or (end or 0) < run_stop_ms - slack:
         where = (
             f"from {(log.start_ms - run_start_ms) / 1000:+.0f} s to {((end or 0) - run_stop_ms) / 1000:+.0f} s"
-            if inside
+            if inside.count
             else "no reading"
         )
         found.warning(
@@ -236,15 +240,19 @@ def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found:
         return True
     # Times with power known during the run: its start (a reading holds from the one before), the
     # readings, its stop.
-    during = [r for r in inside if run_start_ms < r[0] < run_stop_ms]
-    times = [(run_start_ms, log.start_line), *((r[0], r[2]) for r in during), (run_stop_ms, None)]
-    gaps = [(b[0] - a[0], b[1] or a[1]) for a, b in zip(times, times[1:]) if b[0] - a[0] > slack]
-    if gaps:
-        gap_ms, line = max(gaps, key=lambda g: g[0])
+    lo = max(inside.lo, bisect_right(log.times, run_start_ms))
+    hi = min(inside.hi, bisect_left(log.times, run_stop_ms))
+    times = [run_start_ms, *log.times[lo:hi], run_stop_ms]
+    gaps = list(map(sub, times[1:], times[:-1]))
+    longest = max(gaps)
+    if longest > slack:
+        count = sum(1 for gap in gaps if gap > slack)
+        k = gaps.index(longest)  # the stretch ends at reading lo + k (or at run_stop)
+        line = log.line_of(lo + k) if lo + k < hi else log.line_of(hi - 1)
         found.warning(
             RULES["gap"],
-            f"{len(gaps)} stretch{'es' if len(gaps) > 1 else ''} of the run longer than {MAX_GAP_S:g} s "
-            f"without a power reading (the longest {gap_ms / 1000:.0f} s, ending at this line): the run "
+            f"{count} stretch{'es' if count > 1 else ''} of the run longer than {MAX_GAP_S:g} s "
+            f"without a power reading (the longest {longest / 1000:.0f} s, near this line): the run "
             "has no energy.",
             f"Read the power at least every {MAX_GAP_S:g} s.",
             file=log.path,
@@ -254,11 +262,11 @@ def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found:
     return False
 
 
-def unreadable_file(path: str, error: OSError) -> Finding:
+def unreadable_file(path: str, why: str) -> Finding:
     return Finding(
         "warning",
         RULES["unreadable-file"],
-        f"The power log could not be read ({error.strerror or error}): the run has no energy.",
+        f"The power log could not be read ({why}): the run has no energy.",
         "Upload the bundle again with this file intact.",
         path,
     )
