@@ -57,6 +57,12 @@ def shoot(d, url: str, path: Path, width: int, height: int) -> None:
     d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
     d.get(url)
     charts_drawn(d)
+    end = time.monotonic() + 20
+    while (
+        "Loading ..." in d.execute_script("return document.body.innerText")
+        and time.monotonic() < end
+    ):
+        time.sleep(0.2)  # the API docs: Redoc draws the schema after the page has loaded
     # The first screen alone, as a reader sees it (at the line an address's #fragment points to).
     if "#" not in url:
         d.execute_script("window.scrollTo(0, 0)")
