@@ -34,14 +34,17 @@ class SecretsFilter(SafeExceptionReporterFilter):
 
     def cleanse_setting(self, key, value):
         value = super().cleanse_setting(key, value)
+        # str(): a lazy setting (django-axes' AXES_USERNAME_FORM_FIELD) passes for a str, not for re.
         return (
-            mask_url_passwords(value, self.cleansed_substitute) if isinstance(value, str) else value
+            mask_url_passwords(str(value), self.cleansed_substitute)
+            if isinstance(value, str)
+            else value
         )
 
     def cleanse_special_types(self, request, value):
         value = super().cleanse_special_types(request, value)
         if isinstance(value, str):
-            return mask_url_passwords(value, self.cleansed_substitute)
+            return mask_url_passwords(str(value), self.cleansed_substitute)
         if isinstance(value, (dict, list, tuple, set)):  # shown as their repr: mask that
             text = repr(value)
             masked = mask_url_passwords(text, self.cleansed_substitute)

@@ -38,6 +38,12 @@ def count(key: str, window_s: int) -> int:
         return 0
 
 
+def client_address(request) -> str:
+    """The address a client is counted by, here, in the API's throttles and in login throttling
+    (AXES_CLIENT_IP_CALLABLE): the connection's, or the one API_NUM_PROXIES proxies vouch for."""
+    return BaseThrottle().get_ident(request)
+
+
 def retry_after(request, scope: str, rate: str, now: float | None = None) -> int | None:
     """Seconds until `request`'s client may ask again, past `rate` in `scope`; None within it."""
     allowed, window_s = parse_rate(rate)

@@ -7,6 +7,7 @@ PostgreSQL and Redis. A bad value stops start-up with the variable's name.
 
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",  # login throttling: see AXES_* below
     "portal",
     "accounts",
     "audit",
@@ -78,6 +80,7 @@ MIDDLEWARE = [
     "portal.ratelimit.PageRateLimitMiddleware",  # who asks: after authentication
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: answers a locked-out login
 ]
 
 ROOT_URLCONF = "portal.urls"
@@ -161,6 +164,21 @@ STORAGES = {
 }
 # Submitters log in here (the admin's login takes staff only).
 LOGIN_URL = "login"
+
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one username from one
+# address, that username is refused from that address for LOGIN_COOLOFF_MINUTES (429), the right
+# password included; a success resets the count. By username and address together, so that nobody
+# locks another user out from elsewhere. The address is the API's (portal/ratelimit.client_address).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_CLIENT_IP_CALLABLE = "portal.ratelimit.client_address"
 LOGIN_REDIRECT_URL = "/submissions/"
 LOGOUT_REDIRECT_URL = "/"
 

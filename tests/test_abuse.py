@@ -475,3 +475,29 @@ def test_staff_cannot_publish_a_history_round(server, rounds, orgs):
     assert answer.status_code == 200 and "is imported history" in html.unescape(answer.text)
     history.refresh_from_db()
     assert history.published_at is None and history.publish_at is None
+
+
+# -- 8. login throttling --------------------------------------------------------------------------------
+
+
+def test_wrong_passwords_lock_the_username_out_from_that_address(server, orgs, settings):
+    """40 wrong passwords, then the right one worked."""
+    from django.conf import global_settings
+
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS  # the server's, not the tests' MD5
+    for name in ("member_a", "member_b"):
+        orgs[name].set_password("pw")
+        orgs[name].save(update_fields=["password"])
+    login = f"{server.url}/accounts/login/"
+    attempt = requests.Session()
+    codes = [
+        post_form(attempt, login, login, {"username": "member_a", "password": "guess"}).status_code
+        for _ in range(5)
+    ]
+    assert codes == [200] * 4 + [429]  # the fifth wrong password locks member_a out from here
+    right = post_form(attempt, login, login, {"username": "member_a", "password": "pw"})
+    assert right.status_code == 429 and "sessionid" not in attempt.cookies
+    # Another user from the same address is not locked out by it.
+    other = requests.Session()
+    answer = post_form(other, login, login, {"username": "member_b", "password": "pw"})
+    assert answer.history and answer.history[0].status_code == 302 and "sessionid" in other.cookies

@@ -15,7 +15,7 @@ PRODUCTION = {  # the README's production settings
     "HTTPS": "1",
     "DATABASE_URL": "postgres://portal:pw@127.0.0.1:5432/portal",
     "CELERY_BROKER_URL": "redis://:pw@127.0.0.1:6379/0",
-    "CACHE_URL": "redis://:pw@127.0.0.1:6379/1",
+    "CACHE_URL": "redis://:pw@127.0.0.1:6380/0",  # a Redis server of its own (portal.W007)
 }
 
 
