@@ -454,3 +454,61 @@ def test_a_submission_whose_worker_died_at_the_publication_minute_is_published_w
         first.stop()
         if second is not None:
             second.stop()
+
+
+@pytest.mark.services
+@pytest.mark.commits  # the worker processes read the upload
+def test_two_workers_killed_in_a_row_while_unpacking_leave_the_submission_valid(
+    rounds, users, settings, tmp_path
+):
+    """The worker unpacking a submission is killed, then the one that took it up again: with
+    SWEEP_MAX_ATTEMPTS 3 the third attempt checks it. (Each crash counted twice, the second gave up.)"""
+    from submissions.intake.submit import submit
+
+    require_services()
+    purge_broker()
+    media = tmp_path / "media"
+    media.mkdir()
+    settings.MEDIA_ROOT = media
+    clock = Worker(
+        media, concurrency=1, name="clock", beat=True, env=QUICK_RECOVERY, queues="clock"
+    )
+    workers = []
+    try:
+        submission, _ = submit(
+            rounds["training-v5.1"], [_many_runs_bundle(tmp_path)], "acme.tgz", user=users["owner"]
+        )
+        killed = set()
+        for attempt in (1, 2):
+            workers.append(Worker(media, concurrency=1, name=f"dies{attempt}", env=QUICK_RECOVERY))
+            lease = _wait(
+                lambda: _claimed_ingest(submission.pk, killed),
+                90,
+                f"attempt {attempt} unpacking",
+                every_s=0.01,
+            )
+            workers[-1].kill()
+            killed.add(lease.worker)
+        workers.append(Worker(media, concurrency=2, name="lives", env=QUICK_RECOVERY))
+        _wait(lambda: Submission.objects.get(pk=submission.pk).is_final, 120, "final", every_s=0.5)
+        submission.refresh_from_db()
+        assert (submission.status, submission.attempts) == ("valid", 3), submission.message
+    finally:
+        for worker in [*workers, clock]:
+            worker.stop()
+
+
+def _claimed_ingest(submission_id: int, not_by: set):
+    """The lease of an ingest of the submission that a process not in `not_by` runs and has claimed (the
+    claim stamps the submission after the lease was taken), or None."""
+    from submissions.models import TaskLease
+
+    submission = Submission.objects.get(pk=submission_id)
+    lease = (
+        TaskLease.objects.filter(submission_id=submission_id, task_name__endswith=".ingest")
+        .exclude(worker__in=not_by)
+        .first()
+    )
+    if lease is None or submission.status != "ingesting" or submission.updated_at <= lease.beat_at:
+        return None
+    return lease

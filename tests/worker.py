@@ -67,9 +67,11 @@ class Worker:
         broker: str | None = None,
         env: dict[str, str] | None = None,
         database_port: int | None = None,
+        queues: str = "ingest,checks,clock,celery",
     ):
         """`beat`: run the sweeper's clock inside this worker (`-B`), as a site's one beat would; `env`: more
-        settings for it (QUICK_RECOVERY); `database_port`: reach the test database there (a proxy)."""
+        settings for it (QUICK_RECOVERY); `database_port`: reach the test database there (a proxy); `queues`: what
+        it consumes (a site's clock worker: "clock" alone)."""
         db, more = connection.settings_dict, env or {}
         env = dict(os.environ)
         env.update(
@@ -90,7 +92,7 @@ class Worker:
                 "portal",
                 "worker",
                 "-Q",
-                "ingest,checks,clock,celery",
+                queues,
                 "-c",
                 str(concurrency),
                 "--pool=prefork",
