@@ -6,17 +6,27 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: run test test-fast bench setup lighthouse test-browser bench-leaderboard browser-deps fuzz lint format
+.PHONY: run test test-fast bench setup setup-dev lighthouse test-browser bench-leaderboard browser-deps fuzz lint format
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt requirements-agent.txt
+# `make run` installs the runtime alone (requirements.txt); the tests, lint, fuzzing and benches add
+# requirements-dev.txt (pytest, selenium, atheris, moto, ruff, and the agent's torch for its CPU-mode tests).
+$(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-agent.txt
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@
 
-# The log parser's C scanner, built in place (the parser falls back to Python without a compiler).
-setup: $(VENV)/.installed node_modules/.installed tests/browser/axe/node_modules/.installed
+# What `make run` needs. The log parser's C scanner is built in place (the parser falls back to Python
+# without a compiler).
+setup: $(VENV)/.runtime node_modules/.installed
 	@$(PY) bin/build_scan.py
+
+# What the tests need besides: the dev packages, axe-core, and Debian's chromium with its driver.
+setup-dev: setup $(VENV)/.dev tests/browser/axe/node_modules/.installed browser-deps
 
 # Browser-side files the pages serve themselves (package.json: plotly.js's basic bundle); without npm
 # the pages fall back to the full bundle from the plotly Python package (check leaderboard.W002).
@@ -41,42 +51,44 @@ run: setup
 	exec $(PY) bin/serve.py $(PORT) --load
 
 # Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
-test: setup
+test: setup-dev
 	$(PY) bin/run_tests.py
 
 # ruff (ruff.toml): `make lint` checks as CI does; `make format` rewrites.
-lint: setup
+lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-format: setup
+format: setup-dev
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix --select I .
 
 # Coverage-guided fuzzing (atheris) of the log parser, description reader, layout reader and unpacker,
 # SECONDS per target; a crash exits non-zero and leaves its input under var/fuzz-crashes/.
 FUZZ_SECONDS ?= 25
-fuzz: setup
+fuzz: setup-dev
 	$(PY) bin/fuzz.py --seconds $(FUZZ_SECONDS)
 
-bench: setup
+bench: setup-dev
 	$(PY) bench/ingest.py
 
-# Debian's headless Chromium and its driver for the browser tests, wrk for the read-side bench.
+# Debian's headless Chromium and its driver for the browser tests, installed where apt-get may (as root);
+# elsewhere the browser tests skip with the reason.
 browser-deps:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
-	  (apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) || \
+	  echo "chromium and chromium-driver could not be installed: the browser tests skip (apt-get install -y chromium chromium-driver)"
 
 # The browser tests alone (screenshots in artifacts/screenshots/).
-test-browser: setup browser-deps
+test-browser: setup-dev
 	$(PY) bin/run_tests.py tests/browser
 
 # The round page and CSV export on 50 rounds × 400 systems × 10 benchmarks, served by gunicorn, loaded by wrk.
 # Lighthouse (bench/lighthouse/package.json) on the v5.1 round page, run against Debian's chromium:
 # prints the performance, accessibility and best-practices scores. Not part of the tests.
-lighthouse: setup browser-deps
+lighthouse: setup-dev
 	bench/lighthouse.sh
 
-bench-leaderboard: setup
+bench-leaderboard: setup-dev
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(PY) bench/leaderboard.py

@@ -89,7 +89,7 @@ def lines_after(d):
 
 def axe_violations(d) -> list[dict]:
     if not AXE.is_file():
-        pytest.fail(f"{AXE} is missing: run make setup (npm installs axe-core there)")
+        pytest.fail(f"{AXE} is missing: run make setup-dev (npm installs axe-core there)")
     d.execute_script(AXE.read_text())
     d.set_script_timeout(60)
     return d.execute_async_script(
