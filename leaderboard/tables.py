@@ -7,6 +7,7 @@ into sections (division → category) is done on these by tableview.py.
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from django.urls import reverse
 
@@ -129,6 +130,9 @@ class Row:
 
 @dataclass
 class RoundData:
+    """A round's rows, as cached. Each has_* answer scans every cell and a page asks each several
+    times (the form, the columns, the exports): each is worked out once."""
+
     round_key: str
     benchmarks: list[Bench]
     rows: list[Row]
@@ -137,21 +141,21 @@ class RoundData:
     def has_reference(self):
         return any(b.has_reference for b in self.benchmarks)
 
-    @property
+    @cached_property
     def has_energy(self):
         return any(c.energy_j is not None for r in self.rows for c in r.cells.values())
 
-    @property
+    @cached_property
     def has_power(self):
         """Whether the round has power results (MLPerf Power), scored or not."""
         return any(r.has_power for r in self.rows)
 
-    @property
+    @cached_property
     def has_cloud_scale(self):
         """Whether any system has a cloud scale: a price line with a known price, and a reference price."""
         return any(r.cloud_scale is not None for r in self.rows)
 
-    @property
+    @cached_property
     def has_price_lines(self):
         return any(r.cloud_scale_note for r in self.rows)
 
@@ -251,7 +255,8 @@ def build_round_data(round_: Round) -> RoundData:
                 energy_message=r["energy_message"],
             )
     address_apart(list(rows.values()), uids)
-    _flag_disputed(list(rows.values()))
+    round_ids = public.results().filter(system__round=round_).values_list("id", flat=True)
+    _flag_disputed(list(rows.values()), round_ids)
     tell_apart(list(rows.values()))
     return RoundData(round_.key, benchmarks, list(rows.values()))
 
@@ -274,13 +279,15 @@ def address_apart(rows: list[Row], uids: dict) -> None:
             row.url += query
 
 
-def _flag_disputed(rows: list[Row]) -> None:
+def _flag_disputed(rows: list[Row], result_ids) -> None:
     """Flag the cells whose latest reference check disputes the result (one query for the round). Logging
-    nits and other findings that do not change how the number reads are on the result's page, unflagged."""
+    nits and other findings that do not change how the number reads are on the result's page, unflagged.
+    `result_ids`: the rows' results as a query, which the provider reads as a subquery: a list of a
+    400-system round's 4,000 ids cost 60-280 ms to bind (bench/leaderboard.py, cold render)."""
     cells = {cell.result_id: cell for row in rows for cell in row.cells.values()}
     if not cells:
         return
-    for result_id, checks in panels.reference_checks(list(cells)).items():
+    for result_id, checks in panels.reference_checks(result_ids).items():
         flags = findings_words.reader_flags(
             0.0, "", "", checks
         )  # scored and public: only a dispute

@@ -243,7 +243,8 @@ class TableView:
         if "cols" in query:
             cols = [c for c in query["cols"] if c in COLUMNS]
             # The chooser offers only the round's columns: its default is the default there.
-            if set(cols) == set(DEFAULT_COLUMNS).intersection(cls.columns_available(data)):
+            available = set(cls.columns_available(data))
+            if available.intersection(cols) == available.intersection(DEFAULT_COLUMNS):
                 cols = None
         view = cls(
             show=values.get("show") or default_show,

@@ -337,7 +337,9 @@ def test_the_round_table_issues_a_fixed_number_of_queries_whatever_its_size(clie
     small = cold_queries()
     grow(40)
     assert cold_queries() == small
-    assert small <= 7  # the reference checks' provider: its checks and the agents' queues
+    # The reference checks' provider: the round's result ids (a subquery of its checks: 4,000 ids bound
+    # one by one cost more than this query), its checks and the agents' queues.
+    assert small <= 8
     with CaptureQueriesContext(connection) as ctx:  # warm: the cached table costs no query
         client.get("/r/training-v5.1/?sort=b.rgat")
     assert len(ctx) == 0
