@@ -12,6 +12,7 @@ from leaderboard import policy
 from leaderboard.models import Result, Round, Submitter, System
 from submissions.models import Submission
 from submissions.review import objections as review
+from submissions.review import withdrawals
 from submissions.review.models import Objection
 
 pytestmark = pytest.mark.django_db
@@ -203,11 +204,11 @@ def test_fix_required_lets_the_organisation_upload_once_and_the_upload_answers(l
 
 
 def test_a_member_withdraws_a_result_or_the_submission_before_publication(live):
-    review.withdraw_result(live["member_a"], live["sub_a"], "a2", "bert", "a typo")
+    withdrawals.withdraw_result(live["member_a"], live["sub_a"], "a2", "bert", "a typo")
     assert Result.objects.get(system__key="a2").withdrawn
     with pytest.raises(review.NotFound):  # another organisation's
-        review.withdraw_submission(live["member_b"], live["sub_a"])
-    review.withdraw_submission(live["admin_a"], live["sub_a"], "start again")
+        withdrawals.withdraw_submission(live["member_b"], live["sub_a"])
+    withdrawals.withdraw_submission(live["admin_a"], live["sub_a"], "start again")
     live["sub_a"].refresh_from_db()
     assert live["sub_a"].status == Submission.Status.WITHDRAWN
     assert [e.action for e in AuditEvent.objects.order_by("at", "pk")] == [
@@ -217,7 +218,7 @@ def test_a_member_withdraws_a_result_or_the_submission_before_publication(live):
 
 
 def test_the_submission_page_counts_a_withdrawn_result_apart(client, live):
-    review.withdraw_result(live["member_a"], live["sub_a"], "a2", "bert")
+    withdrawals.withdraw_result(live["member_a"], live["sub_a"], "a2", "bert")
     client.force_login(live["member_a"])
     page = client.get(live["sub_a"].get_absolute_url()).content.decode()
     assert "1 of 2 results can be published; 1 withdrawn." in page
@@ -228,9 +229,9 @@ def test_nothing_is_withdrawn_after_publication(live):
     Round.objects.filter(pk=live["round"].pk).update(publish_at=timezone.now() - HOUR)
     live["sub_a"].round.refresh_from_db()
     with pytest.raises(review.ReviewError, match="published"):
-        review.withdraw_result(live["member_a"], live["sub_a"], "a1", "bert")
+        withdrawals.withdraw_result(live["member_a"], live["sub_a"], "a1", "bert")
     with pytest.raises(review.ReviewError, match="published"):
-        review.withdraw_submission(live["member_a"], live["sub_a"])
+        withdrawals.withdraw_submission(live["member_a"], live["sub_a"])
 
 
 # -- pages and API -------------------------------------------------------------------------------

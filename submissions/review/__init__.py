@@ -1,8 +1,8 @@
 """Reviewing a round: objections, their answers and decisions, withdrawal, and publication's timing.
 
 Owns: the Objection and ObjectionReply rows (models.py, in the submissions app: no migration moved
-them); filing, answering, deciding and withdrawing (objections.py); review's pages (views.py,
-urls.py) and API (api.py); the staff pages of a round's calendar (staff_views.py); publishing the
+them); filing, answering and deciding objections (objections.py); withdrawing a result or a
+submission (withdrawals.py); review's pages (views.py, urls.py) and API (api.py); the staff pages of a round's calendar (staff_views.py); publishing the
 rounds whose time has come (tasks.py). What a decision does to the results is publication's
 (checking/pipeline/publication.py), which reads the decisions here.
 

@@ -13,6 +13,7 @@ from leaderboard.models import Result
 from submissions.models import Submission
 
 from . import objections as review
+from . import withdrawals
 from .models import Objection, ObjectionReply
 
 
@@ -202,10 +203,12 @@ class WithdrawViewSet(viewsets.GenericViewSet):
         reason = data.get("reason", "")
         if system or benchmark:
             _answer(
-                lambda: review.withdraw_result(request.user, submission, system, benchmark, reason)
+                lambda: withdrawals.withdraw_result(
+                    request.user, submission, system, benchmark, reason
+                )
             )
         else:
-            _answer(lambda: review.withdraw_submission(request.user, submission, reason))
+            _answer(lambda: withdrawals.withdraw_submission(request.user, submission, reason))
         submission.refresh_from_db()
         withdrawn = (
             Result.objects.filter(system__submission=submission, withdrawn=True)

@@ -1,5 +1,6 @@
-"""Peer review of a round and withdrawal: who may object, answer, decide and withdraw, and what a
-decision does (its effect on the results is publication's: checking/pipeline/publication.py). Pages
+"""Peer review of a round: objections filed, answered and decided, and what a decision does (its
+effect on the results is publication's: checking/pipeline/publication.py; who may, policy's:
+leaderboard/policy.py; withdrawal, withdrawals.py's). Pages
 (submissions/review/views.py) and the API (submissions/review/api.py) are thin around these
 functions; each change of state is written to the audit log.
 
@@ -15,9 +16,6 @@ decides:
     waived          the rule is waived for this result
     moved to open   the system's division becomes open
     withdrawn       the result (or every result of the system) is withdrawn
-
-A submitter withdraws one of their organisation's results, or a whole submission, before its round
-is published; after, never.
 """
 
 from django.db import transaction
@@ -28,7 +26,6 @@ from leaderboard import calendar, policy
 from leaderboard.cache import invalidate_round
 from leaderboard.models import Result, Round, System
 from submissions.checking.pipeline.publication import apply_decision
-from submissions.checking.pipeline.publication import withdraw as withdraw_submission_rows
 from submissions.models import Submission
 
 from .models import Objection, ObjectionReply
@@ -110,7 +107,7 @@ FIELD_MAX_CHARS = {
 }
 
 
-def _plain(**texts: str) -> None:
+def plain(**texts: str) -> None:
     """Text from a form or the API, by what it is: PostgreSQL stores no NUL character (nor finds one),
     and a column holds so much, so either is refused with the reason rather than ending as a 500."""
     for name, text in texts.items():
@@ -148,7 +145,7 @@ def file_objection(
     """A member of a submitting organisation objects to another organisation's result (system and
     benchmark) or system (no benchmark), during the round's review."""
     now = now or timezone.now()
-    _plain(
+    plain(
         system=system_key,
         benchmark=benchmark_key,
         rule=rule,
@@ -223,7 +220,7 @@ def reply(user, objection: Objection, text: str) -> ObjectionReply:
     who = policy.viewer(user)
     if not policy.may_reply(who, objection):
         raise NotFound("No objection matches the given query.")
-    _plain(reply=text)
+    plain(reply=text)
     if objection.status not in UNDECIDED:
         raise ReviewError("This objection is decided: its thread is closed.")
     if objection.round.phase(timezone.now()) == calendar.PUBLISHED:
@@ -255,7 +252,7 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
     who = policy.viewer(user)
     if not policy.may_see_objection(who, objection):
         raise NotFound("No objection matches the given query.")
-    _plain(decision=decision, note=note)
+    plain(decision=decision, note=note)
     if refusal := policy.decide_refusal(who, objection):
         raise NotAllowed(refusal)
     if decision not in Decision.values:
@@ -348,85 +345,3 @@ def answer_with_fix(sender, instance: Submission, created: bool, **kwargs) -> No
     organisation waiting for a fix answers its objections, whichever way it came in (page, API)."""
     if created and instance.organisation_id is not None:
         record_fix(instance)
-
-
-# -- withdrawal ------------------------------------------------------------------------------------
-
-
-def _may_withdraw(user, submission: Submission, now) -> None:
-    if not policy.may_withdraw(policy.viewer(user, now), submission):
-        raise NotFound("No submission matches the given query.")
-    round_ = submission.round
-    if round_.phase(now) == calendar.PUBLISHED or round_.published_at is not None:
-        raise ReviewError(f"{round_.name} is published: its results can no longer be withdrawn.")
-
-
-def may_withdraw(user, submission: Submission, now=None) -> bool:
-    """Whether the user may still withdraw the submission or its results (a page shows the buttons)."""
-    try:
-        _may_withdraw(user, submission, now or timezone.now())
-    except ReviewError:
-        return False
-    return submission.status not in (Submission.Status.WITHDRAWN, Submission.Status.PUBLISHED)
-
-
-@transaction.atomic
-def withdraw_result(
-    user, submission: Submission, system_key: str, benchmark_key: str, reason: str = "", now=None
-) -> Result:
-    """Withdraw one result of the user's organisation before publication: it is never published."""
-    now = now or timezone.now()
-    _may_withdraw(user, submission, now)
-    _plain(system=system_key, benchmark=benchmark_key, reason=reason)
-    result = (
-        Result.objects.select_for_update()
-        .filter(system__submission=submission, system__key=system_key, benchmark__key=benchmark_key)
-        .first()
-    )
-    if result is None:
-        raise ReviewError(f"The submission has no result {system_key}/{benchmark_key}.")
-    if result.published:
-        raise ReviewError("This result is public: it can no longer be withdrawn.")
-    if result.withdrawn:
-        raise ReviewError("This result is already withdrawn.")
-    result.withdrawn = True
-    result.save(update_fields=["withdrawn"])
-    record(
-        "result.withdrawn",
-        actor=user,
-        obj=("result", f"{submission.uid}/{system_key}/{benchmark_key}"),
-        round=submission.round,
-        organisation=submission.organisation,
-        reason=reason.strip(),
-    )
-    return result
-
-
-@transaction.atomic
-def withdraw_submission(user, submission: Submission, reason: str = "", now=None) -> Submission:
-    """Withdraw a whole submission of the user's organisation before publication."""
-    now = now or timezone.now()
-    _may_withdraw(user, submission, now)
-    _plain(reason=reason)
-    submission = Submission.objects.select_for_update().get(pk=submission.pk)
-    if submission.status == Submission.Status.WITHDRAWN:
-        raise ReviewError("This submission is already withdrawn.")
-    if (
-        submission.status == Submission.Status.PUBLISHED
-        or Result.objects.filter(system__submission=submission, published=True).exists()
-    ):
-        raise ReviewError("This submission is public: it can no longer be withdrawn.")
-    reason = reason.strip()
-    withdraw_submission_rows(
-        submission.pk, f"Withdrawn by {user.get_username()}" + (f": {reason}" if reason else ".")
-    )
-    record(
-        "submission.withdrawn",
-        actor=user,
-        obj=submission,
-        round=submission.round,
-        organisation=submission.organisation,
-        reason=reason,
-    )
-    submission.refresh_from_db()
-    return submission

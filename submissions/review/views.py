@@ -15,6 +15,7 @@ from leaderboard.models import Result, Round
 from submissions.models import Submission
 
 from . import objections as review
+from . import withdrawals
 from .models import Objection
 
 AUDIT_SHOWN = 500  # the newest events of the round; the admin has them all, with filters
@@ -179,10 +180,10 @@ def withdraw(request, submission_uid):
     reason = request.POST.get("reason", "")
     try:
         if system or benchmark:
-            review.withdraw_result(request.user, submission, system, benchmark, reason)
+            withdrawals.withdraw_result(request.user, submission, system, benchmark, reason)
             messages.info(request, f"Result {system}/{benchmark} withdrawn.")
         else:
-            review.withdraw_submission(request.user, submission, reason)
+            withdrawals.withdraw_submission(request.user, submission, reason)
             messages.info(request, "Submission withdrawn.")
     except review.NotFound as error:
         _not_found(error)
@@ -201,5 +202,5 @@ def submission_section(user, submission) -> dict:
     return {
         "objections": objections,
         "can_object": policy.may_object_to(who, submission),
-        "can_withdraw": review.may_withdraw(user, submission),
+        "can_withdraw": withdrawals.may_withdraw(user, submission),
     }
