@@ -84,6 +84,26 @@ def test_v06_submitter_folder_at_top(tmp_path):
     assert not notes_matching(layout, "code/")  # code is a compliance matter, not a layout note
 
 
+def test_a_result_file_without_log_lines_is_a_run_the_summarizer_drops(tmp_path):
+    # Intel's v1.0 MiniGo: result_run1..10.txt, of which result_run10.txt holds no MLPerf line. mlperf-logging's
+    # summarizer reads every result_*.txt and drops that one as a failed run; so is it a run here (it fails its
+    # checks), and not an extra file. A script with no log lines beside it stays an extra file.
+    logs = {f"Intel/results/x/minigo/result_run{i}.txt": ":::MLLOG {}\n" for i in range(1, 10)}
+    tree(
+        tmp_path,
+        {
+            "Intel/systems/x.json": {"submitter": "Intel"},
+            **logs,
+            "Intel/results/x/minigo/result_run10.txt": "mpirun: job aborted\n",
+            "Intel/results/x/minigo/process_loop.sh": "./postprocess.py\n",
+        },
+    )
+    [result] = detect(tmp_path).results
+    assert len(result.run_files) == 10
+    assert "Intel/results/x/minigo/result_run10.txt" in result.run_files
+    assert result.extra_files == ["Intel/results/x/minigo/process_loop.sh"]
+
+
 def test_v06_contents_packed_directly_take_the_submitter_from_the_descriptions(tmp_path):
     tree(tmp_path, {"systems/a.json": {"submitter": "Krai"}, **runs("results/a/bert", 3)})
     layout = detect(tmp_path)

@@ -11,7 +11,13 @@ from ..logs.power import kind_of
 from ..rules import bundle as findings
 from ..systems import MAX_NESTING, expand_literals, nested_deeper
 from .files import FolderFiles, TarFiles
-from .runlogs import RESULT_FILE, declared_benchmark, holds_log_lines, run_indices
+from .runlogs import (
+    RESULT_FILE,
+    SUMMARIZER_RUN_FILE,
+    declared_benchmark,
+    holds_log_lines,
+    run_indices,
+)
 
 JUNK = {".DS_Store", ".gitkeep", ".gitignore", "Thumbs.db", "desktop.ini"}
 JUNK_DIRS = {"__MACOSX", ".git"}
@@ -315,7 +321,9 @@ def _system_folder(
                 runs.append(rel)
             elif name in JUNK or name.startswith("._"):
                 _stray(rel, notes)
-            elif tree.is_log(rel):
+            elif tree.is_log(rel) or SUMMARIZER_RUN_FILE.match(name):
+                # A result_*.txt without log lines is still a run, a failed one: mlperf-logging's summarizer
+                # reads every result_*.txt of the folder and drops the ones it cannot read.
                 runs.append(rel)
                 misnamed.append(rel)
             else:

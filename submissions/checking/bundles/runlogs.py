@@ -12,6 +12,8 @@ from ..logs import open_binary, parse_lines
 from ..logs.formats import LOG_LINE
 
 RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
+# The files mlperf-logging's result_summarizer scores (its glob result_*.txt), log lines or not.
+SUMMARIZER_RUN_FILE = re.compile(r"^result_.*\.txt$")
 # A run number of more digits is no run number (real rounds number their runs 0..19; the Run table's index is
 # a 32-bit integer): such a log is numbered as a log named otherwise is, and ingest says so (bundle.run-index).
 MAX_INDEX_DIGITS = 6

@@ -2,7 +2,6 @@
 
 import logging
 from collections import Counter
-from fnmatch import fnmatch
 from pathlib import PurePosixPath
 
 from django.db import transaction
@@ -16,7 +15,7 @@ from submissions.models import Finding, Submission, Validation
 from submissions.refchecks import jobs as refchecks
 
 from .. import energy, rules, scoring
-from ..bundles.runlogs import result_files
+from ..bundles.runlogs import SUMMARIZER_RUN_FILE, result_files
 from .common import Status, clear_work_when_final, submission_files, update, update_rows
 from .publication import publish, published_while_checking
 
@@ -42,7 +41,7 @@ def score_result(
                 r.pk in rejected,
                 r.failure_reason,
                 failure_rules.get(r.pk, ""),
-                fnmatch(PurePosixPath(r.path).name, "result_*.txt"),
+                bool(SUMMARIZER_RUN_FILE.match(PurePosixPath(r.path).name)),
             )
             for r in runs
         ],
