@@ -106,8 +106,9 @@ def read_power_log(data: bytes, path: str, kind: str) -> PowerLog:
     others = _other_lines(data)
     readings = READING.findall(data)
     if len(readings) + len(others) == data.count(MARKER.encode()):
-        log.times = list(map(int, (t for t, _ in readings)))
-        log.watts = list(map(float, (w for _, w in readings)))
+        if readings:
+            times, watts = zip(*readings)
+            log.times, log.watts = list(map(int, times)), list(map(float, watts))
         for line, text in others:
             _record(log, line, text.decode("utf-8", "replace"))
     else:  # a line that neither pattern reads: every line as JSON
