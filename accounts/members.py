@@ -32,7 +32,7 @@ def _admins_left(organisation, without) -> int:
 
 def may_join(user) -> bool:
     """Whether `user` may be invited to (and accept) a membership: not staff, reviewer of no round."""
-    return user.is_active and not user.is_staff and not user.reviewed_rounds.exists()
+    return user.is_active and policy.may_join(policy.viewer(user))
 
 
 def _locked(organisation) -> Organisation:

@@ -17,7 +17,7 @@ the write side: its rows arrive as arguments, and its statuses and roles are nam
     decide    may_decide
     withdraw  may_withdraw
     publish   may_publish
-    members   may_manage_members
+    members   may_manage_members, may_join
     check     may_request_check, may_see_agents
 
 Besides the public's results, signed-in users see whole submissions (their results, runs, findings
@@ -258,6 +258,12 @@ def may_publish(who: Viewer) -> bool:
 def may_manage_members(who: Viewer, organisation) -> bool:
     """Staff and the organisation's admins add, change and remove its members."""
     return who.staff or organisation.pk in who.administers
+
+
+def may_join(who: Viewer) -> bool:
+    """Whether `who` may be invited to an organisation and accept: never staff, nor a reviewer of any
+    round (one who belonged to an organisation could no longer decide objections against it)."""
+    return not who.anonymous and not who.staff and not who.reviewed_rounds
 
 
 def may_request_check(who: Viewer) -> bool:

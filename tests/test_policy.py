@@ -97,6 +97,10 @@ def test_admins_and_staff_manage_members_and_members_see_them():
     assert policy.ADMIN == Membership.Role.ADMIN
 
 
+def test_staff_and_reviewers_never_join_an_organisation():
+    assert _who_may(policy.may_join) == {"acme_member", "acme_admin", "globex_member", "outsider"}
+
+
 def test_staff_alone_publish_request_checks_and_see_the_agents():
     for rule in (policy.may_publish, policy.may_request_check, policy.may_see_agents):
         assert _who_may(rule) == {"staff"}
