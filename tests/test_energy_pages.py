@@ -78,3 +78,10 @@ def test_results_published_side_by_side_have_an_address_each(client, v51):
     page = client.get(f"/r/training-v5.1/SMC/8xH100/retinanet/?system={timed.uid}").content.decode()
     assert "AC-Power" not in page
     assert client.get("/id/5.1-0002")["Location"].endswith(f"?system={ac.uid}")
+
+
+def test_the_system_page_gives_energy_in_kj(client, v51):
+    system = make.system(v51, "Acme", "alpha")
+    make.result(system, "retinanet", 10, power_result=True, energy_j=6.5e6)
+    html = client.get(system.get_absolute_url()).content.decode()
+    assert "Energy (kJ)" in html and '<td class="num">6,500</td>' in html
