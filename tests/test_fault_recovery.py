@@ -512,3 +512,86 @@ def _claimed_ingest(submission_id: int, not_by: set):
     if lease is None or submission.status != "ingesting" or submission.updated_at <= lease.beat_at:
         return None
     return lease
+
+
+def _bundle_with_many_files(tmp_path, files: int = 4000) -> tuple[bytes, int]:
+    """A valid bundle whose unpacked folder takes a while to delete: `files` small files beside its logs.
+    Returns (its bytes, how many files it unpacks to)."""
+    root = write_bundle(
+        tmp_path / "Acme",
+        "Acme",
+        [SystemSpec("alpha", results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})],
+        TARGETS,
+    )
+    filler = root / "benchmarks" / "retinanet" / "implementations" / "notes"
+    filler.mkdir(parents=True)
+    for n in range(files):
+        (filler / f"note_{n}.txt").write_text(f"note {n}\n")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(root, arcname="Acme")
+    return buffer.getvalue(), sum(1 for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.services
+@pytest.mark.commits  # the worker process reads the upload
+def test_a_revalidation_taken_as_finalize_commits_is_not_undone_by_finalizes_clean_up(
+    rounds, users, settings, tmp_path
+):
+    """finalize commits the verdict, then deletes the work folder. A re-validation taken at that moment (the
+    test stops finalize's process as soon as the verdict shows, takes the re-validation, and lets the process
+    go on) opens the bundle into the same folder: the folder it opened is whole once finalize is done, and
+    the new pass ends valid, as the first."""
+    from submissions.checking.pipeline import common, revalidate
+    from submissions.checking.tasks import _queue_checks
+    from submissions.intake.submit import submit
+
+    require_services()
+    purge_broker()
+    media = tmp_path / "media"
+    media.mkdir()
+    settings.MEDIA_ROOT = media
+    data, unpacked = _bundle_with_many_files(tmp_path)
+    worker = Worker(media, concurrency=1, name="finalize", env=QUICK_RECOVERY)
+    try:
+        submission, _ = submit(rounds["training-v5.1"], [data], "acme.tgz", user=users["owner"])
+        _wait(
+            lambda: Submission.objects.filter(pk=submission.pk, status="valid").exists(),
+            120,
+            "the first verdict",
+            every_s=0.002,
+        )
+        # finalize's process is held where the verdict found it (in its clean-up, or about to start it),
+        # while the re-validation is taken; then it goes on.
+        pool = _children(worker.process.pid)
+        for pid in pool:
+            os.kill(pid, signal.SIGSTOP)
+        taken = []
+
+        def take():
+            try:
+                taken.append(revalidate(submission.pk, "at finalize's commit"))
+            finally:
+                connection.close()  # this thread's own
+
+        thread = threading.Thread(target=take)
+        thread.start()
+        thread.join(timeout=5)  # it waits for the clean-up where that holds the submission's row
+        for pid in pool:
+            os.kill(pid, signal.SIGCONT)
+        thread.join(timeout=60)
+        ((validation_id, run_ids),) = taken
+        assert validation_id is not None
+        work = common.work_dir(submission.pk)
+        time.sleep(3)  # finalize's clean-up is over
+        left = sum(1 for p in work.rglob("*") if p.is_file())
+        assert left == unpacked, (
+            f"{left} of the {unpacked} files the re-validation unpacked are left"
+        )
+        _queue_checks(run_ids, validation_id)
+        _wait(lambda: Submission.objects.get(pk=submission.pk).is_final, 120, "final", every_s=0.5)
+        submission.refresh_from_db()
+        assert submission.status == "valid", submission.message
+        assert submission.validations.get(pk=validation_id).status == "done"
+    finally:
+        worker.stop()
