@@ -122,6 +122,7 @@ ROWS = {
     "leaderboard:public-id": Row(kind="result"),
     # The bundles are not stored: a log the role may read answers 404 saying so (tests/test_visibility.py).
     "leaderboard:run-log": Row(kind="result", query=("", "?line=3", "?format=raw")),
+    "leaderboard:run-log-raw": Row(kind="result"),  # the log file itself, to whoever sees its page
     # submissions
     "submissions:list": Row(),
     "submissions:upload": Row(),
