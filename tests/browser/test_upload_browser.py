@@ -25,8 +25,26 @@ def _is_uuid(text: str) -> bool:
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 
 
+@pytest.fixture
+def v51_open(live_server, django_db_blocker):
+    """v5.1 open for submission while the test runs (the shared catalogue imports it as published
+    history, which the upload form offers to staff only), its calendar put back after."""
+    from leaderboard.models import Round
+
+    from ..live_round import set_phase
+
+    fields = ("opens_at", "deadline_at", "review_ends_at", "publish_at")
+    with django_db_blocker.unblock():
+        round_ = Round.objects.get(key="training-v5.1")
+        saved = {f: getattr(round_, f) for f in fields}
+        set_phase(round_, "open")
+    yield
+    with django_db_blocker.unblock():
+        Round.objects.filter(pk=round_.pk).update(**saved)
+
+
 def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
-    live_server, browser, tmp_path, django_db_blocker
+    live_server, browser, tmp_path, django_db_blocker, v51_open
 ):
     from django.contrib.auth import get_user_model
 
@@ -76,7 +94,7 @@ def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
 
 
 def test_an_upload_cut_off_before_a_reload_goes_on_from_the_offset_the_portal_holds(
-    live_server, browser, tmp_path, django_db_blocker
+    live_server, browser, tmp_path, django_db_blocker, v51_open
 ):
     """Half of the bundle went up before the page was closed (here: sent through the API); the page, shown
     the same file again, asks the offset, sends the rest and completes that same upload."""
