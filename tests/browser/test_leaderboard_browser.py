@@ -142,7 +142,9 @@ def test_sorting_by_a_column_with_the_mouse_and_the_keyboard(live_server, browse
         for tr in d.find_elements(By.CSS_SELECTOR, "#results table tbody tr"):
             cells = tr.find_elements(By.XPATH, "./td|./th")
             text = cell_text(cells[column])
-            out.append(float(text.replace(",", "")) if text else None)
+            number = text.replace(",", "")
+            # A result without a score ("not scored") has no value: it sorts with the blanks.
+            out.append(float(number) if number[:1].isdigit() else None)
         return out
 
     ascending = values()
