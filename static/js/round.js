@@ -87,9 +87,19 @@
     find.hidden = false;
     find.addEventListener("input", function () {
       var words = find.value.toLowerCase().trim();
-      list.querySelectorAll(".options label").forEach(function (label) {
-        label.hidden = Boolean(words) && label.textContent.toLowerCase().indexOf(words) < 0;
+      var heading = null, shown = 0;
+      function closeGroup() { if (heading) heading.hidden = shown === 0; }
+      Array.prototype.forEach.call(list.querySelector(".options").children, function (el) {
+        if (el.classList.contains("group")) {  // a family's heading: hidden when none of its names shows
+          closeGroup();
+          heading = el;
+          shown = 0;
+          return;
+        }
+        el.hidden = Boolean(words) && el.textContent.toLowerCase().indexOf(words) < 0;
+        if (!el.hidden) shown++;
       });
+      closeGroup();
     });
     find.addEventListener("keydown", function (event) {
       if (event.key === "Enter") event.preventDefault();
