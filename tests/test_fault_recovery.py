@@ -595,3 +595,48 @@ def test_a_revalidation_taken_as_finalize_commits_is_not_undone_by_finalizes_cle
         assert submission.validations.get(pk=validation_id).status == "done"
     finally:
         worker.stop()
+
+
+@pytest.mark.services
+@pytest.mark.commits  # the server process reads the upload
+def test_a_patch_while_the_database_is_down_is_answered_503_in_json_and_resumes_after(
+    rounds, users, tmp_path
+):
+    """The web process reaches PostgreSQL through a proxy the test cuts: a PATCH is answered 503 in JSON
+    with Retry-After (not an HTML 500), and once the database is back the upload goes on at its offset."""
+    require_services()
+    db = connection.settings_dict
+    proxy = CuttableProxy(db["HOST"], int(db["PORT"]))
+    url = f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
+    server = Gunicorn(tmp_path / "web", tmp_path / "media", workers=1, DATABASE_URL=url)
+    try:
+        api = Api(server, ApiToken.create(users["owner"], "ci")[1])
+        data = bundle_bytes(tmp_path)
+        created = api.json(
+            "POST",
+            "/api/v1/uploads/",
+            {"round": "training-v5.1", "name": "acme.tgz", "size": len(data)},
+        )
+        uid = json.loads(created.body)["uid"]
+        proxy.cut()
+        part = {"Content-Type": "application/offset+octet-stream", "Upload-Offset": "0"}
+        down = api.send("PATCH", f"/api/v1/uploads/{uid}/", data, **part)
+        assert down.status == 503, down.body[:300]
+        assert down.getheader("Content-Type").startswith("application/json")
+        assert int(down.getheader("Retry-After")) > 0
+        proxy.restore()
+        back = _wait(
+            lambda: (
+                (r := api.send("PATCH", f"/api/v1/uploads/{uid}/", data, **part)).status != 503
+                and r
+            ),
+            30,
+            "an answer once the database is back",
+            every_s=0.5,
+        )
+        assert back.status == 204, back.body[:300]
+        sha = hashlib.sha256(data).hexdigest()
+        assert api.json("POST", f"/api/v1/uploads/{uid}/complete/", {"sha256": sha}).status == 201
+    finally:
+        server.stop()
+        proxy.cut()
