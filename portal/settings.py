@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "axes",  # login throttling: see AXES_* below
+    "csp",  # the Content-Security-Policy header: see CONTENT_SECURITY_POLICY below
     "portal",
     "accounts",
     "audit",
@@ -70,6 +71,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # every answer, static files included
     # Static files before sessions and the rest: a stylesheet needs none of them (portal/staticstorage.py).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "portal.middleware.RefuseNulMiddleware",  # before any view looks a NUL up in PostgreSQL
@@ -164,6 +166,26 @@ STORAGES = {
 }
 # Submitters log in here (the admin's login takes staff only).
 LOGIN_URL = "login"
+
+# The Content-Security-Policy of every page (django-csp): scripts from this site's own files only (no
+# inline script, no eval), nothing from another site, no frames, no plugins, forms posted here only.
+# Inline styles stay allowed: plotly.js writes its rules into <style> elements it makes (and per chart),
+# which neither a nonce nor a hash can cover. The API's documentation page (Redoc) sets a policy of its
+# own (portal/api.py ApiDocs).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    }
+}
 
 # Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one username from one
 # address, that username is refused from that address for LOGIN_COOLOFF_MINUTES (429), the right

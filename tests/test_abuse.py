@@ -501,3 +501,25 @@ def test_wrong_passwords_lock_the_username_out_from_that_address(server, orgs, s
     other = requests.Session()
     answer = post_form(other, login, login, {"username": "member_b", "password": "pw"})
     assert answer.history and answer.history[0].status_code == 302 and "sessionid" in other.cookies
+
+
+# -- 8. a Content-Security-Policy on every page ----------------------------------------------------------
+
+
+def test_every_page_has_a_strict_content_security_policy(server, rounds):
+    """No page had a Content-Security-Policy. (tests/browser checks that the pages keep to it.)"""
+    round_ = rounds["training-v5.1"]
+    for path in (
+        "/",
+        f"/r/{round_.key}/",
+        "/progress/",
+        "/accounts/login/",
+        "/api/v1/",
+        "/nowhere/",
+    ):
+        policy = requests.get(server.url + path, timeout=30).headers.get("Content-Security-Policy")
+        assert policy, path
+        directives = dict(d.strip().split(" ", 1) for d in policy.split(";") if d.strip())
+        assert directives["script-src"] == "'self'", path  # no inline script, no eval
+        assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
+        assert directives["default-src"] == "'self'" and "base-uri" in directives

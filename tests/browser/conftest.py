@@ -7,6 +7,7 @@ artifacts/screenshots/ (a CI artifact, kept out of git).
 """
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -68,12 +69,34 @@ def browser():
             "download.prompt_for_download": False,
         },
     )
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # for no_policy_violations
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
     driver.downloads = downloads
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     yield driver
     driver.quit()
+
+
+@pytest.fixture(autouse=True)
+def no_policy_violations(request):
+    """What a browser test's pages do keeps to the site's Content-Security-Policy: Chromium's console
+    holds no refusal ("Refused to execute inline script because it violates the following Content
+    Security Policy directive ...") when the test ends. What a page is meant to be refused from another
+    site (Redoc's logo from its makers') is no fault."""
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    browser = request.getfixturevalue("browser")
+    browser.get_log("browser")  # what earlier tests left
+    yield
+    refused = [
+        entry["message"]
+        for entry in browser.get_log("browser")
+        if "Content Security Policy" in entry["message"]
+        and not re.search(r"'https?://(?!localhost[:/]|127\.0\.0\.1[:/])", entry["message"])
+    ]
+    assert not refused, "refused by the Content-Security-Policy:\n" + "\n".join(refused)
 
 
 @pytest.fixture(scope="package")
