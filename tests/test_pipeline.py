@@ -132,10 +132,11 @@ def test_export_lists_every_result_of_the_round(rounds, bundle, capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == (
         "public_id,submitter,system,division,category,benchmark,runs_counted,score_minutes,speedup,"
-        "scaling_factor,claimed_scaling_factor,not_scored_because,path"
+        "scaling_factor,claimed_scaling_factor,not_scored_because,path,energy_kj,"
+        "energy_not_scored_because"
     )
     assert (
-        "5.1-0002,Acme,alpha,closed,onprem,retinanet,3,11.0,,1.0,,,Acme/results/alpha/retinanet"
+        "5.1-0002,Acme,alpha,closed,onprem,retinanet,3,11.0,,1.0,,,Acme/results/alpha/retinanet,,"
         in lines
     )
     assert len(lines) == 1 + 3
