@@ -85,3 +85,17 @@ def test_the_system_page_gives_energy_in_kj(client, v51):
     make.result(system, "retinanet", 10, power_result=True, energy_j=6.5e6)
     html = client.get(system.get_absolute_url()).content.decode()
     assert "Energy (kJ)" in html and '<td class="num">6,500</td>' in html
+
+
+def test_api_v1_gives_a_results_and_its_runs_energy(client, v51):
+    from django.urls import reverse
+
+    system = make.system(v51, "Acme", "alpha", accelerator_count=8)
+    result = make.result(
+        system, "retinanet", 10, runs=3, power_result=True, energy_j=6e6, public_id="5.1-0001"
+    )
+    Run.objects.filter(result=result, index=1).update(energy_j=5.5e6)
+    body = client.get(reverse("v1:result-detail", args=["5.1-0001"])).json()
+    assert body["power_result"] is True and body["energy_kj"] == 6000.0
+    assert body["energy_per_accelerator_kj"] == 750.0 and body["energy_message"] == ""
+    assert [run["energy_kj"] for run in body["runs"]] == [None, 5500.0, None]
