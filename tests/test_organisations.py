@@ -251,15 +251,17 @@ def test_the_api_filters_by_organisation_and_gives_both_names(client, history):
     assert [r["organisation"] for r in ordered] == ["Google", "Google", "NVIDIA"]
 
 
-def test_progress_follows_one_organisation_across_its_names(client, history):
+def test_progress_follows_one_organisation_across_its_names(client, rounds, history):
     html = client.get("/progress/?organisation=NVIDIA").content.decode()
     chart = json.loads(
         re.search(r'data-chart="chart-progress">(.*?)</script>', html, re.S).group(1)
     )
     points = sorted((x, y) for trace in chart["data"] for x, y in zip(trace["x"], trace["y"]))
+    # The x axis is the rounds' publication dates (46e168b).
+    v05, v51 = rounds["training-v0.5"], rounds["training-v5.1"]
     assert points == [
-        ("Training v0.5", 100.0),
-        ("Training v5.1", 10.0),
+        (v05.publication_date.isoformat(), 100.0),
+        (v51.publication_date.isoformat(), 10.0),
     ]  # not Google's 50, nor AMD's 5
     assert "NVIDIA: DGX-1" in html and "NVIDIA: GB200" in html and "Nvidia:" not in html
     assert '<option value="NVIDIA" selected>NVIDIA</option>' in html
