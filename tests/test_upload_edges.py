@@ -154,11 +154,11 @@ def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_se
     client.force_login(users["outsider"])
     second = upload(client, "acme.tgz", data)
     theirs = Submission.objects.get(uploaded_by=users["outsider"])
-    assert (
-        theirs.pk != mine.pk
-        and theirs.sha256 == mine.sha256
-        and theirs.status == mine.status == "valid"
-    )
+    assert theirs.pk != mine.pk and theirs.sha256 == mine.sha256 and mine.status == "valid"
+    # The bundle's submitter (Acme) is now the owner's organisation's name on the leaderboard: the
+    # outsider's copy is taken in as a submission of its own and refused for that (issue 26 item 3).
+    assert theirs.status == "failed" and theirs.rule == "bundle.other-organisation"
+    assert "folder is 'Acme', which reads as Acme's name" in theirs.message
     assert second["Location"] == f"/submissions/{theirs.uid}/" != first["Location"]
     # someone else's, and one that does not exist: the same answer
     for uid in (mine.uid, uuid.uuid4()):
