@@ -1,0 +1,144 @@
+"""MLCommons' own scores of a shared round: mlperf-logging's result_summarizer, run on an unpacked copy.
+
+Per submitter folder, the command `python -m mlperf_logging.result_summarizer <folder> training <ruleset>
+--csv <file>` is run; it writes its table as JSON beside the CSV, a row per system with a column per
+benchmark (the score in minutes) and `details_url` naming the system's description file. The command
+leaves out a system whose description it cannot read (v0.6: Alibaba's sinian has no systems/sinian.json,
+NVIDIA's descriptions are log lines, not JSON), and crashes on some folders (v0.6 Google's `mask` folders:
+its 0.6.0 checker has no mask.yaml). For the systems without a row, and for rounds whose ruleset the command
+does not know, its scoring function `_compute_strong_score_standalone` (what the command calls per result
+folder: the ruleset's compliance checker on each result_*.txt, a failing run dropped; the olympic mean,
+dropping 4 fastest and 4 slowest for unet3d; times the folder's scaling.json) is called on the folder
+instead, and the row says so; where that crashes too, the folder has no score and the row says why. Nothing
+of the portal is used.
+
+The copy matters: the command's RCP check deletes and rewrites scaling.json in the folders it reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Expected:
+    minutes: float | None
+    how: str  # "command" or "scoring function (<why>)"
+
+
+def unpack(tarball: Path, into: Path) -> Path:
+    with tarfile.open(tarball, "r:*") as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def result_folders(root: Path):
+    """(submitter, system, benchmark folder name, path) of every <Submitter>/results/<system>/<benchmark>."""
+    for submitter in sorted(p for p in root.iterdir() if p.is_dir()):
+        results = submitter / "results"
+        if not results.is_dir():
+            continue
+        for system in sorted(p for p in results.iterdir() if p.is_dir()):
+            for bench in sorted(p for p in system.iterdir() if p.is_dir()):
+                yield submitter.name, system.name, bench.name, bench
+
+
+def _alias(benchmark: str) -> str:
+    from mlperf_logging.result_summarizer import result_summarizer as rs
+
+    return rs._benchmark_alias(benchmark)
+
+
+# mlperf-logging's parser of ruleset 0.6.0 reads the `:::MLL` timestamps as seconds ("seconds as a float",
+# mlp_parser/ruleset_060.py), and the scoring function divides every time by 60 × 1000 as milliseconds: its
+# v0.6 figures are minutes / 1000, so they are multiplied back here.
+SECONDS_RULESETS = {"0.6.0"}
+
+
+def score_folder(folder: Path, ruleset: str) -> float | None:
+    """The summarizer's scoring function on one result folder, in minutes (None where it gives none)."""
+    from mlperf_logging.result_summarizer import result_summarizer as rs
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        minutes, _, _ = rs._compute_strong_score_standalone(
+            _alias(folder.name),
+            folder.parent.name,
+            False,  # energy is not compared here
+            str(folder),
+            "training",
+            ruleset,
+        )
+    if minutes is not None and ruleset in SECONDS_RULESETS:
+        minutes *= 1000
+    return minutes
+
+
+def run_command(root: Path, submitter: str, ruleset: str, out: Path) -> dict:
+    """The command's table for one submitter: {(system file name, benchmark): minutes or None}."""
+    csv = out / f"{submitter}.csv"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mlperf_logging.result_summarizer",
+            submitter,
+            "training",
+            ruleset,
+            "--csv",
+            str(csv),
+        ],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+        timeout=3600,
+    )
+    table = csv.with_suffix(".json")
+    if not table.is_file():
+        return {}
+    from mlperf_logging.benchmark_meta import get_allowed_benchmarks
+
+    benchmarks = get_allowed_benchmarks("training", ruleset)
+    scores = {}
+    for row in json.loads(table.read_text()):
+        system = row["details_url"].rsplit("/", 1)[-1].removesuffix(".json")
+        for benchmark in benchmarks:
+            if benchmark in row:
+                minutes = row[benchmark]
+                if minutes is not None and ruleset in SECONDS_RULESETS:
+                    minutes *= 1000
+                scores[(system, benchmark)] = minutes
+    return scores
+
+
+def expected(root: Path, ruleset: str, out: Path) -> dict[tuple[str, str, str], Expected]:
+    """{(submitter, system, benchmark folder): Expected} for every result folder under root."""
+    from mlperf_logging.compliance_checker.mlp_compliance import rule_choices
+
+    known = ruleset in rule_choices()
+    table = {}
+    for submitter in sorted({s for s, *_ in result_folders(root)}):
+        command = run_command(root, submitter, ruleset, out) if known else {}
+        for s, system, bench, path in result_folders(root):
+            if s != submitter:
+                continue
+            if (system, _alias(bench)) in command:
+                table[(s, system, bench)] = Expected(command[(system, _alias(bench))], "command")
+            else:
+                why = "the command has no row for this system" if known else "ruleset unknown"
+                try:
+                    table[(s, system, bench)] = Expected(
+                        score_folder(path, ruleset), f"scoring function ({why})"
+                    )
+                except Exception as crash:  # mlperf-logging's own fault: no score, and the reason
+                    table[(s, system, bench)] = Expected(
+                        None, f"scoring function crashed: {type(crash).__name__}: {crash}"[:300]
+                    )
+    return table
