@@ -9,7 +9,7 @@ Published lists and items carry ETag and Last-Modified and are cached per round 
 
 import uuid
 
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -17,7 +17,7 @@ from rest_framework import pagination, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from . import panels, policy
+from . import panels, policy, public
 from .apicache import PublishedCache
 from .filters import PriceFilter, ResultFilter, SystemFilter
 from .models import Benchmark, CloudPrice, Result, Round, Run, System
@@ -108,13 +108,20 @@ class ResultViewSet(PublishedCache, ReadOnly):
     # leaderboard.panels, which the submissions app answers with one query.
     _findings = None
 
+    _shared = None  # the addresses of the page's results that published results share
+
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)
         self._findings = panels.findings([r.id for r in page or []])
+        self._shared = shared_addresses(page or [])
         return page
 
     def get_serializer_context(self):
-        return {**super().get_serializer_context(), "findings": self._findings}
+        return {
+            **super().get_serializer_context(),
+            "findings": self._findings,
+            "shared": self._shared or set(),
+        }
 
     def get_queryset(self):
         who = policy.viewer(self.request.user)
@@ -136,6 +143,7 @@ class ResultViewSet(PublishedCache, ReadOnly):
         self.check_object_permissions(self.request, result)
         if self.action == "retrieve":
             self._findings = panels.findings([result.id])
+        self._shared = shared_addresses([result])
         return result
 
     @extend_schema(parameters=[RESULT_ID], responses=RunSerializer(many=True))
@@ -163,3 +171,19 @@ ROUTES = [
     ("results", ResultViewSet, "result"),
     ("prices", PriceViewSet, "price"),
 ]
+
+
+def shared_addresses(results) -> set[tuple]:
+    """The addresses (round, submitter, system key, benchmark) of these results that more than one
+    published result has (folders published side by side: leaderboard.tables.address_apart). One query."""
+    if not results:
+        return set()
+    fields = ("system__round_id", "system__submitter_id", "system__key", "benchmark_id")
+    return set(
+        public.results()
+        .filter(system__key__in={r.system.key for r in results})
+        .values(*fields)
+        .annotate(n=Count("pk"))
+        .filter(n__gt=1)
+        .values_list(*fields)
+    )

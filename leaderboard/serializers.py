@@ -196,7 +196,11 @@ class ResultSerializer(serializers.ModelSerializer):
         return None if obj.energy_j is None or not count else round(obj.energy_j / 1000 / count, 3)
 
     def get_url(self, obj) -> str:
-        return self.context["request"].build_absolute_uri(obj.get_absolute_url())
+        url = obj.get_absolute_url()
+        address = (obj.system.round_id, obj.system.submitter_id, obj.system.key, obj.benchmark_id)
+        if address in self.context.get("shared", ()):  # published side by side: ?system picks it
+            url += f"?system={obj.system.uid}"
+        return self.context["request"].build_absolute_uri(url)
 
     def get_findings(self, obj) -> str:
         return findings_note(obj.error_count, obj.warning_count, obj.advisory)

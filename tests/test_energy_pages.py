@@ -99,3 +99,17 @@ def test_api_v1_gives_a_results_and_its_runs_energy(client, v51):
     assert body["power_result"] is True and body["energy_kj"] == 6000.0
     assert body["energy_per_accelerator_kj"] == 750.0 and body["energy_message"] == ""
     assert [run["energy_kj"] for run in body["runs"]] == [None, 5500.0, None]
+
+
+def test_api_v1_links_results_published_side_by_side_to_their_own_pages(client, v51):
+    timed = make.system(v51, "SMC", "8xH100", name="SMC-H100")
+    ac = make.system(v51, "SMC", "8xH100", name="SMC-H100-AC-Power")
+    make.result(timed, "retinanet", 10, public_id="5.1-0001")
+    make.result(ac, "retinanet", 10, public_id="5.1-0002", power_result=True, energy_j=4e6)
+    make.result(make.system(v51, "Acme", "alone"), "retinanet", 9, public_id="5.1-0003")
+    urls = {r["public_id"]: r["url"] for r in client.get("/api/v1/results/").json()["results"]}
+    assert urls["5.1-0001"].endswith(f"/SMC/8xH100/retinanet/?system={timed.uid}")
+    assert urls["5.1-0002"].endswith(f"?system={ac.uid}")
+    assert urls["5.1-0003"].endswith("/Acme/alone/retinanet/")  # an address of its own: as it was
+    one = client.get("/api/v1/results/5.1-0002/").json()
+    assert one["url"].endswith(f"?system={ac.uid}")
