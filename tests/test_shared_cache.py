@@ -170,3 +170,23 @@ def test_nothing_reaches_anonymous_readers_through_the_cache_before_the_minute(s
     for path in (f"/r/{live.key}/", api):
         for response in server.get_on_two_processes(path):
             assert shows(response, "alpha", "beta") == [True, True], path
+
+
+def test_a_burst_over_both_threaded_processes_passes_no_more_than_the_rate(tmp_path, media_root):
+    """40 requests at once from one address to gunicorn as deployed (2 processes of 8 threads): exactly the
+    rate is answered 200, the rest 429. DRF's throttle read the client's history and wrote it back, so
+    requests read the same history at once and passed beyond the rate."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    require_services()
+    url = cache_url()
+    served = Gunicorn(tmp_path / "burst", media_root, CACHE_URL=url, API_THROTTLE_ANON="10/minute")
+    try:
+        served.cache_url = url
+        forget_throttle_counts(served)
+        with ThreadPoolExecutor(40) as pool:
+            codes = list(pool.map(lambda n: served.get("/api/v1/rounds/").status, range(40)))
+        assert sorted(codes).count(200) == 10, codes
+        assert set(codes) == {200, 429}, codes
+    finally:
+        served.stop()
