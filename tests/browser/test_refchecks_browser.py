@@ -32,8 +32,32 @@ def _log_in(d, url, username, password):
     wait(d, lambda d: "/accounts/login/" not in d.current_url)
 
 
+@pytest.fixture
+def planned_as_live(django_db_blocker):
+    """plan(submission_id): the checks finalize plans for a submission of a live round. The shared
+    catalogue's v5.1 is imported history, for which finalize plans none (ccd62a4): its round is taken live
+    while they are planned, as the tests' live round is, and the checks are deleted after the test."""
+    from leaderboard.models import Round
+    from submissions.models import ReferenceCheck, Submission
+    from submissions.refchecks import jobs
+
+    planned = []
+
+    def plan(submission_id: int) -> None:
+        round_ = Round.objects.filter(pk=Submission.objects.get(pk=submission_id).round_id)
+        round_.update(history=False)
+        try:
+            planned.extend(jobs.plan_for_submission(submission_id))
+        finally:
+            round_.update(history=True)
+
+    yield plan
+    with django_db_blocker.unblock():
+        ReferenceCheck.objects.filter(pk__in=[c.pk for c in planned]).delete()
+
+
 def test_a_result_page_shows_its_check_waiting_then_its_verdict(
-    live_server, browser, django_db_blocker
+    live_server, browser, django_db_blocker, planned_as_live
 ):
     from leaderboard.models import Result
     from submissions.models import Agent, ReferenceCheck
@@ -53,7 +77,8 @@ def test_a_result_page_shows_its_check_waiting_then_its_verdict(
             .first()
         )
         assert result is not None
-        # Finalize planned it when the round was ingested: a live round's closed result.
+        # Finalize plans it when a live round's closed result is recorded.
+        planned_as_live(result.system.submission_id)
         check = ReferenceCheck.objects.filter(result=result).first()
         assert check is not None and check.queue == "gpu.h200"
         Agent.objects.all().delete()
@@ -93,16 +118,31 @@ def test_a_result_page_shows_its_check_waiting_then_its_verdict(
     screenshot(d, "reference-check-result")
 
 
-def test_staff_see_the_agents_page_and_others_do_not(live_server, browser, django_db_blocker):
+def test_staff_see_the_agents_page_and_others_do_not(
+    live_server, browser, django_db_blocker, planned_as_live
+):
     from datetime import timedelta
 
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
+    from leaderboard.models import Result
     from submissions.models import Agent
     from submissions.refchecks import jobs
 
     with django_db_blocker.unblock():
+        b200 = (
+            Result.objects.filter(
+                system__round__key="training-v5.1",
+                benchmark__key="llama31_8b",
+                system__accelerator_model__contains="B200",
+                system__division="closed",
+            )
+            .order_by("pk")
+            .first()
+        )
+        assert b200 is not None
+        planned_as_live(b200.system.submission_id)  # the B200 results' checks wait for an agent
         users = get_user_model().objects
         users.filter(username__in=["chair", "member"]).delete()
         users.create_user("chair", password="a-long-password-1", is_staff=True)
