@@ -140,6 +140,20 @@ def test_a_failed_submission_is_taken_in_again_when_a_reviewer_re_validates_it(
     assert Validation.objects.filter(status="running").count() == 0
 
 
+def test_a_revalidation_without_room_to_open_the_bundle_waits_and_changes_nothing(broken, settings):
+    """A full disk is the site's fault: the submission keeps its verdict and findings (it failed with "could
+    not open the bundle" before), and the re-validation runs once there is room."""
+    settings.DISK_RESERVE_BYTES = 1 << 60
+    revalidate.delay(broken.pk, "no room")
+    broken.refresh_from_db()
+    assert (broken.status, broken.rule) == ("invalid", "")
+    assert Validation.objects.count() == 1
+    settings.DISK_RESERVE_BYTES = 0
+    revalidate.delay(broken.pk, "room again")
+    broken.refresh_from_db()
+    assert broken.status == "invalid" and Validation.objects.count() == 2
+
+
 @pytest.mark.shared_rounds
 def test_the_v06_round_as_history_shows_its_leaderboard_with_advisory_findings(client, rounds):
     call_command(

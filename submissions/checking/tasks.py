@@ -78,6 +78,13 @@ def _import_before_forking(**_):
     startup.before_forking()  # scipy imported and start-up's objects frozen, once for all pool processes
 
 
+def _again_later(task, args) -> None:
+    """Queue the task again in DISK_WAIT_S. Not when run in-process (eager: no clock to wait on, and it
+    would run again at once): the sweeper queues it once a worker runs."""
+    if not task.request.is_eager:
+        task.apply_async(args, countdown=DISK_WAIT_S)
+
+
 @shared_task(name="submissions.tasks.ingest", **RETRY)
 def ingest(submission_id: int) -> None:
     try:
@@ -90,7 +97,7 @@ def ingest(submission_id: int) -> None:
                 "no room to open submission %s; trying again in %s s", submission_id, DISK_WAIT_S
             )
             pipeline.wait_for_disk(submission_id)
-            ingest.apply_async((submission_id,), countdown=DISK_WAIT_S)
+            _again_later(ingest, (submission_id,))
             return
         log.exception("ingest of submission %s failed", submission_id)
         pipeline.fail(
@@ -114,6 +121,17 @@ def revalidate(
     except TRANSIENT:
         raise
     except Exception as error:  # as ingest: never leave a submission half-way
+        if pipeline.is_disk_full(error):  # as ingest: wait for room and try again
+            log.warning(
+                "no room to re-validate submission %s; trying again in %s s",
+                submission_id,
+                DISK_WAIT_S,
+            )
+            if pipeline.wait_for_disk(submission_id):  # a failed one, being taken in again
+                _again_later(ingest, (submission_id,))
+            else:
+                _again_later(revalidate, (submission_id, reason, user_id))
+            return
         log.exception("re-validation of submission %s failed", submission_id)
         pipeline.fail(
             submission_id,

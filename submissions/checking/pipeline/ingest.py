@@ -17,7 +17,7 @@ from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
 from ..energy import has_power_track, power_of_runs
 from ..rules.bundle import INGEST_RULES, log_placement, no_run_log, read_crashed
 from ..systems import fields_of
-from .common import Status, clear_work, fail, open_submission, room_to_open, update
+from .common import Status, clear_work, fail, is_disk_full, open_submission, room_to_open, update
 
 
 def ingest(submission_id: int) -> tuple[int | None, list[int]]:
@@ -45,17 +45,20 @@ def ingest(submission_id: int) -> tuple[int | None, list[int]]:
         return None, []
 
 
-def wait_for_disk(submission_id: int) -> None:
+def wait_for_disk(submission_id: int) -> bool:
     """The disk was full (or had no room for the bundle): the submission waits, not counted as an attempt,
-    and its ingest is queued again until there is room. A full disk is the site's fault and passes."""
+    and its ingest is queued again until there is room. A full disk is the site's fault and passes. False
+    where the submission was not being taken in (a re-validation, which put it back as it was)."""
     clear_work(submission_id)
-    update(
-        submission_id,
-        only_if={"status__in": [Status.RECEIVED, Status.INGESTING]},
-        status=Status.RECEIVED,
-        attempts=F("attempts") - 1,
-        message="Waiting for disk space on the portal. The bundle is stored; checking starts by itself "
-        "once there is room. There is no need to upload again.",
+    return bool(
+        update(
+            submission_id,
+            only_if={"status__in": [Status.RECEIVED, Status.INGESTING]},
+            status=Status.RECEIVED,
+            attempts=F("attempts") - 1,
+            message="Waiting for disk space on the portal. The bundle is stored; checking starts by itself "
+            "once there is room. There is no need to upload again.",
+        )
     )
 
 
@@ -126,8 +129,16 @@ def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, 
     ):
         return None, []
     try:
+        if not room_to_open(submission):
+            raise OSError(
+                errno.ENOSPC, os.strerror(errno.ENOSPC), "not enough room to open the bundle"
+            )
         open_submission(submission)
     except (BundleError, LayoutError, OSError) as error:
+        if is_disk_full(error):  # the site's fault, which passes: back as it was, tried again later
+            clear_work(submission_id)
+            update(submission_id, only_if={"status": Status.INGESTING}, status=submission.status)
+            raise
         fail(
             submission_id,
             f"Re-validation could not open the bundle: {error}",
