@@ -54,7 +54,7 @@ def row_html(r: ShownRow, columns: set[str]) -> str:
     if "public_id" in columns:
         out.append(f'<td class="ids">{escape(r["public_id"])}</td>')
     if "availability" in columns:
-        out.append(f"<td>{escape(r['availability'])}</td>")
+        out.append(f'<td class="avail">{_abbr(r["availability"], r["availability_short"])}</td>')
     if "submitter" in columns:
         out.append(f"<td>{escape(r['submitter'])}</td>")
     if "nodes" in columns:

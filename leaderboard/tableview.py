@@ -47,6 +47,10 @@ COLUMNS = {
 DEFAULT_COLUMNS = ("availability", "nodes", "accelerator", "software", "cloud_scale", "power")
 # How the rows are split into tables: by default one table per division, sorted across availability
 # categories (the fastest result heads it whatever its category); MLCommons' way is a choice.
+# The availability words are long ("Research, development or internal", on three lines): the table's
+# column shows these until a cell is focused, tapped or hovered, so that a round of many benchmarks fits.
+SHORT_AVAILABILITY = {"cloud": "cloud", "onprem": "on-premise", "research": "RDI"}
+
 GROUPS = {"": "One table", "availability": "By availability (MLCommons' way)"}
 NO_COLUMNS = "none"  # `cols=none`: every descriptive column hidden (an empty list is the default)
 FAMILY = "family:"  # a filter value for every name of a family (accelerators.toml, frameworks.toml)
@@ -560,7 +564,8 @@ class ShownRow(TypedDict):
     distinct: str  # what tells it apart from rows of the same name ('' when its name is unique)
     url: str
     public_id: str  # its results' public ids, e.g. "5.1-0099–0100"
-    availability: str
+    availability: str  # in words, as MLCommons writes it
+    availability_short: str  # what the table's column shows until focus, tap or hover
     nodes: str
     processor: str  # "2 × model", whole
     processor_short: (
@@ -720,6 +725,7 @@ def _shown_row(view: TableView, row: Row, columns_of: list[tuple[Bench, bool]]) 
         url=row.url,
         public_id=_id_range(row.public_ids),
         availability=Category(row.category).label,
+        availability_short=SHORT_AVAILABILITY.get(row.category, ""),
         nodes="" if row.nodes is None else str(row.nodes),
         processor=processor,
         processor_short=_short(processor),

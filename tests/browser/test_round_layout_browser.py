@@ -72,8 +72,8 @@ def test_the_header_row_stays_visible_after_scrolling(live_server, browser, scre
     d = browser
     screen(1400, 900)
     open_page(d, f"{live_server.url}/r/training-v5.1/")
-    # The on-premise table is long: scroll the page into its middle.
-    table = d.find_elements(By.CSS_SELECTOR, "#results table.leaderboard")[1]
+    # The closed division's one table is long: scroll the page into its middle.
+    table = d.find_elements(By.CSS_SELECTOR, "#results table.leaderboard")[0]
     top = d.execute_script(
         "return arguments[0].getBoundingClientRect().top + window.scrollY", table
     )
@@ -108,7 +108,7 @@ def test_at_390_by_844_the_filters_fold_and_the_first_row_is_on_the_first_screen
     assert d.execute_script("return document.documentElement.scrollWidth") <= 391
     screenshot(d, "12-phone-round-v5.1", full_page=False)
     # The table scrolls in its own box there: the system column stays, and so does the header.
-    wrap = d.find_elements(By.CSS_SELECTOR, "#results .table-wrap")[1]
+    wrap = d.find_elements(By.CSS_SELECTOR, "#results .table-wrap")[0]
     d.execute_script("arguments[0].scrollIntoView(); arguments[0].scrollBy(400, 900)", wrap)
     time.sleep(0.2)
     box = d.execute_script("return arguments[0].getBoundingClientRect().toJSON()", wrap)
@@ -148,7 +148,7 @@ def test_the_column_chooser_and_per_accelerator_mode_survive_a_reload(live_serve
     wait(d, lambda d: "software" not in query(d).get("cols", ["software"]))
     settled(d)
     permalink = d.current_url
-    assert query(d)["cols"] == ["accelerator", "nodes", "processor"]
+    assert query(d)["cols"] == ["accelerator", "availability", "nodes", "processor"]
 
     d.refresh()
     wait(d, lambda d: d.execute_script("return document.readyState") == "complete")
