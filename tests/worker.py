@@ -137,7 +137,7 @@ class Worker:
 
 
 # Fixtures for a module whose tests share one real worker; import them into the module:
-# `from .worker import media, media_root, worker  # noqa: F401`.
+# `from .worker import media, media_root, worker` (with noqa F401: ruff sees them unused).
 
 
 @pytest.fixture(scope="module")
