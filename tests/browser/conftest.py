@@ -9,6 +9,7 @@ artifacts/screenshots/ (a CI artifact, kept out of git).
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -59,7 +60,9 @@ def browser():
         "--lang=en-GB",
     ):
         options.add_argument(arg)
-    downloads = Path(os.environ.get("BROWSER_DOWNLOADS", "/tmp/portal-browser-downloads"))
+    # A folder of this run's own: two runs on one machine emptied each other's shared one mid-download.
+    given = os.environ.get("BROWSER_DOWNLOADS")
+    downloads = Path(given or tempfile.mkdtemp(prefix="portal-browser-downloads-"))
     shutil.rmtree(downloads, ignore_errors=True)
     downloads.mkdir(parents=True)
     options.add_experimental_option(
@@ -76,6 +79,8 @@ def browser():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     yield driver
     driver.quit()
+    if not given:
+        shutil.rmtree(downloads, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
