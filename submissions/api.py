@@ -267,9 +267,11 @@ class UploadViewSet(
                 {"detail": f"Send the bytes as {CHUNK_TYPES[0]}."},
                 status=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
             )
+        readinto = bodies.reader(request._request, length)
         try:
-            uploads.append(upload, offset, bodies.reader(request._request, length), length)
+            uploads.append(upload, offset, readinto, length)
         except uploads.UploadRefused as error:
+            bodies.discard(readinto)
             return _refused(error)
         upload.refresh_from_db()
         return _offset_response(upload, status.HTTP_204_NO_CONTENT)

@@ -62,3 +62,12 @@ def _from_gunicorn_socket(environ, length: int):
         return got
 
     return readinto
+
+
+def discard(readinto, block: int = 1 << 20) -> None:
+    """Read what is left of a body and drop it: for a part refused before (or while) it was read. Under
+    gunicorn the reader took the body from gunicorn, and on a kept-alive connection (threaded workers) the
+    bytes left unread would be parsed as the next request's head."""
+    buffer = memoryview(bytearray(block))
+    while readinto(buffer):
+        pass
