@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: run test test-fast bench setup setup-dev lighthouse test-browser bench-leaderboard browser-deps fuzz lint format
+.PHONY: run test test-rounds test-fast bench setup setup-dev lighthouse test-browser bench-leaderboard browser-deps fuzz lint format
 
 # `make run` installs the runtime alone (requirements.txt); the tests, lint, fuzzing and benches add
 # requirements-dev.txt (pytest, selenium, atheris, moto, ruff, and the agent's torch for its CPU-mode tests).
@@ -53,6 +53,11 @@ run: setup
 # Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
 test: setup-dev
 	$(PY) bin/run_tests.py
+
+# The whole-round comparisons of v1.0 and v4.0 with mlperf-logging (tests marked whole_rounds), which the
+# default run skips for time: 8-15 minutes each on two cores.
+test-rounds: setup-dev
+	WHOLE_ROUNDS=1 $(PY) bin/run_tests.py -m whole_rounds
 
 # ruff (ruff.toml): `make lint` checks as CI does; `make format` rewrites.
 lint: setup-dev

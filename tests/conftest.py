@@ -10,6 +10,18 @@ SHARED = Path(
 )
 
 
+# The two largest shared rounds (560-590 MB of logs each): a test that ingests one whole and runs
+# mlperf-logging over every log takes 8-15 minutes on two cores, so they run when WHOLE_ROUNDS=1 is set
+# (`make test-rounds`) and are skipped, saying so, in the default run.
+WHOLE_ROUNDS = {"training-v1.0", "training-v4.0"}
+
+
+def round_param(round_key: str, *values):
+    """A parametrize entry for a test of one whole shared round, marked `whole_rounds` for the largest."""
+    marks = [pytest.mark.whole_rounds] if round_key in WHOLE_ROUNDS else []
+    return pytest.param(round_key, *values, id=round_key, marks=marks)
+
+
 def c_scanner():
     """The log parser's C scanner (_scan.c); the test skips where it is not built, and fails with
     REQUIRE_C_SCANNER set (CI)."""
@@ -105,7 +117,15 @@ def pytest_collection_modifyitems(items):
     """A test that uses the rounds or the users runs in a transaction rolled back at its end, as Django's
     TestCase does (emptying the database after each test instead cost 0.13 s a test), unless it must see
     its writes committed (COMMITTING_FIXTURES, or the `commits` marker)."""
+    whole = os.environ.get("WHOLE_ROUNDS") == "1"
     for item in items:
+        if item.get_closest_marker("whole_rounds") and not whole:
+            item.add_marker(
+                pytest.mark.skip(
+                    reason="a whole large round (v1.0, v4.0) against mlperf-logging: 8-15 min each; "
+                    "run with WHOLE_ROUNDS=1 (make test-rounds)"
+                )
+            )
         if {"rounds", "published_rounds", "users", "orgs"} & set(
             item.fixturenames
         ) and not item.get_closest_marker("django_db"):

@@ -22,7 +22,7 @@ from submissions.checking.pipeline.publication import held_results
 from submissions.models import Submission
 
 from . import summarizer
-from .conftest import shared_tarball
+from .conftest import round_param, shared_tarball
 from .test_real_rounds import ingest_round
 from .worker import media, media_root, worker  # noqa: F401 (fixtures)
 
@@ -101,7 +101,7 @@ def compare(round_key, expected, portal):
     return report, unequal
 
 
-@pytest.mark.parametrize("round_key", list(ROUNDS))
+@pytest.mark.parametrize("round_key", [round_param(key) for key in ROUNDS])
 def test_every_score_the_summarizer_gives_is_the_portals(
     round_key, published_rounds, worker, tmp_path
 ):

@@ -16,7 +16,7 @@ from leaderboard.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking.rules import RunContext, check_run, clock, compliance
 from submissions.checking.rules.library import mlp_compliance
 
-from .conftest import shared_tarball
+from .conftest import round_param, shared_tarball
 
 pytestmark = pytest.mark.shared_rounds
 
@@ -177,15 +177,15 @@ def test_todays_rules_for_060_are_not_the_verdict_of_the_round(tmp_path):
 # --- every run of every shared round --------------------------------------------------------------------------
 
 ROUNDS = [
-    ("training-v0.5", "training_v0.5_results.tar.xz"),
-    ("training-v0.6", "training_v0.6_results.tar.xz"),
-    ("training-v1.0", "training_v1.0_results.tar.xz"),
-    ("training-v4.0", "training_v4.0_results.tar.xz"),
-    ("training-v5.1", "training_v5.1_results.tar.xz"),
+    round_param("training-v0.5", "training_v0.5_results.tar.xz"),
+    round_param("training-v0.6", "training_v0.6_results.tar.xz"),
+    round_param("training-v1.0", "training_v1.0_results.tar.xz"),
+    round_param("training-v4.0", "training_v4.0_results.tar.xz"),
+    round_param("training-v5.1", "training_v5.1_results.tar.xz"),
 ]
 
 
-@pytest.mark.parametrize("round_key, tarball", ROUNDS, ids=[r[0] for r in ROUNDS])
+@pytest.mark.parametrize("round_key, tarball", ROUNDS)
 def test_no_clock_rule_fails_a_real_run_and_the_checker_decides_the_rest(
     tmp_path, round_key, tarball
 ):
