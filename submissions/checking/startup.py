@@ -3,6 +3,10 @@
 Measured on the 2-core development machine (bench/ingest.py ingests the v5.1 round, 373 MB in 1,669 logs;
 the ingest takes 7-10 s there). Drop one when a measurement says it no longer pays.
 
+The target they serve: issue 27's ingest of the whole v5.1 round through two workers within 3.5× the
+decompress-and-read floor (bench/ingest.py prints the ratio). Not re-measured without them yet: that
+measurement decides whether each stays.
+
 - **The early split** (`before_django`, early_split.py): `manage.py ingest ARCHIVE` starts splitting the
   archive in a child process before Django starts, and the command takes the split over. Django's start-up
   would otherwise come first with the second core idle: the command alone (split, store, queue; no worker)
