@@ -261,7 +261,8 @@ def upload_whole(server, client, round_key, body: bytes) -> Submission:
 
 def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, orgs, tmp_path):
     """A submitter folder `beta-org`, `BETA ORG` or `Beta Org.` was accepted from another organisation
-    (only an exact match was refused), and names of organisations with no account here never were."""
+    (only an exact match was refused), and names of organisations with no account here never were. The
+    refusal was a failure message only: it is a finding of the submission's report."""
     from submissions.checking.pipeline import ingest
 
     from .test_pages import bundle_bytes
@@ -269,7 +270,7 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, or
     round_ = set_phase(rounds["training-v5.1"], "open")
     # NVIDIA has no account here, but its results are on the leaderboard (an imported round).
     make.result(make.system(rounds["training-v5.0"], "NVIDIA", "dgx"), "retinanet", 10)
-    client = api(orgs["member_a"])
+    client, reader = api(orgs["member_a"]), signed_in(orgs["member_a"])
     # Globex is registered; "Glоbex" spells its "о" in Cyrillic.
     for i, folder in enumerate(("GLOBEX", "globex.", "Glоbex", "nvidia", "NVlDIA")):
         body = bundle_bytes(tmp_path / str(i), org=folder, system=f"s{i}")
@@ -281,6 +282,14 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, or
         assert f"folder is '{folder}'" in submission.message
         assert "Name the folder 'Acme'" in submission.message
         assert not submission.systems.exists()
+        # The refusal is a finding of the report, as any rule's: file, rule, the name expected, what to do.
+        report = reader.get(f"{server.url}/submissions/{submission.uid}/findings.json", timeout=30)
+        assert report.status_code == 200, report.text[:300]
+        [found] = report.json()["findings"]
+        assert (found["severity"], found["rule"]) == ("error", "bundle.other-organisation"), found
+        assert found["file"] == f"{folder}/" and f"folder is '{folder}'" in found["message"]
+        assert "the name expected is 'Acme'" in found["message"]
+        assert found["hint"].startswith("Name the folder 'Acme'"), found
     # Acme's own name, however spelled, is Acme's.
     submission = upload_whole(server, client, round_.key, bundle_bytes(tmp_path / "own", "ACME"))
     ingest(submission.pk)

@@ -6,6 +6,7 @@ from functools import partial
 
 from django.db import transaction
 from django.db.models import F, Max
+from django.utils import timezone
 
 from accounts.models import Organisation
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
@@ -15,6 +16,7 @@ from submissions.models import Finding, Submission, Validation
 from ..bundles import BundleError, LayoutError, detect
 from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
 from ..energy import has_power_track, power_of_runs
+from ..rules import bundle as rules
 from ..rules.bundle import INGEST_RULES, log_placement, no_run_log, read_crashed
 from ..systems import fields_of
 from .common import Status, clear_work, fail, is_disk_full, open_submission, room_to_open, update
@@ -36,8 +38,13 @@ def ingest(submission_id: int) -> tuple[int | None, list[int]]:
     try:
         files = open_submission(submission)
         layout = detect(files)
-        if refusal := other_organisation(submission, layout.submitter):
-            fail(submission_id, refusal, OTHER_ORGANISATION)
+        if holder := other_organisation(submission, layout.submitter):
+            refuse(
+                submission,
+                rules.other_organisation(
+                    layout.submitter, layout.root, holder, submission.organisation.name
+                ),
+            )
             return None, []
         return _record(submission, layout, files)
     except (BundleError, LayoutError) as error:
@@ -62,31 +69,40 @@ def wait_for_disk(submission_id: int) -> bool:
     )
 
 
-OTHER_ORGANISATION = "bundle.other-organisation"
-
-
 def other_organisation(submission: Submission, submitter: str) -> str | None:
-    """Why the bundle may not be recorded for the organisation it was uploaded for: its submitter's name
-    is, as a reader would read it (lookalike_key: case, spaces, punctuation and look-alike letters
-    ignored), another organisation's: a registered one, or one already on the leaderboard under that
-    name (imported history, or another organisation's results: an organisation with no account here).
-    A member uploads for their own organisation only, and what goes public is filed under the bundle's
-    submitter. A name nobody holds yet is let through: the organisations' names need not cover every
-    spelling of their submitters'."""
+    """The name of the other organisation that the bundle's submitter's name is, as a reader would read it
+    (lookalike_key: case, spaces, punctuation and look-alike letters ignored): a registered one, or one
+    already on the leaderboard under that name (imported history, or another organisation's results: an
+    organisation with no account here). None where the bundle may be recorded for the organisation it was
+    uploaded for. A member uploads for their own organisation only, and what goes public is filed under
+    the bundle's submitter. A name nobody holds yet is let through: the organisations' names need not
+    cover every spelling of their submitters'."""
     own = submission.organisation
     if own is None:
         return None
     claimed = {lookalike_key(submitter), lookalike_key(organisation_of(submitter))}
     if lookalike_key(own.name) in claimed:
         return None
-    holder = next((name for name in _names_of_others(own) if lookalike_key(name) in claimed), None)
-    if holder is None:
-        return None
-    return (
-        f"The bundle's submitter folder is '{submitter}', which reads as {holder}'s name, and it was "
-        f"uploaded for {own.name}. Name the folder '{own.name}' (what {own.name}'s bundles are filed "
-        "under) and upload it again; upload bundles for your own organisation only."
-    )
+    return next((name for name in _names_of_others(own) if lookalike_key(name) in claimed), None)
+
+
+def refuse(submission: Submission, found) -> None:
+    """The bundle is not recorded, for the rule outcome `found` (rules.Finding): the submission fails, and
+    a validation holds the finding (file, rule, what to do) for its report, as any other rule's."""
+    now = timezone.now()
+    with transaction.atomic():
+        number = (submission.validations.aggregate(n=Max("number"))["n"] or 0) + 1
+        validation = Validation.objects.create(
+            submission=submission,
+            number=number,
+            reason="ingest",
+            status=Validation.Status.DONE,
+            verdict="invalid",
+            errors=1,
+            finished_at=now,
+        )
+        Finding.from_rule(found, validation=validation).save()
+        fail(submission.pk, f"{found.message} {found.hint}", found.rule)
 
 
 def _names_of_others(own: Organisation):

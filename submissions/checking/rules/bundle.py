@@ -23,6 +23,7 @@ JSON_TOO_LARGE = (
     "bundle.json-too-large"  # a description or scaling.json larger than any such file needs
 )
 SCALING_FACTOR = "bundle.scaling-factor"  # scaling.json's factor is no positive finite number
+OTHER_ORGANISATION = "bundle.other-organisation"  # the submitter folder names another organisation
 READ_CRASHED = (
     "internal.read"  # reading a file raised what the reader did not expect: the portal's fault
 )
@@ -93,6 +94,26 @@ def no_run_log(result_path: str, log_folder: str, benchmark: str, reason: str) -
         f"No run log found for {benchmark}: {reason}",
         f"Put each run's MLPerf log in {log_folder}/ as result_0.txt, result_1.txt, …",
         result_path,
+    )
+
+
+def other_organisation(submitter: str, folder: str, holder: str, own: str) -> Finding:
+    """An error for a bundle whose submitter's name (`submitter`, from `folder`, '' when the descriptions
+    named it) reads as the name of another organisation (`holder`) than the one it was uploaded for
+    (`own`): it is not recorded."""
+    where = (
+        f"submitter folder is '{submitter}'"
+        if folder
+        else f"systems name '{submitter}' as submitter"
+    )
+    return Finding(
+        ERROR,
+        OTHER_ORGANISATION,
+        f"The bundle's {where}, which reads as {holder}'s name, and it was uploaded for {own}: the "
+        f"name expected is '{own}'. Nothing of the bundle was recorded.",
+        f"Name the folder '{own}' (what {own}'s bundles are filed under) and upload it again; upload "
+        "bundles for your own organisation only.",
+        f"{folder}/" if folder else "",
     )
 
 
