@@ -70,7 +70,10 @@ end
 """
 
 
-def ensure_database(url: str) -> None:
+def ensure_database(url: str, fresh: bool = False) -> None:
+    """Create the bench's database if it is missing; `fresh`: drop it first. Dropping is how the
+    catalogue is rebuilt: deleting 50 rounds' rows through Django's cascade (systems → results → the
+    rows that point at them, collected in Python) took ~4 s a round, three times the bulk insert."""
     if not url.startswith("postgres"):
         return
     from urllib.parse import urlparse
@@ -81,6 +84,8 @@ def ensure_database(url: str) -> None:
     name = parsed.path.lstrip("/")
     admin = parsed._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as conn:
+        if fresh:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             conn.execute(f'CREATE DATABASE "{name}"')
 
@@ -428,7 +433,7 @@ def main() -> int:
         print("skipped: wrk is not installed (apt-get install -y wrk)")
         return 0
     try:
-        ensure_database(BENCH_DB)
+        ensure_database(BENCH_DB, fresh=args.rebuild)
     except Exception as error:  # noqa: BLE001
         print(f"skipped: PostgreSQL at {BENCH_DB} does not answer ({error})")
         return 0
@@ -484,7 +489,9 @@ def main() -> int:
         "DEBUG": "0",
         "SECRET_KEY": "bench-only",
         "LOG_LEVEL": "ERROR",
-        "API_THROTTLE_ANON": "1000000/second",  # wrk is one client: measure serving, not refusing
+        # wrk is one client: measure serving, not refusing (pages answered 429 past 120/minute).
+        "API_THROTTLE_ANON": "1000000/second",
+        "PAGE_THROTTLE_ANON": "1000000/second",
     }
     server, base = serve(env, args.workers, port)
     try:
@@ -577,7 +584,7 @@ def main() -> int:
                 f"{warm_page['p95']:.1f}",
                 f"{warm_page['rps']:.0f}",
                 f"ratio {ratio:.2f} (target ≥ 0.5)",
-                ratio >= 0.5,
+                ratio >= 0.5 and not warm_page["errors"],
             )
         )
         warm = {}
@@ -590,7 +597,7 @@ def main() -> int:
             ("filtered round page, warm", filtered, None),
         ):
             w = warm[label] = wrk(url, args.seconds, args.connections)
-            ok = (w["p95"] < 50 and w["rps"] >= 500) if target else None
+            ok = (w["p95"] < 50 and w["rps"] >= 500 and not w["errors"]) if target else None
             rows.append(
                 (
                     label,
