@@ -1,5 +1,7 @@
 """Uploads at their edges, through the browser form: odd names, too large, kept and purged, two uploaders."""
 
+import io
+import tarfile
 import uuid
 from pathlib import Path
 
@@ -221,6 +223,51 @@ def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_af
     submission.refresh_from_db()
     assert submission.status == "valid" and submission.rule == "" and submission.attempts == 1
     assert Path(submission.bundle.path).is_file()
+
+
+def test_a_failed_submission_uploaded_again_keeps_its_earlier_validations_run_checks_and_findings(
+    client, rounds, users, tmp_path
+):
+    """Issue 26 item 9: uploading a failed submission again recorded its systems anew, and the deletion
+    of the earlier ones took with it every run check and finding of its earlier validations (the
+    report's history lost). The same bytes are now checked again over the runs recorded."""
+    from submissions.checking import pipeline
+    from submissions.models import Finding, RunCheck, Validation
+
+    from .test_validation import bundle_with_broken_runs
+
+    root = bundle_with_broken_runs(tmp_path)  # two runs without run_stop: findings on runs
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(root, arcname="Acme")
+    client.force_login(users["owner"])
+    first = upload(client, "acme.tgz", buffer.getvalue())
+    submission = Submission.objects.get()
+    assert submission.status == "invalid", submission.message
+    [earlier] = Validation.objects.all()
+    checks = sorted(earlier.run_checks.values_list("run_id", flat=True))
+    findings = sorted(earlier.findings.values_list("rule", "file", "line", "message"), key=repr)
+    assert len(checks) == 5 and findings
+    running = Validation.objects.create(submission=submission, number=2, reason="lost")
+    pipeline.fail(submission.pk, "Gave up after 3 attempts", "pipeline.gave-up")  # as the sweeper
+
+    again = upload(client, "acme.tgz", buffer.getvalue())
+    assert again["Location"] == first["Location"] and Submission.objects.count() == 1
+    submission.refresh_from_db()
+    assert (submission.status, submission.rule) == ("invalid", ""), submission.message
+    assert sorted(earlier.run_checks.values_list("run_id", flat=True)) == checks
+    assert (
+        sorted(earlier.findings.values_list("rule", "file", "line", "message"), key=repr)
+        == findings
+    )
+    assert Validation.objects.get(pk=running.pk).status == "abandoned"
+    latest = Validation.objects.order_by("-number").first()
+    assert (latest.number, latest.status, latest.verdict) == (3, "done", "invalid")
+    assert sorted(latest.run_checks.values_list("run_id", flat=True)) == checks
+    assert (
+        sorted(latest.findings.values_list("rule", "file", "line", "message"), key=repr) == findings
+    )
+    assert RunCheck.objects.count() == 10 and Finding.objects.count() == 2 * len(findings)
 
 
 def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command_line(

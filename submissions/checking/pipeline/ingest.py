@@ -37,6 +37,8 @@ def ingest(submission_id: int) -> tuple[int | None, list[int]]:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "not enough room to open the bundle")
     try:
         files = open_submission(submission)
+        if _recorded(submission_id):  # by an earlier pass, from the same bytes: checked again
+            return _check_again(submission, "taken in again")
         layout = detect(files)
         if holder := other_organisation(submission, layout.submitter):
             refuse(
@@ -162,19 +164,33 @@ def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, 
         )
         return None, []
     with transaction.atomic():
-        run_ids = list(
-            Run.objects.filter(result__system__submission_id=submission_id)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
-        earlier = submission.validations.order_by("-number").first()
-        validation = _start_validation(submission, run_ids, reason, user)
-        if (
-            earlier is not None
-        ):  # what ingest found about the logs' names and places holds for this pass too
-            _carry_bundle_findings(earlier, validation)
+        checked = _check_again(submission, reason, user)
         if was_published:
             update(submission_id, publish_when_valid=True)
+    return checked
+
+
+def _recorded(submission_id: int) -> bool:
+    """Whether an earlier pass recorded the submission's systems, results and runs (in one transaction:
+    all or none). Its bundle is the same bytes (a submission keeps its sha256; uploading them again starts
+    a failed one again), so they are checked again as they are: recording them anew deleted the runs of
+    the earlier validations, and with them those validations' run checks and findings."""
+    return Run.objects.filter(result__system__submission_id=submission_id).exists()
+
+
+@transaction.atomic
+def _check_again(submission: Submission, reason: str, user=None) -> tuple[int, list[int]]:
+    """A new validation over the runs recorded, with what ingest found about the logs' names and places
+    carried from the latest one; returns (validation id, run ids to check)."""
+    run_ids = list(
+        Run.objects.filter(result__system__submission_id=submission.pk)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    earlier = submission.validations.order_by("-number").first()
+    validation = _start_validation(submission, run_ids, reason, user)
+    if earlier is not None:
+        _carry_bundle_findings(earlier, validation)
     return validation.pk, run_ids
 
 
@@ -313,7 +329,6 @@ def _record(submission: Submission, layout, files) -> tuple[int, list[int]]:
     notes = list(layout.notes)
     problems = list(layout.problems)  # rules.Finding about files that could not be read
     submitter, _ = Submitter.objects.get_or_create(name=layout.submitter)
-    System.objects.filter(submission=submission).delete()  # idempotent on retry
     new_system = partial(System, submission=submission, round=round_, submitter=submitter)
     systems = _described_systems(layout, new_system, problems)
     entries = _entries_of_the_round(layout, _benchmarks_by_folder(round_), round_, notes)
