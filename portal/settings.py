@@ -74,6 +74,10 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",  # every answer, static files included
     # Static files before sessions and the rest: a stylesheet needs none of them (portal/staticstorage.py).
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Pages and streamed downloads gzipped for clients that take it (whitenoise's files come gzipped
+    # already; so does the cached round page, which this leaves alone). Django >= 4.2 pads each answer
+    # against BREACH ("Heal The Breach"), which matters because pages carry CSRF tokens.
+    "django.middleware.gzip.GZipMiddleware",
     "portal.middleware.RefuseNulMiddleware",  # before any view looks a NUL up in PostgreSQL
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

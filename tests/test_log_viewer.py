@@ -1,6 +1,7 @@
 """The log viewer: a run's log from the stored bundle, a page at a time, public exactly when its result
 is; the lines that findings name linked from the result page and marked, in a reader's words."""
 
+import gzip
 import io
 import tarfile
 from pathlib import Path
@@ -242,6 +243,10 @@ def test_the_raw_log_downloads_as_stored_and_only_when_the_log_page_may_be_seen(
     assert response.status_code == 200 and b"".join(response.streaming_content) == stored
     assert response["Content-Type"].startswith("text/plain")
     assert "attachment" in response["Content-Disposition"]
+    # Streamed gzipped to a client that takes gzip (portal.settings: GZipMiddleware), still whole.
+    packed = client.get(log_url("alpha", 2) + "raw/", HTTP_ACCEPT_ENCODING="gzip")
+    assert packed.streaming and packed["Content-Encoding"] == "gzip"
+    assert gzip.decompress(b"".join(packed.streaming_content)) == stored
     assert client.get(log_url("beta", 0) + "raw/").status_code == 404  # held: not public
     page = client.get(log_url("alpha", 2)).content.decode()
     assert f'href="{log_url("alpha", 2)}raw/"' in page

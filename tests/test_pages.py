@@ -1,5 +1,6 @@
 """Pages: upload in the browser form, the submission page, the round table, result and system pages."""
 
+import gzip
 import io
 import tarfile
 
@@ -163,3 +164,19 @@ def test_unpublished_results_have_no_public_page(client, rounds, tmp_path):
     )
     assert client.get("/r/training-v5.1/Hidden/zeta/retinanet/").status_code == 404
     assert client.get("/r/training-v5.1/Hidden/zeta/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/rounds/", "/r/training-v5.1/Acme/alpha/", "/r/training-v5.1/Acme/alpha/retinanet/"],
+)
+def test_pages_are_gzipped_for_a_client_that_takes_gzip(client, rounds, tmp_path, path):
+    publish(tmp_path)
+    plain = client.get(path)
+    packed = client.get(path, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    assert plain.status_code == packed.status_code == 200
+    assert "Content-Encoding" not in plain
+    assert packed["Content-Encoding"] == "gzip" and "Accept-Encoding" in packed["Vary"]
+    body = gzip.decompress(packed.content)
+    assert len(packed.content) < len(body)
+    assert b"alpha" in body or path in ("/", "/rounds/")
