@@ -175,7 +175,7 @@ ROUTES = [
 
 def shared_addresses(results) -> set[tuple]:
     """The addresses (round, submitter, system key, benchmark) of these results that more than one
-    published result has (folders published side by side: leaderboard.tables.address_apart). One query."""
+    published result has (folders published side by side: leaderboard.roundtable.rows.address_apart). One query."""
     if not results:
         return set()
     fields = ("system__round_id", "system__submitter_id", "system__key", "benchmark_id")

@@ -17,7 +17,7 @@ from `log_ticks`.
 import math
 
 from .accelerators import family_of, vendor_of
-from .tables import Bench, Row
+from .roundtable.rows import Bench, Row
 
 # Okabe & Ito (2008), "Color Universal Design": blue, orange, bluish green, vermilion, reddish purple,
 # sky blue, yellow, black. Yellow is last: it is the faintest on white (markers get a dark edge for it).

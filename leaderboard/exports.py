@@ -15,8 +15,9 @@ import io
 import pandas as pd
 
 from .models import Category, Division, Result, Round
-from .tables import RoundData
-from .tableview import TableView, sections
+from .roundtable.layout import sections
+from .roundtable.rows import RoundData
+from .roundtable.view import TableView
 from .units import minutes
 
 COLUMNS = [
@@ -117,7 +118,7 @@ def unit(view: TableView, bench) -> str:
     return "speedup" if view.shows_speedup(bench) else "minutes"
 
 
-# The descriptive columns of an export, by the page's column chooser (tableview.COLUMNS): a view
+# The descriptive columns of an export, by the page's column chooser (roundtable.params.COLUMNS): a view
 # with no columns chosen exports them all, MLCommons' summary table and more; a view with columns
 # chosen exports those. The system's name and submitter, the benchmarks and the notes always go.
 EXPORT_COLUMNS = {

@@ -13,7 +13,7 @@ from django.db.models import Q
 from . import accelerators, frameworks, textsearch
 from .models import Category, CloudPrice, Division, Result, System
 from .organisations import organisation_of
-from .tableview import FAMILY
+from .roundtable.params import FAMILY
 
 MAX_VALUES = 20  # values of one repeated parameter that are read, as on the page
 ORGANISATION_HELP = (

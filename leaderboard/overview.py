@@ -9,7 +9,7 @@ from django.db.models.functions import Coalesce
 
 from . import public, textsearch
 from .models import Round
-from .tableview import row_anchor
+from .roundtable.layout import row_anchor
 from .units import minutes as in_minutes
 
 MAX_HITS = 50

@@ -5,7 +5,7 @@ import json
 import re
 
 from leaderboard import charts
-from leaderboard.tables import Bench, Cell, Row
+from leaderboard.roundtable.rows import Bench, Cell, Row
 
 from . import leaderboard_factories as make
 

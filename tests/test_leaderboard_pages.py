@@ -172,7 +172,7 @@ def test_plotly_is_served_from_the_installed_packages_not_a_cdn(client, v51):
 
 
 def test_charts_are_plain_figures_with_more_than_colour_to_tell_traces_apart():
-    from leaderboard.tables import Bench, Cell, Row
+    from leaderboard.roundtable.rows import Bench, Cell, Row
 
     def row(acc, count, minutes):
         r = Row(

@@ -413,7 +413,7 @@ def test_power_shows_where_reported_as_energy_per_benchmark_and_mean_power_per_s
 
 def _round_data():
     """A round table's data made by hand: the row builder needs no database."""
-    from leaderboard.tables import Bench, Cell, RoundData, Row
+    from leaderboard.roundtable.rows import Bench, Cell, RoundData, Row
 
     benches = [
         Bench("resnet", "ResNet", 8831.3, 0.749, True),
@@ -464,7 +464,8 @@ def _round_data():
 def test_the_row_builder_formats_each_cell_for_the_view_as_text():
     from django.http import QueryDict
 
-    from leaderboard.tableview import TableView, shown_table
+    from leaderboard.roundtable.layout import shown_table
+    from leaderboard.roundtable.view import TableView
 
     data = _round_data()
     view, _ = TableView.from_query(QueryDict(""), data)
@@ -504,8 +505,9 @@ def test_the_row_builder_formats_each_cell_for_the_view_as_text():
 def test_the_round_tables_rows_escape_what_comes_from_bundles():
     from django.http import QueryDict
 
-    from leaderboard.tablerows import rows_html
-    from leaderboard.tableview import TableView, shown_table
+    from leaderboard.roundtable.htmlrows import rows_html
+    from leaderboard.roundtable.layout import shown_table
+    from leaderboard.roundtable.view import TableView
 
     data = _round_data()
     row = data.rows[0]

@@ -124,7 +124,7 @@ def test_the_round_table_shows_published_results_only(client, rounds, tmp_path):
         "training-v5.1",
     )
     page = client.get("/r/training-v5.1/").content.decode()
-    # The availability cell: a short form, and MLCommons' words on focus (tablerows.py).
+    # The availability cell: a short form, and MLCommons' words on focus (roundtable/htmlrows.py).
     assert "Closed division" in page and '<span class="f">Available on-premise</span>' in page
     assert ">alpha<" in page.replace("\n", "") or "alpha</a>" in page
     assert "11.00" in page

@@ -6,8 +6,11 @@ from django.http import QueryDict
 
 from leaderboard import frameworks
 from leaderboard.accelerators import family_of
-from leaderboard.tables import Bench, Cell, RoundData, Row, tell_apart
-from leaderboard.tableview import DEFAULT_COLUMNS, TableForm, TableView, shown_table
+from leaderboard.roundtable.form import TableForm
+from leaderboard.roundtable.layout import shown_table
+from leaderboard.roundtable.params import DEFAULT_COLUMNS
+from leaderboard.roundtable.rows import Bench, Cell, RoundData, Row, tell_apart
+from leaderboard.roundtable.view import TableView
 
 BENCHES = [
     Bench("llama31_405b", "LLM pretraining (Llama 3.1 405B)", None, 5.6, False),

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_safe
 from .. import charts
 from ..models import Round
 from ..organisations import name_key, organisation_of
-from ..tables import round_data
+from ..roundtable.rows import round_data
 from .common import json_script
 
 

@@ -28,7 +28,7 @@ NEWEST_FIRST = ("-published", "-system__submission__created_at", "-pk")
 def visible_results(request, round_key, submitter, system_key):
     """The results at a system's address that the request's user may see (leaderboard.policy), each
     marked `is_public`, with what their pages show joined in. `?system=<uid>` picks one system where
-    several share the address (leaderboard.tables.address_apart)."""
+    several share the address (leaderboard.roundtable.rows.address_apart)."""
     results = (
         public.with_public_flag(policy.results_for(policy.viewer(request.user)))
         .select_related("system__round", "system__submitter", "system__submission", "benchmark")

@@ -19,9 +19,12 @@ from django.views.decorators.http import require_safe
 from .. import cache, charts, overview
 from ..exports import FORMATS, table_frame
 from ..models import Round
-from ..tablerows import rows_html
-from ..tables import round_data
-from ..tableview import COLUMNS, NO_COLUMNS, TableView, checklists, shown_table
+from ..roundtable.form import checklists
+from ..roundtable.htmlrows import rows_html
+from ..roundtable.layout import shown_table
+from ..roundtable.params import COLUMNS, NO_COLUMNS
+from ..roundtable.rows import round_data
+from ..roundtable.view import TableView
 from .common import attachment, json_script
 
 CONTROL_PARAMS = ("partial", "format")

@@ -3,7 +3,7 @@
 `round_data(round_)` reads a round's public results in one query (plus one for its
 benchmarks and one for its price lines), whatever the number of rows, and returns plain
 dataclasses that are cached under the round's cache token. Filtering, sorting and grouping
-into sections (division → category) is done on these by tableview.py.
+into sections (division → category) is done on these by view.py and layout.py.
 """
 
 from dataclasses import dataclass, field
@@ -11,12 +11,12 @@ from functools import cached_property
 
 from django.urls import reverse
 
-from . import cache, findings_words, panels, public
-from .accelerators import family_of
-from .frameworks import families_of
-from .models import Category, CloudPrice, Division, Round
-from .prices import PriceIndex
-from .units import minutes as in_minutes
+from .. import cache, findings_words, panels, public
+from ..accelerators import family_of
+from ..frameworks import families_of
+from ..models import Category, CloudPrice, Division, Round
+from ..prices import PriceIndex
+from ..units import minutes as in_minutes
 
 DIVISIONS = [d.value for d in Division]
 CATEGORIES = [c.value for c in Category]

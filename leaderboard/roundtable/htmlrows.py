@@ -2,7 +2,7 @@
 
 A round of 400 systems × 10 benchmarks is some 8,000 cells; the same markup as a template loop
 took most of a cold render of the round page (bench/leaderboard.py: 289 ms p50, 350 ms p95 for
-such a round, two thirds of it in the loop). Each row comes from a ShownRow of tableview.py:
+such a round, two thirds of it in the loop). Each row comes from a ShownRow of layout.py:
 every text there is plain and escaped here, once. The header row stays in
 templates/leaderboard/_round_table.html; keep the two in the same column order.
 """
@@ -11,7 +11,7 @@ from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
 
-from .tableview import ShownCell, ShownRow
+from .layout import ShownCell, ShownRow
 
 
 def _abbr(text: str, short: str) -> str:

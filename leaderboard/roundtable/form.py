@@ -1,0 +1,162 @@
+"""The filter controls: a Django form whose choices (and their counts) come from the round's rows, and
+the filters of several values as checklists for the template."""
+
+from django import forms
+
+from .. import accelerators, frameworks
+from ..models import Category, Division
+from .params import (
+    COLUMNS,
+    ENERGY_SHOWS,
+    FAMILY,
+    GROUPS,
+    NO_COLUMNS,
+    SHOW_CHOICES,
+    TEXT_SORTS,
+)
+from .rows import RoundData, Row
+
+
+def _distinct(values):
+    counts = {}
+    for v in values:
+        if v:
+            counts[v] = counts.get(v, 0) + 1
+    return sorted(counts.items(), key=lambda kv: kv[0].lower())
+
+
+class TableForm(forms.Form):
+    """The filter controls, with choices (and their counts) from the round's rows."""
+
+    division = forms.ChoiceField(required=False, label="Division")
+    category = forms.MultipleChoiceField(required=False, label="Availability")
+    submitter = forms.MultipleChoiceField(required=False, label="Submitter")
+    accelerator = forms.MultipleChoiceField(required=False, label="Accelerator")
+    processor = forms.MultipleChoiceField(required=False, label="Processor")
+    framework = forms.MultipleChoiceField(required=False, label="Framework")
+    benchmark = forms.ChoiceField(required=False, label="Benchmark")
+    acc_min = forms.IntegerField(required=False, min_value=0, label="Accelerators from")
+    acc_max = forms.IntegerField(required=False, min_value=0, label="Accelerators to")
+    q = forms.CharField(required=False, max_length=100, label="Search", strip=True)
+    power_only = forms.BooleanField(required=False, label="Power results only")
+    show = forms.ChoiceField(required=False, label="Show", widget=forms.RadioSelect)
+    sort = forms.ChoiceField(required=False, label="Sort by")
+    chart = forms.ChoiceField(required=False, label="Scaling chart benchmark")
+    cols = forms.MultipleChoiceField(required=False, label="Columns")
+    group = forms.ChoiceField(required=False, label="Tables", choices=list(GROUPS.items()))
+
+    def __init__(self, data, round_data: RoundData, **kwargs):
+        super().__init__(data, **kwargs)
+        rows = round_data.rows
+        any_ = [("", "Any")]
+        present = {(r.division, r.category) for r in rows}
+        self.fields["division"].choices = any_ + [
+            (d.value, d.label) for d in Division if any(p[0] == d.value for p in present)
+        ]
+        self.fields["category"].choices = [
+            (c.value, f"{c.label} ({sum(1 for r in rows if r.category == c.value)})")
+            for c in Category
+            if any(p[1] == c.value for p in present)
+        ]
+        # The submitter filter selects organisations: one choice for all the names one submitted under.
+        for name, attr in (
+            ("submitter", "organisation"),
+            ("accelerator", "accelerator_model"),
+            ("processor", "processor_model"),
+            ("framework", "framework"),
+        ):
+            choices = [
+                (value, f"{value} ({count})")
+                for value, count in _distinct(getattr(r, attr) for r in rows)
+            ]
+            if name == "accelerator":
+                choices = _grouped(
+                    choices, rows, attr, accelerators.family_table(), _accelerator_in
+                )
+            elif name == "framework":
+                choices = _grouped(choices, rows, attr, frameworks.family_table(), _framework_in)
+            self.fields[name].choices = choices
+            self.fields[name].widget.attrs["size"] = min(6, max(2, len(choices)))
+        self.fields["benchmark"].choices = any_ + [(b.key, b.name) for b in round_data.benchmarks]
+        self.fields["chart"].choices = [("", "The one with the most results")] + [
+            (b.key, b.name) for b in round_data.benchmarks
+        ]
+        shows = [
+            c
+            for c in SHOW_CHOICES
+            if c[0] in ("minutes", "acc_hours")
+            or (c[0] == "speedup" and round_data.has_reference)
+            or (c[0] in ENERGY_SHOWS and round_data.has_power)
+        ]
+        self.fields["show"].choices = shows
+        sorts = [("", "Submitter, then system")] + [
+            (k, k.replace("_", " ").capitalize()) for k in TEXT_SORTS
+        ]
+        sorts += [("availability", "Availability"), ("nodes", "Nodes"), ("public_id", "Public id")]
+        if round_data.has_cloud_scale:
+            sorts.append(("cloud_scale", "Cloud scale"))
+        if round_data.has_energy:
+            sorts.append(("power", "Average power"))
+        sorts += [(f"b.{b.key}", b.name) for b in round_data.benchmarks]
+        self.fields["sort"].choices = sorts + [
+            (f"-{k}", f"{label} (reversed)") for k, label in sorts if k
+        ]
+        self.fields["cols"].choices = [*COLUMNS.items(), (NO_COLUMNS, "none")]
+
+
+def _accelerator_in(row: Row, family: str) -> bool:
+    return row.accelerator_family == family
+
+
+def _framework_in(row: Row, family: str) -> bool:
+    return family in row.framework_families
+
+
+def _grouped(choices, rows, attr, families, belongs) -> list:
+    """The exact names grouped under their family (an <optgroup> each), led by an option for the
+    whole family: every name it covers, also names that arrive later. Names in no family last.
+    A name may be under several software families ("NeMo, PyTorch")."""
+    row_of = {getattr(r, attr): r for r in rows}
+    out, placed = [], set()
+    for family in families:
+        count = sum(1 for r in rows if belongs(r, family.name))
+        if not count:
+            continue
+        members = [c for c in choices if c[0] not in placed and belongs(row_of[c[0]], family.name)]
+        group = [(f"{FAMILY}{family.name}", f"All {family.name} ({count})"), *members]
+        out.append((family.name, group))
+        placed |= {c[0] for c in members}
+    rest = [c for c in choices if c[0] not in placed]
+    if rest:
+        out.append(("Other", rest))
+    return out
+
+
+CHECKLISTS = ("category", "submitter", "accelerator", "processor", "framework")
+
+
+def checklists(view, form: TableForm) -> list[dict]:
+    """The filters of several values as lists of checkboxes (several chosen with plain clicks), in
+    groups where the form's choices have them (a family's names under it, led by the whole family):
+    name, label, groups [(group label or '', [(value, label, checked)])] and their number of options.
+    `view`: the TableView whose values are checked."""
+    out = []
+    for name in CHECKLISTS:
+        chosen = set(getattr(view, name))
+        groups = []
+        for value, label in form.fields[name].choices:
+            if isinstance(label, (list, tuple)):  # an <optgroup>: (group label, its choices)
+                groups.append((value, [(v, text, v in chosen) for v, text in label]))
+            else:
+                if not groups or groups[-1][0]:
+                    groups.append(("", []))
+                groups[-1][1].append((value, label, value in chosen))
+        out.append(
+            {
+                "name": name,
+                "label": form.fields[name].label,
+                "groups": groups,
+                "size": sum(len(options) for _, options in groups),
+            }
+        )
+    return out
