@@ -71,6 +71,21 @@ class SystemViewSet(PublishedCache, ReadOnly):
         visible = policy.results_for(policy.viewer(self.request.user))
         return super().get_queryset().filter(pk__in=visible.values("system_id"))
 
+    _shared = None  # the addresses of the page's systems that other published systems share
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        self._shared = shared_system_addresses(page or [])
+        return page
+
+    def get_object(self):
+        system = super().get_object()
+        self._shared = shared_system_addresses([system])
+        return system
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "shared": self._shared or set()}
+
 
 RESULT_ID = OpenApiParameter(
     "public_id",
@@ -171,6 +186,24 @@ ROUTES = [
     ("results", ResultViewSet, "result"),
     ("prices", PriceViewSet, "price"),
 ]
+
+
+def shared_system_addresses(systems) -> set[tuple]:
+    """The addresses (round, submitter, system key) of these systems that more than one system with a
+    published result has: folders published side by side (v4.0: smc, smc-ac-power and smc-dc-power, one
+    submitter, the same system folders), told apart by ?system=<uid>. One query."""
+    if not systems:
+        return set()
+    fields = ("round_id", "submitter_id", "key")
+    return set(
+        System.objects.filter(
+            key__in={s.key for s in systems}, pk__in=public.results().values("system_id")
+        )
+        .values(*fields)
+        .annotate(n=Count("pk"))
+        .filter(n__gt=1)
+        .values_list(*fields)
+    )
 
 
 def shared_addresses(results) -> set[tuple]:

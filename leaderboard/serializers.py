@@ -110,7 +110,10 @@ class SystemSerializer(serializers.ModelSerializer):
         ]
 
     def get_url(self, obj) -> str:
-        return self.context["request"].build_absolute_uri(obj.get_absolute_url())
+        url = obj.get_absolute_url()
+        if (obj.round_id, obj.submitter_id, obj.key) in self.context.get("shared", ()):
+            url += f"?system={obj.uid}"  # published side by side (api.shared_system_addresses)
+        return self.context["request"].build_absolute_uri(url)
 
 
 class ResultSerializer(serializers.ModelSerializer):

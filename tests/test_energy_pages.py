@@ -113,3 +113,32 @@ def test_api_v1_links_results_published_side_by_side_to_their_own_pages(client, 
     assert urls["5.1-0003"].endswith("/Acme/alone/retinanet/")  # an address of its own: as it was
     one = client.get("/api/v1/results/5.1-0002/").json()
     assert one["url"].endswith(f"?system={ac.uid}")
+
+
+def test_the_api_systems_and_compare_tell_the_ac_and_dc_folders_apart(client, v51):
+    """v4.0's smc-ac-power and smc-dc-power publish the same system folders under one submitter name. The
+    API's system `url` led to one page for both (the newest), that page's results to the newest's, and
+    compare's s=<submitter>/<key> picked one of them: the two could not be compared."""
+    ac = make.system(v51, "SMC", "8xH100", name="SMC-H100-AC-Power")
+    dc = make.system(v51, "SMC", "8xH100", name="SMC-H100-DC-Power")
+    make.result(ac, "retinanet", 10, public_id="5.1-0001", power_result=True, energy_j=4e6)
+    make.result(dc, "retinanet", 10, public_id="5.1-0002", power_result=True, energy_j=3e6)
+    alone = make.system(v51, "Acme", "alone")
+    make.result(alone, "retinanet", 9, public_id="5.1-0003")
+    listed = client.get("/api/v1/systems/").json()["results"]
+    urls = {s["uid"]: s["url"] for s in listed}
+    assert urls[str(alone.uid)].endswith("/Acme/alone/")  # an address of its own: as it was
+    for system, other in ((ac, dc), (dc, ac)):
+        assert urls[str(system.uid)].endswith(f"/SMC/8xH100/?system={system.uid}")
+        one = client.get(f"/api/v1/systems/{system.uid}/").json()
+        assert one["url"] == urls[str(system.uid)]
+        page = client.get(one["url"].split("testserver", 1)[1]).content.decode()
+        assert system.name in page and other.name not in page
+        assert f"/SMC/8xH100/retinanet/?system={system.uid}" in page  # its result, not the other's
+    html = client.get("/r/training-v5.1/").content.decode()
+    slugs = re.findall(r'name="s" value="([^"]+)"', html)
+    assert len(slugs) == len(set(slugs)) == 3
+    smc = [s for s in slugs if s.startswith("SMC/")]
+    compared = client.get("/r/training-v5.1/compare/", {"s": smc}).content.decode()
+    assert "SMC: SMC-H100-AC-Power" in compared and "SMC: SMC-H100-DC-Power" in compared
+    assert "Pick at least two systems" not in compared

@@ -346,8 +346,8 @@ def test_the_api_lists_issue_a_fixed_number_of_queries_whatever_their_size(
         CloudPrice.objects.create(round=v51, submitter=f"n{size}", provider="P", instance="I")
         # the round, count, page, the page's findings (leaderboard.panels), the addresses it shares
         queries("/api/v1/results/?round=training-v5.1", 5)
-        # the rounds, count, page
-        queries("/api/v1/systems/", 3)
+        # the rounds, count, page, the addresses it shares
+        queries("/api/v1/systems/", 4)
         queries("/api/v1/prices/", 3)
     with django_assert_num_queries(3):  # count, rounds, their benchmarks
         client.get("/api/v1/rounds/")

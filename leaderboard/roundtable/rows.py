@@ -95,8 +95,9 @@ class Row:
 
     @property
     def slug(self):
-        """The system's stable id in compare links: submitter/key."""
-        return f"{self.submitter}/{self.key}"
+        """The system's stable id in compare links: submitter/key, and where other rows share that address
+        (folders published side by side: address_apart), /<its system's uid>."""
+        return f"{self.submitter}/{self.key}" + (f"/{self.apart}" if self.apart else "")
 
     @property
     def has_power(self) -> bool:

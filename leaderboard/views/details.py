@@ -119,6 +119,8 @@ def system_page(request, round_key, submitter, system_key):
             if scale and scale.value is not None
             else [],
             "description": description,
+            # The system asked for by uid (published side by side): its results' links keep it.
+            "query": f"?system={system.uid}" if system_uid(request) else "",
             "is_cloud": system.category == "cloud",
             # Columns that would be empty for every result are left out.
             "has_speedup": any(r.speedup for r in results),
