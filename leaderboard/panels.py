@@ -7,7 +7,8 @@ AppConfig.ready):
     from leaderboard import panels
     panels.register_findings(lambda result_ids: {...})  # {result id: [dict, ...]}
 
-A provider takes a list of result ids and returns, per id, a list of plain dicts: findings
+A provider takes result ids (a list, or a query of them that it reads as a subquery) and returns, per
+id, a list of plain dicts: findings
 with severity, rule, file, line, message, hint, advisory. One call per page, so a provider
 can answer with one query. Reference checks come the same way (register_reference_checks):
 dicts with state_label, family, measured_on, measured, implied, ratio, tolerance, verdict,
@@ -18,6 +19,7 @@ a provider that takes (submission id, bundle name, bundle-relative path) and ret
 opening the file for binary reading, or None when the bundle no longer holds it.
 """
 
+from collections import defaultdict
 from collections.abc import Callable
 
 Provider = Callable[[list[int]], dict[int, list[dict]]]
@@ -51,8 +53,10 @@ def register_reference_checks(provider: Provider) -> None:
         _reference_checks.append(provider)
 
 
-def _collect(providers: list[Provider], result_ids: list[int]) -> dict[int, list[dict]]:
-    out: dict[int, list[dict]] = {i: [] for i in result_ids}
+def _collect(providers: list[Provider], result_ids) -> dict[int, list[dict]]:
+    """Every provider's items per result id; an id with none reads as [] (`result_ids` is not read here:
+    a query of a round's ids stays a subquery of the provider's one query)."""
+    out: dict[int, list[dict]] = defaultdict(list)
     for provider in providers:
         for result_id, items in (provider(result_ids) or {}).items():
             out.setdefault(result_id, []).extend(items)
