@@ -234,6 +234,22 @@ class TaskLease(models.Model):
         return f"{self.task_name}{tuple(self.args)} on {self.worker}"
 
 
+class UnpackRoom(models.Model):
+    """Room on MEDIA_ROOT's disk held for a submission while its bundle is opened (checking.pipeline.common
+    room_to_open): the ledger every worker process reads, so that two opening bundles at once are admitted
+    by the room left for both, not each by the same free space. A row counts while its submission is
+    being taken in; one left by a killed worker stops counting when the submission moves on."""
+
+    submission = models.OneToOneField(
+        Submission, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    bytes = models.BigIntegerField()
+    held_since = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.bytes} bytes for {self.submission_id}"
+
+
 class Upload(models.Model):
     """A chunked upload (uploads.py): its parts are appended to a local file at the offset the portal has; on
     completion the file becomes a Submission through intake."""

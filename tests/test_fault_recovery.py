@@ -514,13 +514,15 @@ def _claimed_ingest(submission_id: int, not_by: set):
     return lease
 
 
-def _bundle_with_many_files(tmp_path, files: int = 4000) -> tuple[bytes, int]:
+def _bundle_with_many_files(
+    tmp_path, files: int = 4000, system: str = "alpha"
+) -> tuple[bytes, int]:
     """A valid bundle whose unpacked folder takes a while to delete: `files` small files beside its logs.
     Returns (its bytes, how many files it unpacks to)."""
     root = write_bundle(
         tmp_path / "Acme",
         "Acme",
-        [SystemSpec("alpha", results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})],
+        [SystemSpec(system, results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})],
         TARGETS,
     )
     filler = root / "benchmarks" / "retinanet" / "implementations" / "notes"
@@ -531,6 +533,63 @@ def _bundle_with_many_files(tmp_path, files: int = 4000) -> tuple[bytes, int]:
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         tar.add(root, arcname="Acme")
     return buffer.getvalue(), sum(1 for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.services
+@pytest.mark.commits  # the worker processes read the uploads
+def test_two_workers_opening_bundles_at_once_are_admitted_by_the_room_left_for_both(
+    rounds, users, settings, tmp_path
+):
+    """Admission by free space: each worker process looked at the disk's free space alone, so with room
+    for one bundle's unpacking, a second bundle taken in while the first was being unpacked was admitted
+    on the same room. Two pool processes of a real worker, two bundles of 15,000 files (seconds to
+    unpack), the room set for one at a time: the second waits for disk space while the first is being
+    opened, and both end valid."""
+    import shutil
+
+    from submissions.checking.pipeline.common import work_dir
+    from submissions.intake.submit import submit
+
+    require_services()
+    purge_broker()
+    media = tmp_path / "media"
+    (media / "work").mkdir(parents=True)
+    settings.MEDIA_ROOT = media
+    first, _ = _bundle_with_many_files(tmp_path / "first", files=15000, system="alpha")
+    second, _ = _bundle_with_many_files(tmp_path / "second", files=15000, system="beta")
+    # Each bundle needs about 8 GiB to open; the disk has room for one and a half of them beyond the
+    # reserve, whatever else the machine writes meanwhile (within 4 GiB).
+    factor = (8 << 30) // max(len(first), len(second))
+    need = factor * max(len(first), len(second))
+    reserve = shutil.disk_usage(media / "work").free - need * 3 // 2
+    assert reserve > 0, "the test needs 12 GiB free"
+    worker = Worker(
+        media,
+        concurrency=2,
+        name="room",
+        env={"UNPACK_SPACE_FACTOR": str(factor), "DISK_RESERVE_BYTES": str(reserve)},
+    )
+    try:
+        a, _ = submit(rounds["training-v5.1"], [first], "first.tgz", user=users["owner"])
+        _wait(lambda: work_dir(a.pk).is_dir(), 60, "the first bundle being unpacked", every_s=0.01)
+        b, _ = submit(rounds["training-v5.1"], [second], "second.tgz", user=users["owner"])
+        _wait(
+            lambda: "Waiting for disk space" in Submission.objects.get(pk=b.pk).message,
+            20,
+            "the second waiting for the room the first holds",
+            every_s=0.05,
+        )
+        assert Submission.objects.get(pk=a.pk).status in ("ingesting", "checking", "valid")
+        _wait(
+            lambda: all(s.is_final for s in Submission.objects.filter(pk__in=[a.pk, b.pk])),
+            120,
+            "both final",
+            every_s=0.5,
+        )
+        for submission in Submission.objects.filter(pk__in=[a.pk, b.pk]):
+            assert submission.status == "valid", submission.message
+    finally:
+        worker.stop()
 
 
 @pytest.mark.services

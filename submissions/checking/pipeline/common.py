@@ -1,15 +1,18 @@
 """What the pipeline's steps share: the bundle's files (in place or in a work folder), progress updates, failing."""
 
 import errno
+import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from submissions import storage
-from submissions.models import Submission, Validation
+from submissions.models import Submission, UnpackRoom, Validation
 
 from ..bundles import FolderFiles, TarFiles, open_bundle
 from ..bundles.split import configured_limits
@@ -40,14 +43,37 @@ def is_disk_full(error: BaseException) -> bool:
     return isinstance(error, OSError) and error.errno in DISK_FULL
 
 
-def room_to_open(submission) -> bool:
-    """Whether MEDIA_ROOT has room to open the bundle now: UNPACK_SPACE_FACTOR times its size, beyond
-    DISK_RESERVE_BYTES. Parallel unpacks of a rush needed several times the bundles' size at once, and a disk
-    that filled up failed them all."""
+@contextmanager
+def room_to_open(submission):
+    """Hold room under MEDIA_ROOT to open the submission's bundle while the block runs: UNPACK_SPACE_FACTOR
+    times its size, beyond DISK_RESERVE_BYTES and beyond the room that the other submissions being opened
+    hold; raises OSError ENOSPC where the disk has not that much free. Parallel unpacks of a rush needed
+    several times the bundles' size at once, and a disk that filled up failed them all.
+
+    The room held is a row of the database (UnpackRoom), which every worker process reads: each checked
+    the same free space before, so two workers unpacking at once were admitted by the room for one. The
+    row is written (and committed) before the others' are summed, so of two processes that hold room at
+    the same moment each counts the other's: neither is admitted on room the other took. (Both may then
+    be refused and wait, as for a full disk, and try again.) Room held is counted while its submission is
+    being taken in: the row of a killed worker stops counting when the submission moves on."""
     work = Path(settings.MEDIA_ROOT) / "work"
     work.mkdir(parents=True, exist_ok=True)
-    need = settings.UNPACK_SPACE_FACTOR * (submission.size or 0) + settings.DISK_RESERVE_BYTES
-    return shutil.disk_usage(work).free >= need
+    need = settings.UNPACK_SPACE_FACTOR * (submission.size or 0)
+    UnpackRoom.objects.update_or_create(submission_id=submission.pk, defaults={"bytes": need})
+    try:
+        others = (
+            UnpackRoom.objects.filter(submission__status=Status.INGESTING)
+            .exclude(submission_id=submission.pk)
+            .aggregate(held=Sum("bytes"))["held"]
+            or 0
+        )
+        if shutil.disk_usage(work).free < need + others + settings.DISK_RESERVE_BYTES:
+            raise OSError(
+                errno.ENOSPC, os.strerror(errno.ENOSPC), "not enough room to open the bundle"
+            )
+        yield
+    finally:
+        UnpackRoom.objects.filter(submission_id=submission.pk).delete()
 
 
 def open_submission(submission) -> FolderFiles | TarFiles:

@@ -1,7 +1,5 @@
 """Open a bundle (in place, or unpacked), record its systems, results and runs, and start a validation."""
 
-import errno
-import os
 from functools import partial
 
 from django.db import transaction
@@ -33,10 +31,9 @@ def ingest(submission_id: int) -> tuple[int | None, list[int]]:
     if not claimed:
         return None, []
     submission = Submission.objects.select_related("round", "organisation").get(pk=submission_id)
-    if not room_to_open(submission):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "not enough room to open the bundle")
     try:
-        files = open_submission(submission)
+        with room_to_open(submission):
+            files = open_submission(submission)
         if _recorded(submission_id):  # by an earlier pass, from the same bytes: checked again
             return _check_again(submission, "taken in again")
         layout = detect(files)
@@ -147,11 +144,8 @@ def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, 
     ):
         return None, []
     try:
-        if not room_to_open(submission):
-            raise OSError(
-                errno.ENOSPC, os.strerror(errno.ENOSPC), "not enough room to open the bundle"
-            )
-        open_submission(submission)
+        with room_to_open(submission):
+            open_submission(submission)
     except (BundleError, LayoutError, OSError) as error:
         if is_disk_full(error):  # the site's fault, which passes: back as it was, tried again later
             clear_work(submission_id)
