@@ -118,27 +118,163 @@ def run_command(root: Path, submitter: str, ruleset: str, out: Path) -> dict:
     return scores
 
 
-def expected(root: Path, ruleset: str, out: Path) -> dict[tuple[str, str, str], Expected]:
-    """{(submitter, system, benchmark folder): Expected} for every result folder under root."""
+def expected(
+    root: Path, submitter: str, ruleset: str, out: Path
+) -> dict[tuple[str, str, str], Expected]:
+    """{(submitter, system, benchmark folder): Expected} for every result folder of one submitter."""
     from mlperf_logging.compliance_checker.mlp_compliance import rule_choices
 
     known = ruleset in rule_choices()
+    command = run_command(root, submitter, ruleset, out) if known else {}
     table = {}
-    for submitter in sorted({s for s, *_ in result_folders(root)}):
-        command = run_command(root, submitter, ruleset, out) if known else {}
-        for s, system, bench, path in result_folders(root):
-            if s != submitter:
-                continue
-            if (system, _alias(bench)) in command:
-                table[(s, system, bench)] = Expected(command[(system, _alias(bench))], "command")
-            else:
-                why = "the command has no row for this system" if known else "ruleset unknown"
-                try:
-                    table[(s, system, bench)] = Expected(
-                        score_folder(path, ruleset), f"scoring function ({why})"
-                    )
-                except Exception as crash:  # mlperf-logging's own fault: no score, and the reason
-                    table[(s, system, bench)] = Expected(
-                        None, f"scoring function crashed: {type(crash).__name__}: {crash}"[:300]
-                    )
+    for s, system, bench, path in result_folders(root):
+        if s != submitter:
+            continue
+        if (system, _alias(bench)) in command:
+            table[(s, system, bench)] = Expected(command[(system, _alias(bench))], "command")
+            continue
+        why = "the command has no row for this system" if known else "ruleset unknown"
+        try:
+            table[(s, system, bench)] = Expected(
+                score_folder(path, ruleset), f"scoring function ({why})"
+            )
+        except Exception as crash:  # mlperf-logging's own fault: no score, and the reason
+            table[(s, system, bench)] = Expected(
+                None, f"scoring function crashed: {type(crash).__name__}: {crash}"[:300]
+            )
     return table
+
+
+# --- per log and per submitter: the checker's verdicts -------------------------------------------------------
+
+
+@contextlib.contextmanager
+def quiet():
+    """mlperf-logging logs every rule it applies, and prints."""
+    import logging
+
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        logging.disable(previous)
+
+
+@dataclass
+class LogVerdict:
+    passes: bool | None  # the compliance checker's verdict (common.yaml); None where it crashed
+    counted: bool | None  # the result summarizer counts the run; None where it crashes on the log
+
+
+def log_verdict(path: Path, ruleset: str) -> LogVerdict:
+    """One pass of the ruleset's compliance checker over a log, and what the result summarizer makes of it:
+    `_read_result_file` (the checker, then the parser) and `_query_run_start_stop`, its own two steps."""
+    from mlperf_logging.compliance_checker import mlp_compliance
+    from mlperf_logging.compliance_checker.mlp_parser import parse_file
+    from mlperf_logging.result_summarizer import result_summarizer as rs
+
+    try:
+        with quiet():
+            checker = mlp_compliance.make_checker(
+                usage="training", ruleset=ruleset, quiet=True, werror=False
+            )
+            passes = mlp_compliance.main(str(path), f"training_{ruleset}/common.yaml", checker)[0]
+    except Exception:  # the checker crashes on it (Google's v0.6 logs name "mask": no mask.yaml)
+        return LogVerdict(None, None)
+    if not passes:
+        return LogVerdict(
+            False, False
+        )  # _read_result_file raises ValueError: the summarizer drops it
+    try:
+        with quiet():
+            loglines, failed = parse_file(str(path), ruleset=ruleset)
+            if failed:
+                return LogVerdict(True, False)
+            rs._query_run_start_stop(loglines)
+    except ValueError:  # what the summarizer catches: it drops the run
+        return LogVerdict(True, False)
+    except Exception:
+        return LogVerdict(True, None)
+    return LogVerdict(True, True)
+
+
+def package_verdict(folder: Path, ruleset: str) -> tuple[bool | None, list[str]]:
+    """(passes, its error lines) from package_checker's own checks of one submitter's folder; passes is None
+    where it crashed."""
+    import logging
+
+    from mlperf_logging.package_checker import package_checker
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.ERROR:
+                records.append(record.getMessage())
+
+    root = logging.getLogger()
+    saved, level = root.handlers[:], root.level
+    root.handlers[:], root.level = [Keep()], logging.INFO
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            systems_ok = (
+                package_checker.check_systems(str(folder), "training", ruleset)
+                if ruleset >= "1.0.0"
+                else True
+            )
+            results_ok = package_checker.check_training_result_files(
+                str(folder), "training", ruleset, True, False, False, None, False
+            )
+        return systems_ok and results_ok, records
+    except Exception as exc:
+        return None, [f"{type(exc).__name__}: {exc}"]
+    finally:
+        root.handlers[:], root.level = saved, level
+
+
+# --- a whole round ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Round:
+    """mlperf-logging's side of one round: the summarizer's scores, each log's verdict (by its path under the
+    round) and each submitter's package_checker verdict."""
+
+    scores: dict[tuple[str, str, str], Expected]
+    logs: dict[str, LogVerdict]
+    packages: dict[str, tuple[bool | None, list[str]]]
+
+
+def submitter_side(root: Path, submitter: str, ruleset: str, out: Path) -> Round:
+    """One submitter's part of Round. The summarizer's command first, as on a fresh copy: its RCP check, like
+    package_checker's, rewrites scaling.json in the folders it reads."""
+    scores = expected(root, submitter, ruleset, out)
+    logs = {
+        str(log.relative_to(root)): log_verdict(log, ruleset)
+        for s, *_, folder in result_folders(root)
+        if s == submitter
+        for log in sorted(folder.glob("result_*.txt"))
+    }
+    return Round(scores, logs, {submitter: package_verdict(root / submitter, ruleset)})
+
+
+def round_side(root: Path, ruleset: str, out: Path, processes: int = 2) -> Round:
+    """Round for every submitter under root, `processes` submitters at a time (largest first), each in a
+    process of its own: mlperf-logging keeps module state and logs through the root logger."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    submitters = sorted(
+        {s for s, *_ in result_folders(root)},
+        key=lambda s: -sum(f.stat().st_size for f in (root / s).rglob("result_*.txt")),
+    )
+    whole = Round({}, {}, {})
+    context = multiprocessing.get_context("spawn")  # not fork: the test process runs threads
+    with ProcessPoolExecutor(processes, mp_context=context) as pool:
+        for part in pool.map(submitter_side, *zip(*[(root, s, ruleset, out) for s in submitters])):
+            whole.scores.update(part.scores)
+            whole.logs.update(part.logs)
+            whole.packages.update(part.packages)
+    return whole
