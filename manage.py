@@ -4,10 +4,9 @@ import sys
 
 if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
-    from submissions.checking import startup  # the speed-ups below, and what each saves
-
-    startup.before_django(sys.argv)
     from django.core.management import execute_from_command_line
+
+    from submissions.checking import startup  # the speed-ups below, and what each saves
 
     try:
         execute_from_command_line(sys.argv)

@@ -31,7 +31,6 @@ DOMAIN = (
     "submissions.refchecks.verdict",
     # The start-up speed-ups (check_run runs inside no_cycle_collection): settings and the domain only.
     "submissions.checking.startup",
-    "submissions.checking.early_split",
 )
 RECORDS = (
     "submissions.models",

@@ -7,12 +7,6 @@ The target they serve: issue 27's ingest of the whole v5.1 round through two wor
 decompress-and-read floor (bench/ingest.py prints the ratio). Not re-measured without them yet: that
 measurement decides whether each stays.
 
-- **The early split** (`before_django`, early_split.py): `manage.py ingest ARCHIVE` starts splitting the
-  archive in a child process before Django starts, and the command takes the split over. Django's start-up
-  would otherwise come first with the second core idle: the command alone (split, store, queue; no worker)
-  took 2.13 s at best against 2.47 s without it (6 runs each, alternating; the means drown in the noise).
-  It reads the command line by hand, so it keeps a copy of the options of `ingest` that take a value
-  (`early_split._VALUE_OPTIONS`); tests/test_startup.py fails when the copy and the command disagree.
 - **No system checks on ingest** (`SKIP_SYSTEM_CHECKS`): Django's checks (URLs, admin, templates) say nothing
   about a bundle; importing what they inspect costs 0.45 s before the first part reaches a worker.
   `manage.py check` and runserver still run them.
@@ -37,13 +31,6 @@ import gc
 
 # For a management command's `requires_system_checks`: none of Django's system checks before it runs.
 SKIP_SYSTEM_CHECKS: list[str] = []
-
-
-def before_django(argv: list[str]) -> None:
-    """For `manage.py ingest ARCHIVE ...`: start splitting the archive while Django starts."""
-    from . import early_split  # reads only the settings, never the apps: manage.py calls this first
-
-    early_split.start(argv)
 
 
 def freeze_at_exit() -> None:

@@ -300,8 +300,7 @@ class SplitProcess:
 
 
 def configured_limits() -> Limits:
-    """The settings' BUNDLE_MAX_*, under which the pipeline opens a bundle and the round splitter splits one.
-    Here, where the splitter reads them before Django's apps are loaded (early_split)."""
+    """The settings' BUNDLE_MAX_*, under which the pipeline opens a bundle and the round splitter splits one."""
     from django.conf import settings
 
     return Limits(

@@ -1,17 +1,26 @@
 """`manage.py ingest PATH --round KEY`: submit a bundle, a folder or a whole round's archive."""
 
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Result, Round
-from submissions.checking import early_split, startup
+from submissions.checking import startup
 from submissions.checking.bundles.split import SplitProcess, split_folder
 from submissions.checking.pipeline import held_results, withdraw
 from submissions.intake.submit import file_chunks, ready_the_broker, store_file, submit
 from submissions.models import Submission, Validation
+
+
+def scratch_folder() -> Path:
+    """A new folder under MEDIA_ROOT/tmp, on the bundles' file system, so that parts are linked into place."""
+    root = Path(settings.MEDIA_ROOT) / "tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="split-", dir=root))
 
 
 class Command(BaseCommand):
@@ -37,10 +46,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, path: Path, **options):
-        # A split that manage.py started before Django (early_split) is stopped and its folder removed on every
-        # way out, as is the command's own.
-        split = None if path.is_dir() else early_split.take(path)
-        scratch = split.out_dir if split else None
+        # The split is stopped and its folder removed on every way out.
+        split = scratch = None
         try:
             try:
                 round_ = Round.objects.get(key=options["round"])
@@ -54,7 +61,7 @@ class Command(BaseCommand):
                 ) from None
             if not path.exists():
                 raise CommandError(f"{path} does not exist.")
-            scratch = scratch or early_split.scratch_folder()
+            scratch = scratch_folder()
             submissions = {}  # label -> Submission
             if path.is_dir():
                 parts = split_folder(path, scratch)
@@ -69,7 +76,7 @@ class Command(BaseCommand):
             else:
                 # Each submitter's part is submitted as soon as the archive moves past it, so that workers
                 # check it while the rest of the archive is still being read.
-                split = split or SplitProcess(path, scratch)
+                split = SplitProcess(path, scratch)
                 ready_the_broker()  # while the first part is being split
                 for part in split:
                     label = f"{path.name}:{part.root}"
