@@ -29,8 +29,6 @@ DOMAIN = (
     "submissions.checking.safejson",
     "submissions.refchecks.implied",
     "submissions.refchecks.verdict",
-    # The start-up speed-ups (check_run runs inside no_cycle_collection): settings and the domain only.
-    "submissions.checking.startup",
 )
 RECORDS = (
     "submissions.models",

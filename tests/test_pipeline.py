@@ -268,37 +268,6 @@ def test_a_submitter_whose_files_are_not_together_in_the_archive_is_submitted_wh
         )
 
 
-def test_the_worker_freezes_what_it_made_before_the_pool_forks():
-    """gc.freeze at worker_init: the pool processes' collections leave the shared start-up objects alone."""
-    import gc
-
-    from submissions.checking.tasks import _import_before_forking
-
-    gc.unfreeze()
-    try:
-        _import_before_forking()
-        assert gc.get_freeze_count() > 10_000  # Django, Celery, the rules, scipy
-    finally:
-        gc.unfreeze()
-
-
-def test_manage_py_freezes_what_is_left_before_python_exits_and_keeps_the_exit_code():
-    """Python's exit would walk Django's and Celery's objects with its cycle collector (0.2-0.3 s per command)."""
-    import subprocess
-    import sys
-
-    code = "import atexit, gc, sys; atexit.register(lambda: print('frozen', gc.get_freeze_count())); sys.exit(3)"
-    done = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=Path(__file__).parents[1],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 3, done.stderr
-    assert int(done.stdout.split()[-1]) > 10_000
-
-
 def test_update_rows_gives_each_row_its_values_sharing_statements_between_alike_rows(
     rounds, monkeypatch
 ):

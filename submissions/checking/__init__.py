@@ -5,8 +5,7 @@ parser; rules/: the round's rules as findings; scoring.py, energy.py, systems.py
 pipeline's steps around it (pipeline/: ingest -> check runs -> finalize -> publication, the sweeper,
 retention) and their Celery tasks (tasks.py) with the leases that let the sweeper recover a dead
 worker's task (leases.py); what a submission's page reads of it (reports.py: findings; status.py:
-progress steps; stored.py: a stored bundle's files for the log viewer); the start-up speed-ups
-(startup.py).
+progress steps; stored.py: a stored bundle's files for the log viewer).
 
 May import: refchecks (finalize plans the reference checks), the records (models, storage, the
 Objection rows publication carries) and the domain; leaderboard, accounts, audit, portal.celery.

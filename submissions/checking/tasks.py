@@ -20,7 +20,8 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from portal.celery import RETRY, TRANSIENT
 
-from . import leases, pipeline, startup
+from . import leases, pipeline
+from .rules import rcp
 
 log = logging.getLogger(__name__)
 DISK_WAIT_S = 30  # how long an ingest that found the disk full waits before trying again
@@ -75,7 +76,7 @@ def _drop_connections_after_a_failure(task=None, state=None, **_):
 
 @signals.worker_init.connect
 def _import_before_forking(**_):
-    startup.before_forking()  # scipy imported and start-up's objects frozen, once for all pool processes
+    rcp.preload()  # scipy: a second to import, once here instead of in each pool process
 
 
 def _again_later(task, args) -> None:

@@ -17,7 +17,6 @@ import functools
 
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import finite_number, reads
-from ..startup import no_cycle_collection
 from . import clock, compliance, library, rcp, v05
 from .findings import Finding, Findings, RunContext, RunOutcome
 from .prescan import Prescan, prescan
@@ -36,11 +35,6 @@ BULKY_KEYS = ("tracked_stats",)
 def check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     """Check one result log at `path` (or a file of a bundle read in place, see logs.open_binary; bundle-relative
     `rel_path`) against the round's rules."""
-    with no_cycle_collection():
-        return _check_run(path, rel_path, ctx)
-
-
-def _check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     found = Findings(rel_path)
     scan = prescan(path, ctx.max_line_bytes)
     _report_prescan(scan, ctx, found)
