@@ -203,3 +203,19 @@ def test_readings_written_otherwise_are_read_alike():
         assert (other.times, other.watts) == (plain.times, plain.watts) and other.problems == []
         assert [other.line_of(k) for k in (0, 7)] == [plain.line_of(k) for k in (0, 7)] == [2, 9]
         assert (other.start_ms, other.stop_ms) == (plain.start_ms, plain.stop_ms)
+
+
+def test_a_log_with_blank_or_foreign_lines_is_read_alike_with_its_lines():
+    lines = node_lines()
+    plain = node(lines)
+    foreign = '{"key": "power_reading", "time_ms": 1, "value": 5}'  # no marker: not a record
+    for other in (
+        [*lines[:3], "", *lines[3:]],
+        [line + "\r" for line in lines],
+        [*lines[:3], foreign, *lines[3:]],
+    ):
+        log = node(other)
+        assert (log.times, log.watts) == (plain.times, plain.watts) and log.problems == []
+        shift = len(other) - len(lines)
+        assert [log.line_of(k) for k in (0, 7)] == [2, 9 + shift]
+        assert log.stop_line == plain.stop_line + shift

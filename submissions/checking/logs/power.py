@@ -3,8 +3,9 @@
 Each line is an `:::MLLOG {json}` record, as in run logs: `power_measurement_start` and
 `power_measurement_stop` bound the measurement, `power_reading` records (watts) come between, a
 switch file gives `interconnect_power_est` (watts, one estimate for the run), and either may give a
-`conversion_eff`. Pure Python, no Django: reading keeps what the checks and the energy integration
-need, and says which lines it could not use (problems) rather than raising.
+`conversion_eff`. No Django: reading keeps what the checks and the energy integration need, and says
+which lines it could not use (problems) rather than raising. A log as power loggers write it is read in
+one msgspec call, as the run logs' records are; any other is read line by line as JSON.
 """
 
 from __future__ import annotations
@@ -13,8 +14,13 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
+
+import msgspec
 
 MARKER = ":::MLLOG "
+MARKER_BYTES = MARKER.encode()
 NODE_FILE = re.compile(r"^node_(\d+)\.txt$")
 SWITCH_FILE = re.compile(r"^sw_(\d+)\.txt$")
 KEYS = (
@@ -52,16 +58,13 @@ class PowerLog:
 
     def line_of(self, k: int) -> int | None:
         """The file line of reading k (in time order)."""
-        if self.lines is not None:
-            return self.lines[k] if 0 <= k < len(self.lines) else None
-        wanted = self.times[k] if 0 <= k < len(self.times) else None
-        before = self.times[:k].count(wanted) if wanted is not None else 0
-        for line, match in _numbered(READING, self.data):
-            if int(match[1]) == wanted:
-                if not before:
-                    return line
-                before -= 1
-        return None
+        # A log read fast has no lines: they are found by reading it again, line by line.
+        if self.lines is None:
+            again = PowerLog(path=self.path, kind=self.kind)
+            _read_line_by_line(again, self.data)
+            _in_time_order(again)
+            self.lines = again.lines
+        return self.lines[k] if 0 <= k < len(self.lines) else None
 
 
 def kind_of(name: str) -> str | None:
@@ -84,76 +87,77 @@ def _number(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
-# A power reading as power loggers write it, the whole line: read by this pattern, in C, rather than
-# by json.loads (a run of 64 nodes has half a million of them). The other records a power log has are
-# few and read as JSON; a log with any line that neither pattern finds is read line by line as JSON.
-READING = re.compile(
-    rb':::MLLOG \{"namespace": ?"", ?"time_ms": ?(\d+), ?"event_type": ?"POINT_IN_TIME", ?'
-    rb'"key": ?"power_reading", ?"value": ?(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?), ?'
-    rb'"metadata": ?(?:""|\{\})\} *\r?$',
-    re.M,
-)
-OTHER = (
-    b"power_measurement_st",
-    b"interconnect_power_est",
-    b"conversion_eff",
-)  # found by bytes.find
+class _Head(msgspec.Struct, gc=False):
+    """A record as the fast path reads it: what a reading needs (a missing value is None, no number)."""
+
+    key: str
+    time_ms: int
+    value: Any = None
+
+
+# Each LF-separated record of a text, decoded in one call in C: the way the run logs' records are read
+# (formats/mllog.py); a run of 64 nodes has half a million readings.
+_decode_heads = msgspec.json.Decoder(_Head).decode_lines
 
 
 def read_power_log(data: bytes, path: str, kind: str) -> PowerLog:
     """Read a power file's bytes."""
     log = PowerLog(path=path, kind=kind, data=data)
-    others = _other_lines(data)
-    readings = READING.findall(data)
-    if len(readings) + len(others) == data.count(MARKER.encode()):
-        if readings:
-            times, watts = zip(*readings)
-            log.times, log.watts = list(map(int, times)), list(map(float, watts))
-        for line, text in others:
-            _record(log, line, text.decode("utf-8", "replace"))
-    else:  # a line that neither pattern reads: every line as JSON
-        log.lines = []
-        for number, raw in enumerate(data.split(b"\n"), start=1):
-            if MARKER.encode() in raw:
-                _record(log, number, raw.decode("utf-8", "replace"))
-    if log.times != sorted(log.times):  # in time order, equal times in file order
+    heads = _heads(data)
+    if heads is None:  # a line that the fast path does not read: every line as JSON
+        _read_line_by_line(log, data)
+    else:
+        readings = [head for head in heads if head.key == "power_reading"]
+        log.times = list(map(attrgetter("time_ms"), readings))
+        log.watts = list(map(float, map(attrgetter("value"), readings)))
+        for number, head in enumerate(heads, start=1):  # the few other records
+            if head.key != "power_reading":
+                _take(log, number, head.key, head.time_ms, head.value)
+    _in_time_order(log)
+    return log
+
+
+def _heads(data: bytes) -> list[_Head] | None:
+    """The file's records, line k at position k - 1, where every line is the marker and a record with a
+    key and an integer time_ms, and every reading's value is a number; else None (the file is then read
+    line by line, which says what is wrong where)."""
+    body = data.replace(b"\n" + MARKER_BYTES, b"\n")
+    if body.startswith(MARKER_BYTES):
+        body = body[len(MARKER_BYTES) :]
+    try:
+        heads = _decode_heads(body)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    # A blank line, or one without the marker, would put the records off their lines.
+    if len(heads) != lines or len(heads) * len(MARKER_BYTES) != len(data) - len(body):
+        return None
+    values = [head.value for head in heads if head.key == "power_reading"]
+    if not set(map(type, values)) <= {int, float}:  # a bool, a string, a nested value: read as JSON
+        return None
+    return heads
+
+
+def _read_line_by_line(log: PowerLog, data: bytes) -> None:
+    """Read every line with the marker as JSON, keeping each reading's line."""
+    log.lines = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if MARKER_BYTES in raw:
+            _record(log, number, raw.decode("utf-8", "replace"))
+
+
+def _in_time_order(log: PowerLog) -> None:
+    """The readings in time order, equal times in file order."""
+    if log.times != sorted(log.times):
         order = sorted(range(len(log.times)), key=log.times.__getitem__)
         log.times = [log.times[i] for i in order]
         log.watts = [log.watts[i] for i in order]
         if log.lines is not None:
             log.lines = [log.lines[i] for i in order]
-    return log
-
-
-def _other_lines(data: bytes) -> list[tuple[int, bytes]]:
-    """(line number, line) of each line with one of the OTHER keys, in file order."""
-    starts = set()
-    for key in OTHER:
-        at = data.find(key)
-        while at >= 0:
-            starts.add(data.rfind(b"\n", 0, at) + 1)
-            at = data.find(key, at + 1)
-    out, line, at = [], 1, 0
-    for start in sorted(starts):
-        line += data.count(b"\n", at, start)
-        at = start
-        end = data.find(b"\n", start)
-        out.append((line, data[start : None if end < 0 else end]))
-    return out
-
-
-def _numbered(pattern: re.Pattern, data: bytes) -> list[tuple[int, re.Match]]:
-    """(line number, match) of each line the pattern matches."""
-    out, line, at = [], 1, 0
-    for match in pattern.finditer(data):
-        line += data.count(b"\n", at, match.start())
-        at = match.start()
-        out.append((line, match))
-    return out
 
 
 def _record(log: PowerLog, number: int, line: str) -> None:
-    """One MLLOG line that is not a plain reading: read as JSON."""
+    """One MLLOG line, read as JSON."""
     at = line.find(MARKER)
     try:
         record = json.loads(line[at + len(MARKER) :])
@@ -161,6 +165,11 @@ def _record(log: PowerLog, number: int, line: str) -> None:
     except (ValueError, KeyError, TypeError):
         log.problems.append((number, "not an MLLOG record that can be read"))
         return
+    _take(log, number, key, time_ms, record.get("value"))
+
+
+def _take(log: PowerLog, number: int, key, time_ms, raw) -> None:
+    """What a record of line `number` gives the log (raw: its value as decoded)."""
     if key not in KEYS:
         return
     if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)):
@@ -175,13 +184,10 @@ def _record(log: PowerLog, number: int, line: str) -> None:
         if log.stop_ms is None:
             log.stop_ms, log.stop_line = time_ms, number
         return
-    value = _number(record.get("value"))
+    value = _number(raw)
     if value is None:
-        log.problems.append((number, f"{key} value {record.get('value')!r} is not a number"))
+        log.problems.append((number, f"{key} value {raw!r} is not a number"))
     elif key == "power_reading":
-        if log.lines is None:  # a reading on the fast path's way would have been found by READING
-            log.problems.append((number, "power_reading written otherwise than its neighbours"))
-            return
         log.times.append(time_ms)
         log.watts.append(value)
         log.lines.append(number)
