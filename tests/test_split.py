@@ -143,6 +143,24 @@ def test_a_single_submitter_archive_is_not_split(tmp_path):
     assert list((tmp_path / "out").iterdir()) == []
 
 
+def test_a_plain_tar_of_one_submitter_is_listed_not_copied(tmp_path):
+    def plain(path, files):
+        with tarfile.open(path, "w") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+
+    plain(
+        tmp_path / "one.tar", {f"A/results/s/resnet/result_{i}.txt": b"a" * 5000 for i in range(3)}
+    )
+    split = RoundSplit(tmp_path / "one.tar", tmp_path / "out")
+    assert list(split) == [] and split.whole
+    assert not (tmp_path / "out").exists()  # nothing written: its headers said it is one bundle
+    plain(tmp_path / "two.tar", {"A/results/s/resnet/result_0.txt": b"a", "B/x/result_0.txt": b"b"})
+    assert set(split_archive(tmp_path / "two.tar", tmp_path / "parts")) == {"A", "B"}
+
+
 def test_a_truncated_archive_is_not_split(tmp_path):
     _tar(
         tmp_path / "round.tgz",

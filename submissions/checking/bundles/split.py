@@ -140,7 +140,7 @@ class RoundSplit:
         self.refused: BundleError | None = None
 
     def __iter__(self) -> Iterator[Part]:
-        if not tarfile.is_tarfile(self.archive):
+        if not tarfile.is_tarfile(self.archive) or _one_root_in_plain_tar(self.archive):
             self.whole = True
             return
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -230,6 +230,26 @@ class RoundSplit:
             out.close()
             return Part(root, paths[root], again, out.digest.hexdigest())
         return Part(root, paths[root], again)
+
+
+def _one_root_in_plain_tar(archive: Path) -> bool:
+    """Whether the archive is a plain (uncompressed) tar of fewer than two submitter roots, found from its
+    headers alone: tarfile seeks over the members' bytes. Such a bundle (one submitter's, as uploaded)
+    was copied and hashed into a part only to be submitted as it is: 0.56 s CPU for smc-ac-power's
+    134 MB, 0.16 s listed. False for a compressed archive (listing it costs its decompression) and for
+    one that cannot be listed (the split says what to do with it)."""
+    roots = set()
+    try:
+        with tarfile.open(archive, "r:") as tar:
+            for member in tar:
+                found = _root(member.name)
+                if found is not None:
+                    roots.add(found[0])
+                    if len(roots) > 1:
+                        return False
+    except (tarfile.TarError, EOFError, OSError):
+        return False
+    return True
 
 
 def _ratio_only(limits: Limits) -> Limits:
