@@ -59,9 +59,25 @@ class Member:
     def open(self, buffer_size: int = 64 * 1024) -> io.BufferedReader:
         return io.BufferedReader(_Range(self.archive, self.offset, self.size), buffer_size)
 
-    def read_bytes(self) -> bytes:
-        with self.open() as f:
-            return f.read()
+    def read_bytes(self, limit: int | None = None) -> bytes:
+        """The file's bytes, with a limit at most limit + 1 of them, read with pread into one buffer of
+        their size. Reading through open() asks the buffered reader for limit + 1 bytes, which it
+        allocates whole: 256 MiB for each of the 1,505 power logs of a v4.0 bundle, 0.09 s of 0.1."""
+        size = self.size if limit is None else min(self.size, limit + 1)
+        fd = os.open(self.archive, os.O_RDONLY)
+        try:
+            chunks, at = [], self.offset
+            while at < self.offset + size:
+                chunk = os.pread(fd, min(self.offset + size - at, 1 << 30), at)
+                if not chunk:  # the index was checked against the file: it must have changed since
+                    raise OSError(
+                        f"the stored bundle ends {self.offset + size - at} bytes before this file does"
+                    )
+                chunks.append(chunk)
+                at += len(chunk)
+        finally:
+            os.close(fd)
+        return b"".join(chunks)
 
     def __repr__(self) -> str:
         return f"<Member {self.path} of {self.archive}>"
@@ -85,10 +101,7 @@ class TarFiles:
 
     def read_bytes(self, path: str, limit: int | None = None) -> bytes:
         """The file's bytes; with a limit, at most limit + 1 of them (enough to tell a file that is larger)."""
-        if limit is None:
-            return self.file(path).read_bytes()
-        with self.file(path).open() as f:
-            return f.read(limit + 1)
+        return self.file(path).read_bytes(limit)
 
     def folder(self, path: str) -> dict[str, Member]:
         """The files directly inside folder `path`, by name."""
@@ -153,7 +166,10 @@ class FolderFiles:
     def read_bytes(self, path: str, limit: int | None = None) -> bytes:
         """As TarFiles.read_bytes."""
         with open(self.base / path, "rb") as f:
-            return f.read(-1 if limit is None else limit + 1)
+            if limit is None:
+                return f.read()
+            # Not read(limit + 1), which allocates that much whatever the file's size (as Member's).
+            return f.read(min(limit, os.fstat(f.fileno()).st_size) + 1)
 
     def folder(self, path: str) -> Path:
         return self.base / path

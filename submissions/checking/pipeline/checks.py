@@ -17,7 +17,6 @@ from leaderboard.models import Benchmark, Run
 from submissions.models import Finding, RunCheck
 
 from .. import rules
-from ..logs import open_binary
 from ..logs.power import kind_of, read_power_log
 from ..rules import power as power_rules
 from ..rules import run as run_rules
@@ -135,8 +134,7 @@ def _power(run: dict, summary, files) -> tuple[dict, list]:
     logs, found = [], []
     for path in run["power_files"]:
         try:
-            with open_binary(files.file(path)) as f:
-                data = f.read(power_rules.MAX_LOG_BYTES + 1)
+            data = files.read_bytes(path, power_rules.MAX_LOG_BYTES)
         except OSError as error:
             found.append(power_rules.unreadable_file(path, error.strerror or str(error)))
             continue
