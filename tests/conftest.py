@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from .flush_by_delete import flush_by_delete  # noqa: F401 (the one patch of Django, measured there)
+
 SHARED = Path(
     os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf")
 )
@@ -64,37 +66,6 @@ def page_rates(settings):
     """The pages' rate limits (portal/ratelimit.py), out of the way likewise; tests/test_abuse.py
     tests them on a server of its own."""
     settings.PAGE_THROTTLE_ANON = settings.PAGE_THROTTLE_USER = "100000/minute"
-
-
-@pytest.fixture(scope="session", autouse=True)
-def flush_by_delete():
-    """After each committing test the database is emptied with DELETE, not TRUNCATE: PostgreSQL's TRUNCATE
-    makes new files for each of the 33 tables however few rows they hold (0.4-1 s a test here), a DELETE of
-    the rows a test left takes milliseconds. Foreign keys are checked at commit (Django declares them
-    DEFERRABLE INITIALLY DEFERRED), so the order does not matter. Audit events refuse DELETE
-    (audit/migrations/0002_append_only_trigger.py): that table is still truncated, when it has rows."""
-    from django.db.backends.postgresql.operations import DatabaseOperations
-
-    from audit.models import AuditEvent
-
-    truncate = DatabaseOperations.sql_flush
-
-    def sql_flush(self, style, tables, **options):
-        if any(options.values()):  # reset_sequences or allow_cascade: as Django does it
-            return truncate(self, style, tables, **options)
-        audit = AuditEvent._meta.db_table
-        with self.connection.cursor() as cursor:
-            cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {self.quote_name(audit)})")
-            audited = cursor.fetchone()[0]
-        return [
-            f"{'TRUNCATE' if table == audit else 'DELETE FROM'} {self.quote_name(table)}"
-            for table in tables
-            if table != audit or audited
-        ]
-
-    DatabaseOperations.sql_flush = sql_flush
-    yield
-    DatabaseOperations.sql_flush = truncate
 
 
 @pytest.fixture
