@@ -79,15 +79,20 @@ def eager():
     app.conf.task_always_eager = previous
 
 
-# Fixtures whose tests read committed writes: eager tasks (queued in on_commit hooks), a real worker process,
-# a live server.
-COMMITTING_FIXTURES = {"eager", "worker", "services", "live_server", "transactional_db"}
+# The files the lead is rewriting (issue 27): until they say their tests' database mode themselves,
+# as every other test module does, it is given here. Remove each name as its file is rewritten.
+NOT_YET_MARKED = {
+    "test_checker_agreement.py",
+    "test_energy_v40.py",
+    "test_published_record.py",
+    "test_real_rounds.py",
+}
 
 
 def pytest_collection_modifyitems(items):
-    """A test that uses the rounds or the users runs in a transaction rolled back at its end, as Django's
-    TestCase does (emptying the database after each test instead cost 0.13 s a test), unless it must see
-    its writes committed (COMMITTING_FIXTURES, or the `commits` marker)."""
+    """Skips the whole large rounds unless WHOLE_ROUNDS=1, saying why. A test's database mode is
+    written in its module (`pytest.mark.django_db`, with transaction=True where other processes or
+    on_commit hooks read its writes), not decided here."""
     whole = os.environ.get("WHOLE_ROUNDS") == "1"
     for item in items:
         if item.get_closest_marker("whole_rounds") and not whole:
@@ -97,13 +102,8 @@ def pytest_collection_modifyitems(items):
                     "run with WHOLE_ROUNDS=1 (make test-rounds)"
                 )
             )
-        if {"rounds", "published_rounds", "users", "orgs"} & set(
-            item.fixturenames
-        ) and not item.get_closest_marker("django_db"):
-            commits = bool(COMMITTING_FIXTURES & set(item.fixturenames)) or item.get_closest_marker(
-                "commits"
-            )
-            item.add_marker(pytest.mark.django_db(transaction=bool(commits)))
+        if item.path.name in NOT_YET_MARKED and not item.get_closest_marker("django_db"):
+            item.add_marker(pytest.mark.django_db(transaction=True))
 
 
 LIVE_ROUND = "training-v5.1"

@@ -10,7 +10,8 @@ from django.core.management import call_command
 from leaderboard.models import System
 from submissions.models import Submission
 
-pytestmark = pytest.mark.usefixtures("eager")
+# Every test here commits its writes: eager tasks run in on_commit hooks.
+pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
 
 
 def ingest(path):

@@ -4,6 +4,8 @@ labelled in full, compare as dots on a log axis, progress holders linked, a tabl
 import json
 import re
 
+import pytest
+
 from leaderboard import charts
 from leaderboard.roundtable.rows import Bench, Cell, Row
 
@@ -159,6 +161,7 @@ def test_a_charts_table_has_a_row_per_point_with_its_link():
     assert charts.table(None) is None
 
 
+@pytest.mark.django_db
 def test_the_progress_page_links_each_holder_and_has_its_chart_as_a_table(client, rounds):
     v05, v06 = rounds["training-v0.5"], rounds["training-v0.6"]
     make.result(make.system(v05, "nvidia", "b"), "resnet", 100)

@@ -8,6 +8,8 @@ import tarfile
 
 import pytest
 
+pytestmark = pytest.mark.django_db
+
 
 @pytest.mark.django_db
 def test_the_client_archive_installs_with_pip(client, tmp_path):

@@ -30,6 +30,7 @@ def test_the_front_holds_what_nothing_beats_on_both_time_and_energy():
     assert charts.front(points) == {0, 1, 4, 5}
 
 
+@pytest.mark.django_db
 def test_time_and_energy_chart_on_the_round_page(client, v51):
     fast = make.system(v51, "Acme", "fast")
     make.result(fast, "retinanet", 10, energy_j=9e6, power_result=True)
@@ -45,6 +46,7 @@ def test_time_and_energy_chart_on_the_round_page(client, v51):
     assert "Power results only" in html
 
 
+@pytest.mark.django_db
 def test_a_power_result_page_shows_energy_per_run_and_each_nodes_power(client, v51):
     system = make.system(v51, "Acme", "alpha", accelerator_count=8)
     result = make.result(
@@ -65,6 +67,7 @@ def test_a_power_result_page_shows_energy_per_run_and_each_nodes_power(client, v
     assert client.get(result.get_absolute_url() + "?power_run=2").status_code == 200
 
 
+@pytest.mark.django_db
 def test_results_published_side_by_side_have_an_address_each(client, v51):
     timed = make.system(v51, "SMC", "8xH100", name="SMC-H100")
     ac = make.system(v51, "SMC", "8xH100", name="SMC-H100-AC-Power")
@@ -80,6 +83,7 @@ def test_results_published_side_by_side_have_an_address_each(client, v51):
     assert client.get("/id/5.1-0002")["Location"].endswith(f"?system={ac.uid}")
 
 
+@pytest.mark.django_db
 def test_the_system_page_gives_energy_in_kj(client, v51):
     system = make.system(v51, "Acme", "alpha")
     make.result(system, "retinanet", 10, power_result=True, energy_j=6.5e6)
@@ -87,6 +91,7 @@ def test_the_system_page_gives_energy_in_kj(client, v51):
     assert "Energy (kJ)" in html and '<td class="num">6,500</td>' in html
 
 
+@pytest.mark.django_db
 def test_api_v1_gives_a_results_and_its_runs_energy(client, v51):
     from django.urls import reverse
 
@@ -101,6 +106,7 @@ def test_api_v1_gives_a_results_and_its_runs_energy(client, v51):
     assert [run["energy_kj"] for run in body["runs"]] == [None, 5500.0, None]
 
 
+@pytest.mark.django_db
 def test_api_v1_links_results_published_side_by_side_to_their_own_pages(client, v51):
     timed = make.system(v51, "SMC", "8xH100", name="SMC-H100")
     ac = make.system(v51, "SMC", "8xH100", name="SMC-H100-AC-Power")
@@ -115,6 +121,7 @@ def test_api_v1_links_results_published_side_by_side_to_their_own_pages(client, 
     assert one["url"].endswith(f"?system={ac.uid}")
 
 
+@pytest.mark.django_db
 def test_the_api_systems_and_compare_tell_the_ac_and_dc_folders_apart(client, v51):
     """v4.0's smc-ac-power and smc-dc-power publish the same system folders under one submitter name. The
     API's system `url` led to one page for both (the newest), that page's results to the newest's, and

@@ -27,6 +27,9 @@ from .test_faults import free_port
 from .test_pages import TARGETS, bundle_bytes
 from .worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 
+# Every test here commits its writes: the server and worker processes read the upload.
+pytestmark = pytest.mark.django_db(transaction=True)
+
 
 def _dsn() -> str:
     db = connection.settings_dict
@@ -85,7 +88,6 @@ class Api:
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the server process reads the upload
 def test_a_complete_cut_off_between_storing_the_bundle_and_its_commit_can_be_sent_again(
     rounds, users, tmp_path
 ):
@@ -232,7 +234,6 @@ def _many_runs_bundle(tmp_path) -> bytes:
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the worker process reads the upload
 @pytest.mark.parametrize("during", ["ingesting", "checking"])
 def test_a_database_outage_of_30_s_mid_step_is_recovered_within_two_minutes_of_its_return(
     rounds, users, settings, tmp_path, during
@@ -329,7 +330,6 @@ def _fill(disk: Path, leave_bytes: int) -> Path:
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the server and worker processes read the upload
 def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_empties(
     rounds, users, settings, tmp_path
 ):
@@ -410,7 +410,6 @@ def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_emptie
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the worker processes read the upload
 def test_a_submission_whose_worker_died_at_the_publication_minute_is_published_when_its_check_ends(
     rounds, users, settings, tmp_path
 ):
@@ -457,7 +456,6 @@ def test_a_submission_whose_worker_died_at_the_publication_minute_is_published_w
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the worker processes read the upload
 def test_two_workers_killed_in_a_row_while_unpacking_leave_the_submission_valid(
     rounds, users, settings, tmp_path
 ):
@@ -536,7 +534,6 @@ def _bundle_with_many_files(
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the worker processes read the uploads
 def test_two_workers_opening_bundles_at_once_are_admitted_by_the_room_left_for_both(
     rounds, users, settings, tmp_path
 ):
@@ -593,7 +590,6 @@ def test_two_workers_opening_bundles_at_once_are_admitted_by_the_room_left_for_b
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the worker process reads the upload
 def test_a_revalidation_taken_as_finalize_commits_is_not_undone_by_finalizes_clean_up(
     rounds, users, settings, tmp_path
 ):
@@ -657,7 +653,6 @@ def test_a_revalidation_taken_as_finalize_commits_is_not_undone_by_finalizes_cle
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the server process reads the upload
 def test_a_patch_while_the_database_is_down_is_answered_503_in_json_and_resumes_after(
     rounds, users, tmp_path
 ):

@@ -93,7 +93,7 @@ def private_redis(tmp_path):
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the worker process reads the upload
+@pytest.mark.django_db(transaction=True)  # the worker process reads the upload
 def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_minute_of_its_return(
     rounds, users, client, settings, tmp_path, private_redis, monkeypatch
 ):
@@ -147,7 +147,7 @@ def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_min
 
 
 @pytest.mark.services
-@pytest.mark.commits  # the worker process reads the upload
+@pytest.mark.django_db(transaction=True)  # the worker process reads the upload
 def test_a_chunked_upload_while_the_broker_is_down_is_kept_and_checked_once_it_is_back(
     rounds, users, client, settings, tmp_path, private_redis, monkeypatch
 ):
@@ -252,6 +252,7 @@ def _answers(url: str) -> bool:
         return False
 
 
+@pytest.mark.django_db
 def test_pages_and_the_api_answer_while_the_shared_caches_redis_is_down(
     rounds, client, settings, private_redis, caplog, monkeypatch
 ):

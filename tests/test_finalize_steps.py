@@ -12,7 +12,8 @@ from submissions.checking.pipeline.common import Status
 from submissions.models import Finding, Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-pytestmark = pytest.mark.usefixtures("eager")
+# Every test here commits its writes: eager tasks run in on_commit hooks.
+pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
 # The module, not the function of the same name that pipeline/__init__.py exports.
 steps = importlib.import_module("submissions.checking.pipeline.finalize")
 

@@ -430,6 +430,7 @@ def pipeline(settings, tmp_path, rounds, eager):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_forged_runs_end_as_errors_and_the_result_has_no_score(pipeline, tmp_path):
     from leaderboard.models import Result, Run
     from submissions.models import Finding, Submission
@@ -459,6 +460,7 @@ def test_forged_runs_end_as_errors_and_the_result_has_no_score(pipeline, tmp_pat
     assert result.score_s is None and "2 of 10 runs failed" in result.score_message
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_one_forged_run_counts_as_failed_and_its_time_is_not_in_the_score(pipeline, tmp_path):
     from leaderboard.models import Result, Run
     from submissions.checking import scoring
@@ -482,6 +484,7 @@ def test_one_forged_run_counts_as_failed_and_its_time_is_not_in_the_score(pipeli
     assert result.score_s != pytest.approx(with_forged_time * result.scaling_factor, rel=1e-3)
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_result_faster_than_its_accelerators_ever_were_is_flagged_for_reviewers(
     pipeline, tmp_path
 ):

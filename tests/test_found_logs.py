@@ -10,7 +10,8 @@ from submissions.checking.tasks import revalidate
 from submissions.models import Finding, Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-pytestmark = pytest.mark.usefixtures("eager")
+# Every test here commits its writes: eager tasks run in on_commit hooks.
+pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
 
 TARGETS = {"rgat": 0.72}
 

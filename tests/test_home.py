@@ -7,6 +7,8 @@ import pytest
 
 from . import leaderboard_factories as make
 
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def catalogue(rounds):

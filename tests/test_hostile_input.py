@@ -84,6 +84,7 @@ def assert_refused(submission, rule, *words):
         assert word in submission.message
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_system_file_nested_ten_thousand_deep_is_an_error_on_that_file(rounds, tmp_path):
     root = acme(tmp_path)
     (root / "systems" / "alpha.json").write_text('{"a": ' * DEEP + "1" + "}" * DEEP)
@@ -99,6 +100,7 @@ def test_a_system_file_nested_ten_thousand_deep_is_an_error_on_that_file(rounds,
     assert System.objects.get(submission=submission).description == {}
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_scaling_json_nested_ten_thousand_deep_is_an_error_on_its_result(rounds, tmp_path):
     root = acme(tmp_path)
     (root / "results" / "alpha" / "rgat" / "scaling.json").write_text("[" * DEEP + "]" * DEEP)
@@ -128,12 +130,14 @@ def test_a_scaling_factor_that_is_no_positive_number_is_not_kept(factor):
     assert read_scaling_factor(b'{"scaling_factor": 1.07}', "s.json", notes, problems) == 1.07
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_folder_chain_two_thousand_deep_is_refused_with_its_rule(rounds, tmp_path):
     deep = "Acme/" + "d/" * 2000 + "x.txt"
     archive = plain_tar(tmp_path / "b.tar", [*members_of(acme(tmp_path)), (deep, b"x")])
     assert_refused(ingest(archive), "bundle.path-too-deep", "2002 folders deep", "up to 64")
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_folder_chain_too_deep_is_refused_when_unpacked_too(rounds, tmp_path):
     archive = tmp_path / "b.tgz"
     with tarfile.open(archive, "w:gz") as tar:
@@ -157,6 +161,7 @@ def test_a_folder_chain_too_deep_is_refused_when_unpacked_too(rounds, tmp_path):
         ("2.5", "2.5", "not a whole number"),
     ],
 )
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_node_count_that_is_no_count_is_an_error_naming_file_key_and_value(
     rounds, tmp_path, value, shown, why
 ):
@@ -174,6 +179,7 @@ def test_a_node_count_that_is_no_count_is_an_error_naming_file_key_and_value(
     assert (system.nodes, system.accelerator_count, system.processor_count) == (None, None, None)
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_counts_whose_product_passes_the_limit_are_an_error_and_not_stored(rounds, tmp_path):
     root = acme(tmp_path)
     path = root / "systems" / "alpha.json"
@@ -230,6 +236,7 @@ def test_long_description_texts_are_cut_to_the_tables_columns():
     assert [(p.rule, p.where) for p in problems] == [("system.long-text", "name")]
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_run_index_of_23_digits_is_read_as_the_next_run_and_said(rounds, tmp_path):
     root = acme(tmp_path)
     folder = root / "results" / "alpha" / "rgat"
@@ -245,6 +252,7 @@ def test_a_run_index_of_23_digits_is_read_as_the_next_run_and_said(rounds, tmp_p
     assert "23 digits" in finding.message and "result_2.txt" in finding.hint
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_system_folder_name_too_long_for_the_tables_is_refused(rounds, tmp_path):
     long = "s" * 250  # a name file systems take, longer than the 200 characters of a system's key
     members = members_of(acme(tmp_path), lambda name: name.replace("alpha", long))
@@ -253,6 +261,7 @@ def test_a_system_folder_name_too_long_for_the_tables_is_refused(rounds, tmp_pat
     )
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_name_longer_than_file_systems_take_is_refused(rounds, tmp_path):
     members = [*members_of(acme(tmp_path)), ("Acme/" + "n" * 300 + ".txt", b"x")]
     assert_refused(
@@ -260,6 +269,7 @@ def test_a_name_longer_than_file_systems_take_is_refused(rounds, tmp_path):
     )
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_path_longer_than_the_tables_keep_is_refused(rounds, tmp_path):
     members = [*members_of(acme(tmp_path)), ("Acme/" + "/".join(["p" * 100] * 5) + "/x.txt", b"x")]
     assert_refused(
@@ -267,6 +277,7 @@ def test_a_path_longer_than_the_tables_keep_is_refused(rounds, tmp_path):
     )
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_submitter_name_too_long_is_refused(rounds, tmp_path):
     members = members_of(acme(tmp_path), lambda name: name.replace("Acme/", "A" * 220 + "/", 1))
     assert_refused(
@@ -274,6 +285,7 @@ def test_a_submitter_name_too_long_is_refused(rounds, tmp_path):
     )
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_number_json_will_not_read_is_an_error_on_the_description(rounds, tmp_path):
     root = acme(tmp_path)
     path = root / "systems" / "alpha.json"
@@ -286,6 +298,7 @@ def test_a_number_json_will_not_read_is_an_error_on_the_description(rounds, tmp_
     assert finding.file == "Acme/systems/alpha.json" and "4300 digits" in finding.message
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_non_finite_and_deep_hyperparameters_are_stored_as_text_with_a_warning(rounds, tmp_path):
     root = acme(tmp_path)
     log = root / "results" / "alpha" / "rgat" / "result_0.txt"
@@ -317,6 +330,7 @@ def test_storable_makes_strict_json_of_anything_json_reads():
     assert changes == [("a[0]", "NaN"), ("a[1]", "Infinity"), ("a[2]", "-Infinity")]
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_crash_in_the_run_checks_is_an_error_on_that_run_not_a_failed_submission(
     rounds, tmp_path, monkeypatch
 ):
@@ -336,6 +350,7 @@ def test_a_crash_in_the_run_checks_is_an_error_on_that_run_not_a_failed_submissi
     assert Run.objects.filter(result__system__submission=submission, checked=True).count() == 3
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_crash_reading_a_description_is_an_error_on_that_file(rounds, tmp_path, monkeypatch):
     from submissions.checking.bundles import layout
 
@@ -360,6 +375,7 @@ def test_a_log_whose_clock_is_not_finite_gives_fields_strict_json_takes(tmp_path
     json.dumps(fields, allow_nan=False)
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_zip_whose_members_lie_before_its_start_is_refused_as_corrupt(rounds, tmp_path):
     """Found by fuzzing (tests/fuzz/fuzz_unpack.py): the seek to a negative offset was an OSError, so `internal`."""
     archive = tmp_path / "b.zip"
@@ -375,6 +391,7 @@ def test_a_zip_whose_members_lie_before_its_start_is_refused_as_corrupt(rounds, 
 
 
 @pytest.mark.parametrize("status", [["Available cloud"], {"a": 1}, 7, None])
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_status_or_division_that_is_no_text_is_read_as_none(rounds, tmp_path, status):
     """Found by fuzzing (tests/fuzz/fuzz_systems.py): reading the category called .lower() on a list."""
     fields = fields_of({"status": status, "division": status}, "system.json")
@@ -429,6 +446,7 @@ def test_a_field_mlperf_logging_reads_as_text_given_otherwise_is_an_error_not_a_
     assert len(invalid) == 2 and "'accelerators_per_node' is " + repr(value) in invalid[1]
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_zip_member_with_an_empty_name_is_refused(rounds, tmp_path):
     """Found by fuzzing (tests/fuzz/fuzz_unpack.py): zipfile's is_dir() raised IndexError on it."""
     archive = tmp_path / "b.zip"
@@ -439,6 +457,7 @@ def test_a_zip_member_with_an_empty_name_is_refused(rounds, tmp_path):
     assert_refused(ingest(archive), "bundle.bad-path", "empty name")
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_zip_needing_a_version_zipfile_lacks_is_refused(rounds, tmp_path):
     """Found by fuzzing (tests/fuzz/fuzz_unpack.py): zipfile raised NotImplementedError on opening it."""
     archive = tmp_path / "b.zip"
@@ -454,6 +473,7 @@ def test_a_zip_needing_a_version_zipfile_lacks_is_refused(rounds, tmp_path):
     assert_refused(ingest(archive), "bundle.unsupported", "zip file version 23.5")
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_zip_name_marked_utf8_that_is_not_is_refused(rounds, tmp_path):
     """Found by fuzzing (tests/fuzz/fuzz_unpack.py): zipfile raised UnicodeDecodeError on opening it."""
     archive = tmp_path / "b.zip"
@@ -473,6 +493,7 @@ def test_a_zip_name_marked_utf8_that_is_not_is_refused(rounds, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["systems/alpha.json", "results/alpha/rgat/scaling.json"])
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_json_file_larger_than_any_needs_is_not_read_whole(rounds, tmp_path, name):
     root = acme(tmp_path)
     (root / name).write_text(json.dumps({"scaling_factor": 1.0, "padding": "x" * (2 << 20)}))

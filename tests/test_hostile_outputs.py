@@ -58,6 +58,7 @@ def csv_rows(response) -> list[dict]:
     return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_runs_csv_of_a_hostile_submitter_downloads_with_a_safe_name_and_no_formulas(
     client, evil
 ):
@@ -81,6 +82,7 @@ def test_the_runs_csv_of_a_hostile_submitter_downloads_with_a_safe_name_and_no_f
     )  # JSON as is
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_rounds_exports_hold_the_hostile_names_as_text(client, evil):
     response = client.get("/r/training-v5.1/?format=csv")
     assert response["Content-Disposition"] == 'attachment; filename="training-v5.1.csv"'
@@ -113,6 +115,7 @@ def test_the_rounds_exports_hold_the_hostile_names_as_text(client, evil):
     ]
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_command_lines_csv_export_neutralises_too(evil, capsys):
     call_command("export_results", "--round", "training-v5.1", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -122,6 +125,7 @@ def test_the_command_lines_csv_export_neutralises_too(evil, capsys):
     ]
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_unicode_name_gets_an_ascii_fallback_and_its_exact_name(client, rounds):
     make.result(make.system(rounds["training-v5.1"], "Ünïcode 日本", "α"), "retinanet", 10, runs=5)
     response = client.get(
@@ -133,6 +137,7 @@ def test_a_unicode_name_gets_an_ascii_fallback_and_its_exact_name(client, rounds
     )
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_findings_download_is_named_safely(client, rounds, users, tmp_path):
     client.force_login(users["owner"])
     client.post(
@@ -190,6 +195,7 @@ def test_only_text_cells_that_start_a_formula_are_neutralised():
     assert frame["text"][0] == "=1+2"  # the caller's frame is left as it was
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_names_with_a_slash_or_a_percent_sign_have_pages_of_their_own(client, rounds):
     """A submitter's name is text from a bundle (a system description's field): '/' and '%' are kept apart from
     the path's own; a name without them has the URL it always had."""

@@ -11,6 +11,8 @@ from leaderboard.cache import invalidate_round
 
 from . import leaderboard_factories as make
 
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def v51(rounds):

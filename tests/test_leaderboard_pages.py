@@ -25,6 +25,7 @@ def figure(html, chart_id):
     return json.loads(match.group(1))
 
 
+@pytest.mark.django_db
 def test_the_result_page_has_runs_curves_with_the_target_hyperparameters_and_findings(client, v51):
     make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5, warning_count=1)
     html = client.get("/r/training-v5.1/Acme/alpha/retinanet/").content.decode()
@@ -40,6 +41,7 @@ def test_the_result_page_has_runs_curves_with_the_target_hyperparameters_and_fin
     assert "vendor/plotly-basic.min.js" in html
 
 
+@pytest.mark.django_db
 def test_the_result_page_shows_findings_from_a_registered_provider(client, v51):
     result = make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10, runs=5)
 
@@ -67,6 +69,7 @@ def test_the_result_page_shows_findings_from_a_registered_provider(client, v51):
     assert "Two runs share a seed." in html
 
 
+@pytest.mark.django_db
 def test_the_system_page_lists_all_its_results_and_its_description(client, v51):
     s = make.system(
         v51, "Acme", "alpha", description={"system_name": "Alpha", "cooling": "liquid", "empty": ""}
@@ -83,6 +86,7 @@ def test_the_system_page_lists_all_its_results_and_its_description(client, v51):
     assert ">5 of 5<" in html  # runs counted, of the result's runs
 
 
+@pytest.mark.django_db
 def test_compare_shows_systems_side_by_side_with_ratios(client, v51):
     a = make.system(v51, "Acme", "alpha")
     b = make.system(v51, "Beta", "beta")
@@ -97,6 +101,7 @@ def test_compare_shows_systems_side_by_side_with_ratios(client, v51):
     assert "<strong>0.50×</strong>" in html
 
 
+@pytest.mark.django_db
 def test_compare_per_accelerator_shows_accelerator_hours_and_keeps_the_mode_in_its_links(
     client, v51
 ):
@@ -117,6 +122,7 @@ def test_compare_per_accelerator_shows_accelerator_hours_and_keeps_the_mode_in_i
     assert "<strong>0.05×</strong>" in plain and "acc-h" not in plain  # in minutes: 20× slower
 
 
+@pytest.mark.django_db
 def test_the_result_page_states_the_quality_metric_its_target_and_direction(client, v51):
     make.result(make.system(v51, "Acme", "alpha"), "llama2_70b_lora", 10)
     make.result(make.system(v51, "Beta", "beta"), "rgat", 10)
@@ -136,6 +142,7 @@ def test_the_result_page_states_the_quality_metric_its_target_and_direction(clie
         ("s=A/1&s=A/2&s=A/3&s=A/4&s=A/5", "at most four"),
     ],
 )
+@pytest.mark.django_db
 def test_compare_asks_for_two_to_four_systems(client, v51, query, message):
     for i in range(1, 6):
         make.result(make.system(v51, "A", str(i)), "retinanet", i)
@@ -143,6 +150,7 @@ def test_compare_asks_for_two_to_four_systems(client, v51, query, message):
     assert message in client.get(f"/r/training-v5.1/compare/?{query}").content.decode()
 
 
+@pytest.mark.django_db
 def test_progress_shows_the_best_time_per_benchmark_across_rounds(client, rounds):
     v05, v06 = rounds["training-v0.5"], rounds["training-v0.6"]
     make.result(make.system(v05, "google", "a"), "resnet", 300)
@@ -160,6 +168,7 @@ def test_progress_shows_the_best_time_per_benchmark_across_rounds(client, rounds
     ][0]["y"] == [1.0]
 
 
+@pytest.mark.django_db
 def test_plotly_is_served_from_the_installed_packages_not_a_cdn(client, v51):
     path = finders.find(PLOTLY_STATIC_PATH)
     assert path and path.endswith("plotly.min.js")

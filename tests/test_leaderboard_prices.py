@@ -49,6 +49,7 @@ def test_a_price_file_without_source_for_a_price_is_refused(tmp_path):
         prices.read_price_file(bad)
 
 
+@pytest.mark.django_db
 def test_loading_keeps_what_staff_edited_unless_told_to_replace(v05):
     reference = CloudPrice.objects.get(round=v05, reference=True)
     assert reference.price_per_hour == Decimal("1.46") and reference.status == "unverified"
@@ -63,6 +64,7 @@ def test_loading_keeps_what_staff_edited_unless_told_to_replace(v05):
     assert reference.price_per_hour == Decimal("1.46")
 
 
+@pytest.mark.django_db
 def test_cloud_scale_is_the_systems_price_over_the_reference_price(v05):
     lines = list(CloudPrice.objects.filter(round=v05))
     scale = prices.cloud_scale(lines, "Google Inc.", "cloud_v2.8", "tpuv2-8")
@@ -81,6 +83,7 @@ def test_cloud_scale_is_the_systems_price_over_the_reference_price(v05):
     assert prices.cloud_scale(lines, "nvidia", "dgx1", "DGX-1V") is None
 
 
+@pytest.mark.django_db
 def test_a_line_naming_the_key_wins_over_one_naming_the_name(v05):
     CloudPrice.objects.create(
         round=v05,
@@ -99,6 +102,7 @@ def test_a_line_naming_the_key_wins_over_one_naming_the_name(v05):
     )
 
 
+@pytest.mark.django_db
 def test_the_table_shows_cloud_scale_with_its_prices_on_hover_and_the_system_page_details_them(
     client, v05
 ):
@@ -122,6 +126,7 @@ def test_the_table_shows_cloud_scale_with_its_prices_on_hover_and_the_system_pag
     assert "<td>not yet</td>" in detail  # checked against its source: not yet
 
 
+@pytest.mark.django_db
 def test_without_a_known_price_the_cloud_scale_is_left_out_with_one_sentence(client, v51):
     # v5.1's price table lists its cloud systems as placeholders, with no reference price.
     nebius = make.system(v51, "Nebius", "nebius_b200_n1", name="Nebius B200 n1", category="cloud")
@@ -136,6 +141,7 @@ def test_without_a_known_price_the_cloud_scale_is_left_out_with_one_sentence(cli
         assert "placeholder:" not in text and "no date" not in text and "n/a" not in text
 
 
+@pytest.mark.django_db
 def test_editing_a_price_refreshes_the_cached_table(client, v05):
     tpu = make.system(v05, "Google Inc.", "k", name="tpuv2-8", category="cloud")
     make.result(tpu, "resnet", 301.58)
@@ -146,6 +152,7 @@ def test_editing_a_price_refreshes_the_cached_table(client, v05):
     assert ">2.00</a>" in client.get("/r/training-v0.5/").content.decode()
 
 
+@pytest.mark.django_db
 def test_staff_edit_prices_in_the_admin(client, v05, users):
     users["reviewer"].is_superuser = True
     users["reviewer"].save()

@@ -45,6 +45,7 @@ def section_titles(html):
     return re.findall(r'<h2 id="h-[^"]+">(.*?) <span', html)
 
 
+@pytest.mark.django_db
 def test_it_shows_one_table_per_division_or_groups_by_category_when_asked(client, v51):
     for division, category, key in [
         ("open", "research", "o-r"),
@@ -72,6 +73,7 @@ def test_it_shows_one_table_per_division_or_groups_by_category_when_asked(client
     assert "<caption" in html and 'scope="col"' in html and 'scope="row"' in html
 
 
+@pytest.mark.django_db
 def test_a_row_has_submitter_system_hardware_software_and_one_column_per_benchmark(client, v51):
     s = make.system(
         v51, "Acme", "alpha", name="Alpha 8xH100", processor_count=2, accelerator_count=8
@@ -94,6 +96,7 @@ def test_a_row_has_submitter_system_hardware_software_and_one_column_per_benchma
     assert 'href="/r/training-v5.1/Acme/alpha/retinanet/"' in html
 
 
+@pytest.mark.django_db
 def test_unpublished_and_blocked_results_never_appear_and_only_a_disputed_result_is_flagged(
     client, v51
 ):
@@ -120,6 +123,7 @@ def test_unpublished_and_blocked_results_never_appear_and_only_a_disputed_result
     assert html.count('class="flag"') == 1 and "reference check disputes it" in html
 
 
+@pytest.mark.django_db
 def test_the_round_shows_minutes_and_speedups_as_a_mode_of_one_unit(client, rounds):
     v05 = rounds["training-v0.5"]
     s = make.system(v05, "google", "tpu")
@@ -225,15 +229,18 @@ def names(html):
         ("division=closed&category=onprem&q=acme", ["a1"]),
     ],
 )
+@pytest.mark.django_db
 def test_each_filter_lives_in_the_query_string(client, catalogue, query, expected):
     assert names(page(client, f"/r/training-v5.1/?{query}")) == expected
 
 
+@pytest.mark.django_db
 def test_a_benchmark_filter_shows_only_that_benchmarks_column(client, catalogue):
     html = page(client, "/r/training-v5.1/?benchmark=flux1")
     assert 'data-key="flux1"' in html and 'data-key="retinanet"' not in html
 
 
+@pytest.mark.django_db
 def test_sorting_by_a_benchmark_puts_blanks_last_either_way(client, catalogue):
     html = page(client, "/r/training-v5.1/?division=closed&sort=b.retinanet")
     # Across categories: a2 (cloud, 2), g1 (preview, 3), then a1 (10) and b1 (12) on-premise.
@@ -249,6 +256,7 @@ def test_sorting_by_a_benchmark_puts_blanks_last_either_way(client, catalogue):
     assert 'aria-sort="descending"' in html
 
 
+@pytest.mark.django_db
 def test_column_headers_link_to_the_same_view_sorted_and_a_second_click_reverses(client, catalogue):
     html = page(client, "/r/training-v5.1/?category=onprem")
     assert 'href="?category=onprem&amp;sort=b.retinanet"' in html
@@ -257,11 +265,13 @@ def test_column_headers_link_to_the_same_view_sorted_and_a_second_click_reverses
     assert 'aria-sort="ascending"' in html
 
 
+@pytest.mark.django_db
 def test_sort_by_text_columns(client, catalogue):
     assert names(page(client, "/r/training-v5.1/?category=onprem&sort=-submitter")) == ["b1", "a1"]
     assert names(page(client, "/r/training-v5.1/?category=onprem&sort=software")) == ["b1", "a1"]
 
 
+@pytest.mark.django_db
 def test_an_old_permalink_with_unknown_values_still_opens(client, catalogue):
     html = page(
         client,
@@ -270,6 +280,7 @@ def test_an_old_permalink_with_unknown_values_still_opens(client, catalogue):
     assert names(html) == ["b1", "b2"]
 
 
+@pytest.mark.django_db
 def test_the_form_shows_the_state_so_it_works_without_javascript(client, catalogue):
     html = page(client, "/r/training-v5.1/?division=closed&submitter=Beta&q=jax&acc_min=4")
     assert '<option value="closed" selected>' in html
@@ -281,21 +292,25 @@ def test_the_form_shows_the_state_so_it_works_without_javascript(client, catalog
     assert re.search(r"<label for=\"id_division\">", html) and '<label for="id_acc_min">' in html
 
 
+@pytest.mark.django_db
 def test_choosing_another_round_in_the_form_goes_to_that_rounds_address(client, catalogue):
     response = client.get("/r/training-v5.1/?round=training-v0.5&show=minutes")
     assert response.status_code == 302 and response["Location"] == "/r/training-v0.5/?show=minutes"
 
 
+@pytest.mark.django_db
 def test_the_partial_is_the_results_part_only(client, catalogue):
     html = page(client, "/r/training-v5.1/?division=open&partial=1")
     assert "<html" not in html and "table-filters" not in html and names(html) == ["b2"]
 
 
+@pytest.mark.django_db
 def test_a_cloud_system_has_its_section_and_the_summary_counts_rows(client, catalogue):
     html = page(client, "/r/training-v5.1/?submitter=Acme")
     assert "Showing 2 of 5 systems (3 results) matching the filters." in html
 
 
+@pytest.mark.django_db
 def test_charts_follow_the_filters(client, catalogue):
     html = page(client, "/r/training-v5.1/?chart=retinanet")
     assert "Scaling: Object detection (RetinaNet)" in html
@@ -305,6 +320,7 @@ def test_charts_follow_the_filters(client, catalogue):
     assert '"name":"NVIDIA H100-SXM5-80GB"' not in html
 
 
+@pytest.mark.django_db
 def test_the_scaling_chart_opens_on_the_benchmark_with_the_most_results(client, v51):
     first = v51.benchmarks.order_by("position").first()  # the round's first benchmark: one result
     make.result(make.system(v51, "Acme", "a0", accelerator_count=8), first.key, 100)
@@ -318,6 +334,7 @@ def test_the_scaling_chart_opens_on_the_benchmark_with_the_most_results(client, 
     assert f"Scaling: {first.name}" in page(client, f"/r/training-v5.1/?chart={first.key}")
 
 
+@pytest.mark.django_db
 def test_the_round_table_issues_a_fixed_number_of_queries_whatever_its_size(client, v51):
     def grow(n):
         for i in range(n):
@@ -345,6 +362,7 @@ def test_the_round_table_issues_a_fixed_number_of_queries_whatever_its_size(clie
     assert len(ctx) == 0
 
 
+@pytest.mark.django_db
 def test_a_warm_page_trusts_its_round_for_a_second_and_a_publication_here_at_once(
     client, v51, monkeypatch
 ):
@@ -364,6 +382,7 @@ def test_a_warm_page_trusts_its_round_for_a_second_and_a_publication_here_at_onc
     assert "gamma" in page(client, "/r/training-v5.1/")
 
 
+@pytest.mark.django_db
 def test_a_cached_table_is_served_until_the_round_is_invalidated(client, v51):
     make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10)
     assert "alpha" in page(client, "/r/training-v5.1/")
@@ -373,6 +392,7 @@ def test_a_cached_table_is_served_until_the_round_is_invalidated(client, v51):
     assert "omega" in page(client, "/r/training-v5.1/")
 
 
+@pytest.mark.django_db
 def test_browsers_get_the_cached_page_gzipped(client, catalogue):
     import gzip
 
@@ -384,7 +404,9 @@ def test_browsers_get_the_cached_page_gzipped(client, catalogue):
     assert gzip.decompress(response.content) == plain
 
 
-@pytest.mark.commits  # the cache is invalidated in an on_commit hook of the publication
+@pytest.mark.django_db(
+    transaction=True
+)  # the cache is invalidated in an on_commit hook of the publication
 def test_publishing_a_submission_refreshes_the_cached_table(client, v51):
     from submissions.checking.pipeline import publish
 
@@ -396,6 +418,7 @@ def test_publishing_a_submission_refreshes_the_cached_table(client, v51):
     assert "omega" in page(client, "/r/training-v5.1/")
 
 
+@pytest.mark.django_db
 def test_power_shows_where_reported_as_energy_per_benchmark_and_mean_power_per_system(client, v51):
     measured = make.system(v51, "Acme", "alpha")
     make.result(measured, "retinanet", 10, energy_j=6_000_000)  # 6 MJ in 10 min: 10 kW
@@ -526,12 +549,14 @@ def test_the_round_tables_rows_escape_what_comes_from_bundles():
     )
 
 
+@pytest.mark.django_db
 def test_the_count_line_counts_the_results_in_the_columns_shown(client, catalogue):
     # b1 has a RetinaNet and a Flux result; filtered on Flux, its one Flux cell is what is shown.
     html = page(client, "/r/training-v5.1/?benchmark=flux1")
     assert "Showing 1 of 5 systems (1 result) matching the filters." in html
 
 
+@pytest.mark.django_db
 def test_a_filtered_view_shows_its_filters_as_chips_each_linking_to_the_view_without_it(
     client, catalogue
 ):
@@ -556,6 +581,7 @@ def test_a_filtered_view_shows_its_filters_as_chips_each_linking_to_the_view_wit
     assert "data-chips" not in page(client, "/r/training-v5.1/")
 
 
+@pytest.mark.django_db
 def test_filters_of_several_values_are_checkboxes_grouped_by_family(client, catalogue):
     html = page(client, "/r/training-v5.1/?accelerator=AMD+Instinct+MI355X")
     assert "<select" not in re.search(r'id="list-accelerator".*?</fieldset>', html, re.S).group(0)
@@ -569,6 +595,7 @@ def test_filters_of_several_values_are_checkboxes_grouped_by_family(client, cata
         assert f'<input type="checkbox" name="{name}" value=' in html
 
 
+@pytest.mark.django_db
 def test_power_results_only_and_energy_per_accelerator(client, v51):
     measured = make.system(v51, "Acme", "alpha", accelerator_count=8)
     make.result(measured, "retinanet", 10, energy_j=8_000_000, power_result=True)
@@ -589,6 +616,7 @@ def test_power_results_only_and_energy_per_accelerator(client, v51):
     assert sorted(line[column] for line in lines) == ["", "", "8000.0"]
 
 
+@pytest.mark.django_db
 def test_the_choosers_default_columns_leave_no_cols_in_the_address(client, catalogue):
     # The page's script sends the chooser's boxes with every change; where the round has no cloud
     # scale and no power, the default boxes are the default view, and its address stays clean.

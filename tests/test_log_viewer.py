@@ -165,6 +165,7 @@ def log_url(system: str, index: int) -> str:
 
 @pytest.mark.usefixtures("eager")
 @pytest.mark.parametrize("archive", [None, "tgz"])
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_runs_log_opens_from_the_result_page(client, rounds, tmp_path, archive):
     publish(tmp_path, archive)
     result = Result.objects.get(system__key="alpha")
@@ -179,6 +180,7 @@ def test_a_runs_log_opens_from_the_result_page(client, rounds, tmp_path, archive
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_log_is_public_only_when_its_result_is(client, rounds, tmp_path):
     publish(tmp_path)
     assert not Result.objects.get(system__key="beta").published  # held by its failed runs
@@ -192,6 +194,7 @@ def test_a_log_is_public_only_when_its_result_is(client, rounds, tmp_path):
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_findings_line_is_linked_and_marked_and_no_rule_expression_reaches_a_reader(
     client, rounds, users, tmp_path
 ):
@@ -224,6 +227,7 @@ def test_a_findings_line_is_linked_and_marked_and_no_rule_expression_reaches_a_r
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_log_whose_bundle_was_deleted_says_so(client, rounds, tmp_path, settings):
     submission = publish(tmp_path)
     assert client.get(log_url("alpha", 0)).status_code == 200  # its index is kept from now on
@@ -233,6 +237,7 @@ def test_a_log_whose_bundle_was_deleted_says_so(client, rounds, tmp_path, settin
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_raw_log_downloads_as_stored_and_only_when_the_log_page_may_be_seen(
     client, rounds, tmp_path
 ):
@@ -253,6 +258,7 @@ def test_the_raw_log_downloads_as_stored_and_only_when_the_log_page_may_be_seen(
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_search_on_the_log_page_lists_the_lines_of_the_whole_log(client, rounds, tmp_path):
     publish(tmp_path)
     run = Run.objects.get(result__system__key="alpha", index=0)

@@ -3,6 +3,8 @@ neither stores nor finds one (portal/middleware.py)."""
 
 import pytest
 
+pytestmark = pytest.mark.django_db
+
 ADDRESSES = [
     "/r/a%00b/",
     "/r/training-v5.1/a%00/b/",

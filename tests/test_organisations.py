@@ -197,6 +197,7 @@ def table_rows(client, round_key, query):
     return {(r["Organization"], r["System URL"].rstrip("/").rsplit("/", 1)[-1]) for r in records}
 
 
+@pytest.mark.django_db
 def test_submitters_are_filed_under_their_organisation(history):
     assert dict(Submitter.objects.values_list("name", "organisation")) == {
         "Nvidia": "NVIDIA",
@@ -207,6 +208,7 @@ def test_submitters_are_filed_under_their_organisation(history):
     }
 
 
+@pytest.mark.django_db
 def test_the_round_table_filters_one_organisation_under_all_its_names(client, history):
     for name in ("Google", "google", "Google Inc.", "GOOGLE INC"):
         assert table_rows(client, "training-v0.5", f"submitter={name}") == {
@@ -231,6 +233,7 @@ def test_the_round_table_filters_one_organisation_under_all_its_names(client, hi
     assert '<span class="submitter">Google</span>' in html
 
 
+@pytest.mark.django_db
 def test_the_api_filters_by_organisation_and_gives_both_names(client, history):
     body = client.get("/api/v1/results/?submitter=NVIDIA").json()
     assert {(r["round"], r["submitter"], r["organisation"]) for r in body["results"]} == {
@@ -251,6 +254,7 @@ def test_the_api_filters_by_organisation_and_gives_both_names(client, history):
     assert [r["organisation"] for r in ordered] == ["Google", "Google", "NVIDIA"]
 
 
+@pytest.mark.django_db
 def test_progress_follows_one_organisation_across_its_names(client, rounds, history):
     html = client.get("/progress/?organisation=NVIDIA").content.decode()
     chart = json.loads(
@@ -277,6 +281,7 @@ def test_progress_follows_one_organisation_across_its_names(client, rounds, hist
     assert "No organisation called “Nobody”" in html and "AMD: MI355X" in html
 
 
+@pytest.mark.django_db
 def test_compare_finds_a_system_by_any_name_of_its_organisation(client, history):
     html = client.get("/r/training-v0.5/compare/?s=NVIDIA/dgx1&s=google/tpu").content.decode()
     assert "Nvidia: DGX-1" in html and "Google Inc.: TPU v3" in html and "Not found" not in html
@@ -285,6 +290,7 @@ def test_compare_finds_a_system_by_any_name_of_its_organisation(client, history)
     assert "Not found in this round's published results: Intel/dgx1" in html
 
 
+@pytest.mark.django_db
 def test_result_and_system_pages_show_the_name_as_submitted(client, history):
     html = client.get("/r/training-v0.5/Nvidia/dgx1/resnet/").content.decode()
     assert "Nvidia: DGX-1" in html and "NVIDIA: DGX-1" not in html
@@ -292,6 +298,7 @@ def test_result_and_system_pages_show_the_name_as_submitted(client, history):
     assert "Google Inc.: TPU v3" in html
 
 
+@pytest.mark.django_db
 def test_load_rounds_refiles_submitters_and_refreshes_the_tables(client, history):
     Submitter.objects.filter(name="Nvidia").update(
         organisation="Old name"

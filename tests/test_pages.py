@@ -11,7 +11,8 @@ from django.core.management import call_command
 from submissions.models import Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-pytestmark = pytest.mark.usefixtures("eager")
+# Every test here commits its writes: eager tasks run in on_commit hooks.
+pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
 TARGETS = {"retinanet": 0.34, "rgat": 0.72}
 
 

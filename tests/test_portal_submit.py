@@ -143,6 +143,7 @@ def portal_submit(installed, url, token, bundle, *args):
 
 
 @pytest.mark.services
+@pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
 def test_a_connection_dropped_mid_chunk_is_resumed_and_the_valid_report_exits_0(
     installed, gunicorn, rounds, users, tmp_path
 ):
@@ -175,6 +176,7 @@ def test_a_connection_dropped_mid_chunk_is_resumed_and_the_valid_report_exits_0(
 
 
 @pytest.mark.services
+@pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
 def test_blocking_findings_exit_1_and_are_printed(installed, gunicorn, rounds, users, tmp_path):
     root = write_bundle(
         tmp_path / "Acme",
@@ -206,6 +208,7 @@ def test_blocking_findings_exit_1_and_are_printed(installed, gunicorn, rounds, u
 
 
 @pytest.mark.services
+@pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
 def test_a_refused_upload_exits_2_with_the_reason(installed, gunicorn, rounds, users, tmp_path):
     bundle = tmp_path / "acme.tgz"
     bundle.write_bytes(b"not really")

@@ -14,7 +14,8 @@ from submissions.checking.rules.power import RULES
 from submissions.models import Finding
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-pytestmark = pytest.mark.usefixtures("eager")
+# Every test here commits its writes: eager tasks run in on_commit hooks.
+pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
 TIMES = [10.0, 12.0, 11.0, 13.0, 9.0]  # minutes; the counted runs: 10, 11, 12
 WATTS = 5000.0  # every node, every reading: a node's energy is 5 kW x the time to train
 

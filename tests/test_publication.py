@@ -14,7 +14,8 @@ from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from .conftest import shared_tarball
 
-pytestmark = pytest.mark.usefixtures("eager")
+# Every test here commits its writes: eager tasks run in on_commit hooks.
+pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
 
 TARGETS = {"retinanet": 0.34, "rgat": 0.72, "llama31_405b": 5.6}
 

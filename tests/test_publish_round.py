@@ -14,6 +14,8 @@ from submissions.models import Submission
 
 from .live_round import checked_submission, set_phase
 
+pytestmark = pytest.mark.django_db
+
 MINUTE = timedelta(minutes=1)
 
 

@@ -55,6 +55,7 @@ def v51(rounds):
 IMPLIED = 159_744 / (600.0 * 8)  # the median run's samples/s per accelerator: 33.28
 
 
+@pytest.mark.django_db
 def test_a_check_is_queued_for_the_family_agents_with_the_batch_per_accelerator(v51):
     check = jobs.plan(make.llama31_result(v51), reason="finalize")
     assert (check.state, check.queue, check.family) == (State.QUEUED, "gpu.h100", "NVIDIA H100")
@@ -82,6 +83,7 @@ def test_a_check_is_queued_for_the_family_agents_with_the_batch_per_accelerator(
         ("NVIDIA H100-SXM5-80GB", "rgat", "no probe for this benchmark (rgat)"),
     ],
 )
+@pytest.mark.django_db
 def test_what_no_agent_can_measure_is_recorded_at_once_as_could_not_run(
     v51, accelerator, benchmark, says
 ):
@@ -91,12 +93,14 @@ def test_what_no_agent_can_measure_is_recorded_at_once_as_could_not_run(
     assert says in check.message
 
 
+@pytest.mark.django_db
 def test_a_result_whose_logs_imply_nothing_is_not_sent(v51):
     system = make.system(v51, "Acme")
     check = jobs.plan(make.result(system, "llama31_8b", 10, runs=0), reason="finalize")
     assert check.verdict == Verdict.COULD_NOT_RUN and "no run converged" in check.message
 
 
+@pytest.mark.django_db
 def test_a_heartbeat_registers_the_agent_and_marks_its_job_running(v51):
     check = jobs.plan(make.llama31_result(v51), reason="finalize")
     agent = jobs.heartbeat({**H100_AGENT, "current_job": str(check.uid), "jobs_done": 4})
@@ -110,6 +114,7 @@ def test_a_heartbeat_registers_the_agent_and_marks_its_job_running(v51):
     "measured, verdict, ratio",
     [(20.0, Verdict.CONSISTENT, IMPLIED / 20.0), (10.0, Verdict.IMPLAUSIBLY_FAST, IMPLIED / 10.0)],
 )
+@pytest.mark.django_db
 def test_a_measurement_on_the_claimed_family_is_judged(v51, measured, verdict, ratio):
     check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat(H100_AGENT)
@@ -122,6 +127,7 @@ def test_a_measurement_on_the_claimed_family_is_judged(v51, measured, verdict, r
     assert jobs.store(payload) == "ignored"  # a repeat changes nothing
 
 
+@pytest.mark.django_db
 def test_a_measurement_on_other_hardware_or_a_cpu_is_labelled_not_judged(v51):
     first = jobs.send_to_any_agent(make.llama31_result(v51), None)
     assert (first.queue, first.any_agent) == ("gpu", True)
@@ -138,6 +144,7 @@ def test_a_measurement_on_other_hardware_or_a_cpu_is_labelled_not_judged(v51):
     assert "never compared" in second.message
 
 
+@pytest.mark.django_db
 def test_an_agent_error_is_recorded_as_could_not_run_with_the_reason(v51):
     check = jobs.plan(make.llama31_result(v51), reason="finalize")
     assert (
@@ -179,6 +186,7 @@ def _age(check, seconds, agent_seconds=None):
         Agent.objects.update(last_seen=timezone.now() - timedelta(seconds=agent_seconds))
 
 
+@pytest.mark.django_db
 def test_the_sweeper_retries_a_job_whose_agent_vanished_then_records_the_failure(v51, settings):
     settings.REFCHECK_MAX_ATTEMPTS = 2
     check = jobs.plan(make.llama31_result(v51), reason="finalize")
@@ -201,6 +209,7 @@ def test_the_sweeper_retries_a_job_whose_agent_vanished_then_records_the_failure
     )
 
 
+@pytest.mark.django_db
 def test_the_sweeper_retries_a_job_past_its_limit_on_a_live_agent(v51, settings):
     check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat({**H100_AGENT, "current_job": str(check.uid)})
@@ -210,6 +219,7 @@ def test_the_sweeper_retries_a_job_past_its_limit_on_a_live_agent(v51, settings)
     assert check.state == State.QUEUED and "past its limit" in check.message
 
 
+@pytest.mark.django_db
 def test_a_job_for_a_family_without_agents_waits_and_is_never_retried(v51, settings):
     check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat({**H100_AGENT, "queues": ["gpu", "gpu.b200"], "accelerator": "NVIDIA B200"})
@@ -219,6 +229,7 @@ def test_a_job_for_a_family_without_agents_waits_and_is_never_retried(v51, setti
     assert check.state == State.QUEUED and check.attempts == 1
 
 
+@pytest.mark.django_db
 def test_a_queued_job_an_idle_agent_of_its_queue_never_took_is_sent_again(v51, settings):
     check = jobs.plan(make.llama31_result(v51), reason="finalize")
     jobs.heartbeat(H100_AGENT)
@@ -226,6 +237,7 @@ def test_a_queued_job_an_idle_agent_of_its_queue_never_took_is_sent_again(v51, s
     assert [a for _, a in jobs.sweep()] == [f"retry reference check {check.uid}"]
 
 
+@pytest.mark.django_db
 def test_the_result_page_says_what_the_check_waits_for_and_then_its_verdict(client, v51):
     result = make.llama31_result(v51)
     check = jobs.plan(result, reason="finalize")
@@ -242,6 +254,7 @@ def test_the_result_page_says_what_the_check_waits_for_and_then_its_verdict(clie
     assert "gpu-host-1" not in html  # the agents' host names are for staff
 
 
+@pytest.mark.django_db
 def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, users):
     public_check = jobs.plan(make.llama31_result(v51), reason="finalize")
     hidden = jobs.plan(make.llama31_result(v51, published=False), reason="finalize")
@@ -264,6 +277,7 @@ def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, users
     assert client.get("/api/v1/reference-checks/?result=not-a-uuid").status_code == 400
 
 
+@pytest.mark.django_db
 def test_staff_ask_the_api_for_a_check_of_any_result(client, v51, users):
     result = make.llama31_result(v51)
     asked = {"result": str(result.uid), "any_agent": True}
@@ -278,6 +292,7 @@ def test_staff_ask_the_api_for_a_check_of_any_result(client, v51, users):
     assert ReferenceCheck.objects.count() == 1
 
 
+@pytest.mark.django_db
 def test_each_step_of_a_check_is_in_the_audit_log(v51, settings):
     from audit.models import AuditEvent
 
@@ -294,6 +309,7 @@ def test_each_step_of_a_check_is_in_the_audit_log(v51, settings):
     assert appeared.details["accelerator"] == "NVIDIA H100 80GB HBM3"
 
 
+@pytest.mark.django_db
 def test_the_agents_page_is_for_staff(client, users, v51):
     jobs.heartbeat(H100_AGENT)
     Agent.objects.create(hostname="gone", last_seen=timezone.now() - timedelta(days=1))
@@ -304,6 +320,7 @@ def test_the_agents_page_is_for_staff(client, users, v51):
     assert "1 of 2 agents online" in html and "gpu-host-1" in html and "offline" in html
 
 
+@pytest.mark.django_db
 def test_staff_send_a_check_to_any_agent_from_the_submission_page(client, users, v51):
     result = make.llama31_result(v51)
     submission = result.system.submission
@@ -322,6 +339,7 @@ def test_staff_send_a_check_to_any_agent_from_the_submission_page(client, users,
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_finalize_queues_checks_for_closed_results_of_a_live_round_only(rounds, tmp_path):
     systems = [
         SystemSpec(
@@ -345,6 +363,7 @@ def test_finalize_queues_checks_for_closed_results_of_a_live_round_only(rounds, 
     assert jobs.plan_for_submission(submission.pk) == []  # a re-validation: no second GPU run
 
 
+@pytest.mark.django_db
 def test_the_command_queues_a_round_s_checks_and_counts_them(v51):
     from io import StringIO
 

@@ -20,7 +20,8 @@ from submissions.refchecks import jobs
 from . import leaderboard_factories as make
 from .worker import ROOT, media, media_root, require_services, stop_group, worker  # noqa: F401
 
-pytestmark = pytest.mark.services
+# Every test here commits its writes: a worker process reads the test's rows.
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 State, Verdict = ReferenceCheck.State, ReferenceCheck.Verdict
 HEARTBEAT_S = 1
 

@@ -8,6 +8,9 @@ import pytest
 
 from . import leaderboard_factories as make
 
+# Every test here commits its writes: the live server reads the test's rows.
+pytestmark = pytest.mark.django_db(transaction=True)
+
 EXAMPLES = 5  # per operation and per client
 
 

@@ -476,6 +476,7 @@ def test_the_child_process_refuses_under_the_settings_limits(tmp_path, settings)
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_ingest_of_a_round_with_a_bomb_keeps_no_large_file_and_fails_with_the_rule(
     rounds, tmp_path, settings
 ):

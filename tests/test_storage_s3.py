@@ -116,6 +116,7 @@ def bucket(s3_server, settings) -> Bucket:
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_chunked_upload_ends_in_the_bucket_under_its_sha256_and_is_checked_from_there(
     client, rounds, users, tmp_path, settings, bucket
 ):
@@ -141,6 +142,7 @@ def test_a_chunked_upload_ends_in_the_bucket_under_its_sha256_and_is_checked_fro
     assert not list((media / "work").glob("*.bundle*"))  # the worker's copy went with the checks
 
 
+@pytest.mark.django_db
 def test_the_same_bundle_twice_is_one_object_and_one_submission(
     client, rounds, users, tmp_path, bucket
 ):
@@ -161,6 +163,7 @@ def test_the_same_bundle_twice_is_one_object_and_one_submission(
     assert bucket.keys() == [key] and bucket.writes(key) == 1
 
 
+@pytest.mark.django_db
 def test_a_failed_bundle_past_its_retention_is_deleted_from_the_bucket(
     client, rounds, users, tmp_path, bucket
 ):
@@ -183,6 +186,7 @@ def test_a_failed_bundle_past_its_retention_is_deleted_from_the_bucket(
 @pytest.mark.usefixtures("eager")
 # A plain tar is read in place (its copy kept), a gzipped one unpacked.
 @pytest.mark.parametrize("archive", [None, "tgz"])
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_run_log_is_read_from_the_bundle_in_the_bucket(client, rounds, tmp_path, bucket, archive):
     submission = publish(tmp_path, archive)
     assert bucket.keys() == [f"portal/{submission.bundle.name}"]

@@ -15,7 +15,12 @@ from submissions.models import Submission
 from .conftest import shared_tarball
 from .worker import media, media_root, worker  # noqa: F401 (fixtures)
 
-pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
+# Every test here commits its writes: a worker process reads the test's rows.
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.shared_rounds,
+    pytest.mark.django_db(transaction=True),
+]
 
 ROUND = "training-v0.5"
 SYSTEM_FIELDS = (

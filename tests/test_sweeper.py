@@ -2,11 +2,14 @@
 
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from leaderboard.models import Result, Run, Submitter, System
 from submissions.checking.pipeline import sweep
 from submissions.models import RunCheck, Submission, Validation
+
+pytestmark = pytest.mark.django_db
 
 
 class RecordingQueue:

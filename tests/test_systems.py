@@ -357,6 +357,7 @@ def description_section(html: str) -> str:
     return html[start : html.index("</section>", start)]
 
 
+@pytest.mark.django_db
 def test_the_system_page_shows_the_description_as_fields_never_as_a_repr(client, rounds):
     from . import leaderboard_factories as make
 
@@ -380,6 +381,7 @@ def test_the_system_page_shows_the_description_as_fields_never_as_a_repr(client,
     )
 
 
+@pytest.mark.django_db
 def test_the_system_page_shows_lists_and_bounds_what_a_file_nests(client, rounds):
     from . import leaderboard_factories as make
 

@@ -14,6 +14,8 @@ from submissions.models import Submission
 from .live_round import set_phase
 from .test_pages import bundle_bytes
 
+pytestmark = pytest.mark.django_db
+
 UPLOAD = "/submissions/upload/"
 
 

@@ -31,6 +31,7 @@ def files_under(folder) -> list[Path]:
 # Names
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_250_character_unicode_name_uploads_and_is_stored_under_a_short_ascii_name(
     client, rounds, users, tmp_path
 ):
@@ -47,6 +48,7 @@ def test_a_250_character_unicode_name_uploads_and_is_stored_under_a_short_ascii_
     assert name in client.get(response["Location"]).content.decode()
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_quotes_and_markup_in_a_name_are_shown_as_text(client, rounds, users, tmp_path):
     name = """it's "<b>bold" & more.tgz"""
     client.force_login(users["owner"])
@@ -73,6 +75,7 @@ def test_display_names_lose_control_and_format_characters_and_keep_their_extensi
 # Size
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_an_upload_past_the_limit_is_refused_with_the_limit_named_and_nothing_kept(
     client, rounds, users, tmp_path, settings
 ):
@@ -95,6 +98,7 @@ def test_an_upload_past_the_limit_is_refused_with_the_limit_named_and_nothing_ke
     assert upload(client, "acme.tgz", data).status_code == 302 and Submission.objects.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_declared_length_past_the_limit_is_refused_before_the_body_is_read(
     client, rounds, users, settings
 ):
@@ -123,6 +127,7 @@ def test_storing_stops_reading_at_the_limit(settings):
     assert files_under(settings.MEDIA_ROOT) == []  # the partial file is gone
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_upload_still_needs_its_csrf_token(rounds, users, tmp_path):
     """The size is checked before Django's CSRF middleware would read the body; the token is checked after it."""
     from django.test import Client
@@ -146,6 +151,7 @@ def test_the_upload_still_needs_its_csrf_token(rounds, users, tmp_path):
 # Two uploaders
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_sees_the_other(
     client, rounds, users, tmp_path
 ):
@@ -182,6 +188,7 @@ def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_se
     )
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_same_user_uploading_the_same_bytes_again_gets_the_same_submission_and_no_second_file(
     client, rounds, users, tmp_path, settings
 ):
@@ -196,6 +203,7 @@ def test_the_same_user_uploading_the_same_bytes_again_gets_the_same_submission_a
     assert [p.name for p in bundles] == [Path(Submission.objects.get().bundle.name).name]
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_after_its_bundle_was_purged(
     client, rounds, users, tmp_path, settings
 ):
@@ -225,6 +233,7 @@ def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_af
     assert Path(submission.bundle.path).is_file()
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_failed_submission_uploaded_again_keeps_its_earlier_validations_run_checks_and_findings(
     client, rounds, users, tmp_path
 ):
@@ -270,6 +279,7 @@ def test_a_failed_submission_uploaded_again_keeps_its_earlier_validations_run_ch
     assert RunCheck.objects.count() == 10 and Finding.objects.count() == 2 * len(findings)
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command_line(
     rounds, users
 ):
@@ -296,6 +306,7 @@ def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command
 # Failed bundles: kept for a while, then purged
 
 
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
     client, rounds, users, tmp_path, settings
 ):

@@ -59,6 +59,7 @@ def upload_whole(client, auth, data: bytes, parts=3, **extra):
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_bundle_sent_in_parts_becomes_one_checked_submission_with_its_steps(
     client, rounds, users, tmp_path
 ):
@@ -91,6 +92,7 @@ def test_a_bundle_sent_in_parts_becomes_one_checked_submission_with_its_steps(
     assert not files_under(Path(submission.bundle.path).parents[2] / "uploads")  # no part left
 
 
+@pytest.mark.django_db
 def test_a_wrong_offset_is_answered_409_with_the_offset_held(client, rounds, users, tmp_path):
     data = bundle_bytes(tmp_path)
     auth = token_for(users["owner"])
@@ -103,6 +105,7 @@ def test_a_wrong_offset_is_answered_409_with_the_offset_held(client, rounds, use
     assert Upload.objects.get().offset == 100
 
 
+@pytest.mark.django_db(transaction=True)  # the live server reads the test's rows
 def test_a_chunked_upload_cut_off_halfway_and_resumed_gives_the_same_sha256_and_one_submission(
     live_server, rounds, users, tmp_path, settings
 ):
@@ -150,6 +153,7 @@ def test_a_chunked_upload_cut_off_halfway_and_resumed_gives_the_same_sha256_and_
     )
 
 
+@pytest.mark.django_db
 def test_an_upload_declared_past_the_limit_is_refused_before_a_byte_is_sent(
     client, rounds, users, tmp_path, settings
 ):
@@ -160,6 +164,7 @@ def test_an_upload_declared_past_the_limit_is_refused_before_a_byte_is_sent(
     assert not Upload.objects.exists() and files_under(settings.MEDIA_ROOT) == []
 
 
+@pytest.mark.django_db
 def test_bytes_past_the_declared_size_are_refused_and_nothing_of_that_part_is_written(
     client, rounds, users, tmp_path, settings
 ):
@@ -173,6 +178,7 @@ def test_bytes_past_the_declared_size_are_refused_and_nothing_of_that_part_is_wr
     assert part.stat().st_size == 100 and not Submission.objects.exists()
 
 
+@pytest.mark.django_db
 def test_completing_before_the_last_byte_is_refused_with_the_offset(
     client, rounds, users, tmp_path
 ):
@@ -185,6 +191,7 @@ def test_completing_before_the_last_byte_is_refused_with_the_offset(
     assert not Submission.objects.exists()
 
 
+@pytest.mark.django_db
 def test_a_damaged_upload_is_refused_by_its_sha256_and_starts_again(
     client, rounds, users, tmp_path
 ):
@@ -202,6 +209,7 @@ def test_a_damaged_upload_is_refused_by_its_sha256_and_starts_again(
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_same_bundle_twice_gives_one_submission(client, rounds, users, tmp_path):
     data = bundle_bytes(tmp_path)
     auth = token_for(users["owner"])
@@ -217,6 +225,7 @@ def test_the_same_bundle_twice_gives_one_submission(client, rounds, users, tmp_p
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_an_accepted_upload_gets_a_receipt_page_an_email_and_an_audit_event(
     client, rounds, users, tmp_path
 ):
@@ -236,6 +245,7 @@ def test_an_accepted_upload_gets_a_receipt_page_an_email_and_an_audit_event(
     assert event.actor == users["owner"] and event.object_uid == str(submission.uid)
 
 
+@pytest.mark.django_db
 def test_uploads_and_submissions_of_others_answer_404(client, rounds, users, tmp_path):
     data = bundle_bytes(tmp_path)
     owner, outsider = token_for(users["owner"]), token_for(users["outsider"])
@@ -251,6 +261,7 @@ def test_uploads_and_submissions_of_others_answer_404(client, rounds, users, tmp
     assert client.get(f"/submissions/{submission_uid}/receipt/").status_code == 302  # log in first
 
 
+@pytest.mark.django_db
 def test_an_upload_for_an_organisation_not_ones_own_is_refused(client, rounds, users, tmp_path):
     data = bundle_bytes(tmp_path)
     response = start(client, token_for(users["owner"]), data, organisation="outsiders-organisation")
@@ -260,6 +271,7 @@ def test_an_upload_for_an_organisation_not_ones_own_is_refused(client, rounds, u
     assert not Upload.objects.exists()
 
 
+@pytest.mark.django_db
 def test_an_upload_after_the_deadline_is_refused_with_the_date(client, rounds, users, tmp_path):
     from datetime import timedelta
 
@@ -274,15 +286,18 @@ def test_an_upload_after_the_deadline_is_refused_with_the_date(client, rounds, u
     assert f"{round_.deadline_at:%B %Y}" in response.json()["detail"]
 
 
+@pytest.mark.django_db
 def test_an_upload_needs_a_login(client, rounds):
     assert client.post(UPLOADS, {}, content_type="application/json").status_code in (401, 403)
 
 
+@pytest.mark.django_db
 def test_a_round_key_with_a_nul_byte_is_no_round(client, rounds, users, tmp_path):
     response = start(client, token_for(users["owner"]), b"x", round="training-v5.1\x00")
     assert response.status_code == 400 and "round" in response.json()
 
 
+@pytest.mark.django_db
 def test_uploads_left_unfinished_past_their_expiry_are_dropped_with_their_bytes(
     client, rounds, users, tmp_path, settings
 ):
@@ -305,6 +320,7 @@ def test_uploads_left_unfinished_past_their_expiry_are_dropped_with_their_bytes(
 
 
 @pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_bundles_kept_in_a_storage_without_local_paths_are_streamed_in_and_copied_out_to_check(
     client, rounds, users, tmp_path, settings
 ):

@@ -11,6 +11,8 @@ from submissions.models import Submission
 
 from .live_round import checked_submission, set_phase
 
+pytestmark = pytest.mark.django_db
+
 ROLES = ["member_a", "admin_a", "member_b", "reviewer", "staff", "outsider"]
 # Who sees Acme's submission, in each phase of the round.
 SEES_ACME = {

@@ -82,6 +82,7 @@ def finding_set(validation):
     )
 
 
+@pytest.mark.django_db(transaction=True)  # other processes read the test's rows
 def test_two_workers_validate_a_bundle_in_parallel_and_again_identically(services, bundles):
     services("w1"), services("w2")
     call_command(
@@ -110,6 +111,7 @@ def test_two_workers_validate_a_bundle_in_parallel_and_again_identically(service
     )
 
 
+@pytest.mark.django_db(transaction=True)  # other processes read the test's rows
 def test_a_worker_keeps_its_database_connection_from_task_to_task(services, bundles, monkeypatch):
     """Celery closes connections after each task unless told otherwise; a new PostgreSQL connection per
     task cost more CPU than a batch of checks. The worker's connection outlives the tasks that used it."""
@@ -147,6 +149,7 @@ def test_a_failed_task_closes_its_database_connection_a_successful_one_keeps_it(
     assert connection.connection is None
 
 
+@pytest.mark.django_db(transaction=True)  # other processes read the test's rows
 def test_a_worker_killed_mid_validation_is_replaced_within_minutes_with_every_run_checked_once(
     services, bundles, settings
 ):
@@ -218,6 +221,7 @@ def hostile_bundle(tmp_path):
     return root
 
 
+@pytest.mark.django_db(transaction=True)  # other processes read the test's rows
 def test_hostile_logs_give_findings_and_the_worker_stays_healthy(services, tmp_path):
     services("w1")
     start = time.monotonic()
