@@ -16,7 +16,7 @@
    - cold: the first render after the round's cache was invalidated (sequential requests,
      each after `invalidate_round`), p50/p95;
    - warm: the cached page under concurrent load (wrk), p50/p95 and requests per second;
-   - uncached render: every request a different filter (rows cached, HTML not), under load.
+   - uncached render: every request a different filter (a cold render of the page), under load.
    - the static floor: the same bytes as the warm round page, written before the start as a
      static file and served by whitenoise from the same gunicorn, in the same run; the ratio
      warm page ÷ static file is the figure to watch, since absolute req/s swing 2–4× between

@@ -1,7 +1,7 @@
 """The round table: what the round page (leaderboard/views/rounds.py) shows, in the order it is made.
 
 1. `rows.py`: the round's public results read into plain rows, one per system with a cell per
-   benchmark (three queries whatever the size), cached under the round's cache token.
+   benchmark (four queries whatever the size); not cached: the page caches what it renders.
 2. `view.py`: `TableView`, the state of one view read from the query string through `form.py` (the
    filter controls) against `params.py` (what the query may hold); it filters and sorts the rows and
    writes the canonical query string, which is also the page's cache key.

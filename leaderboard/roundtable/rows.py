@@ -1,8 +1,9 @@
 """The round table's data: one row per public system, one cell per benchmark, as plain values.
 
 `round_data(round_)` reads a round's public results in one query (plus one for its
-benchmarks and one for its price lines), whatever the number of rows, and returns plain
-dataclasses that are cached under the round's cache token. Filtering, sorting and grouping
+benchmarks, one for its price lines and one for its reference checks), whatever the number of
+rows, and returns plain dataclasses. They are not cached: the round page keeps what it renders
+(leaderboard/views/rounds.py), the one cache of the page. Filtering, sorting and grouping
 into sections (division → category) is done on these by view.py and layout.py.
 """
 
@@ -11,7 +12,7 @@ from functools import cached_property
 
 from django.urls import reverse
 
-from .. import cache, findings_words, panels, public
+from .. import findings_words, panels, public
 from ..accelerators import family_of
 from ..frameworks import families_of
 from ..models import Category, CloudPrice, Division, Round
@@ -192,7 +193,7 @@ RESULT_FIELDS = [
 ]
 
 
-def build_round_data(round_: Round) -> RoundData:
+def round_data(round_: Round) -> RoundData:
     """Read the round's public results into rows (three queries whatever the size)."""
     benchmarks = [
         Bench(b.key, b.name, b.reference_time_s, b.quality_target, b.higher_is_better)
@@ -321,6 +322,3 @@ def tell_apart(rows: list[Row]) -> None:
             row.distinct = " · ".join(parts)
 
 
-def round_data(round_: Round) -> RoundData:
-    """`build_round_data`, cached until the round's next publication."""
-    return cache.get_or_set(cache.key(round_, "rows"), lambda: build_round_data(round_))

@@ -1,9 +1,14 @@
 """The round page: the table, its filters and charts, and its exports, cached per round.
 
-The whole response body is cached gzipped under the round's cache token (leaderboard.cache),
-keyed by the table's state as the page understands it (TableView.query: the parameters it knows,
-values it accepts, a fixed order, defaults left out), so that a parameter or value the page does not
-know makes no new copy; a publication replaces the token.
+Read in one walk: `round_page` reads the round's rows (leaderboard/roundtable/rows.py), the view's
+state from the query (roundtable/view.py), lays the rows out (roundtable/layout.py, htmlrows.py) and
+renders templates/leaderboard/round.html around _round_body.html.
+
+One cache: the whole response body, gzipped, under the round's cache token (leaderboard.cache), keyed
+by the table's state as the page understands it (TableView.query: the parameters it knows, values it
+accepts, a fixed order, defaults left out), so that a parameter or value the page does not know makes
+no new copy; a publication replaces the token. The rows are not cached apart: a view not yet rendered
+is a cold render, held to the same target (bench/leaderboard.py).
 """
 
 import gzip
