@@ -6,10 +6,9 @@ every cached table, fragment and export of that round is stale at once, in every
 only on publication, so the write side calls `invalidate_round(round_key)` from its
 publish step; editing a price in the admin calls it too.
 
-With a cache shared by every process (CACHE_URL), a page is rendered once for all of them, and
-each process keeps a copy of what it serves in its own memory: a key names its content, so a
-copy never goes stale. Each request then costs one small read of the shared cache, the round's
-generation (current_round), which a change of the round replaces.
+With a cache shared by every process (CACHE_URL), a page is rendered once for all of them; each
+request reads the round's generation there (current_round), which a change of the round replaces,
+and the page's body.
 
 What is cached is public data only (leaderboard.public, the same for every viewer), so the
 keys need no viewer; answers that depend on who asks (the API with credentials) are not cached.
@@ -38,8 +37,6 @@ TIMEOUT = getattr(settings, "LEADERBOARD_CACHE_SECONDS", 3600)
 ROUND_MEMO_SECONDS = getattr(settings, "LEADERBOARD_ROUND_MEMO_SECONDS", 1.0)
 _memo: dict[str, tuple[float, Round, str | None]] = {}
 _memo_lock = threading.Lock()
-# With a shared cache, this process's copies of what it read there.
-_near = LocMemCache("leaderboard-near", {"TIMEOUT": TIMEOUT, "OPTIONS": {"MAX_ENTRIES": 300}})
 
 
 def cache():
@@ -107,23 +104,12 @@ def catalogue_key(kind: str, tokens: list[str], *parts: str) -> str:
 
 
 def get(cache_key: str):
-    """What is kept under `cache_key`, or None: from this process's copy first, with a shared cache."""
-    c = cache()
-    if not shared(c):
-        return c.get(cache_key)
-    value = _near.get(cache_key)
-    if value is None:
-        value = c.get(cache_key)
-        if value is not None:
-            _near.set(cache_key, value, TIMEOUT)
-    return value
+    """What is kept under `cache_key`, or None."""
+    return cache().get(cache_key)
 
 
 def put(cache_key: str, value) -> None:
-    c = cache()
-    c.set(cache_key, value, TIMEOUT)
-    if shared(c):
-        _near.set(cache_key, value, TIMEOUT)
+    cache().set(cache_key, value, TIMEOUT)
 
 
 def get_or_set(cache_key: str, compute):
