@@ -1,10 +1,18 @@
 """The round table's body rows as HTML, written here rather than in the template language.
 
-A round of 400 systems × 10 benchmarks is some 8,000 cells; the same markup as a template loop
-took most of a cold render of the round page (bench/leaderboard.py: 289 ms p50, 350 ms p95 for
-such a round, two thirds of it in the loop). Each row comes from a ShownRow of layout.py:
-every text there is plain and escaped here, once. The header row stays in
-templates/leaderboard/_round_table.html; keep the two in the same column order.
+A trick, kept because a target needs it. Target (issue 28): the round page's cold render, p95 under
+300 ms for a 400-system round in bench/leaderboard.py. A round of 400 systems × 10 benchmarks is some
+8,000 cells; the same markup as a template loop took most of a cold render. Measured with and without
+in one run, in one process, cold renders alternating (bench catalogue's 400-system round, machine
+shared, load 7 on 2 cores; the page's HTML identical byte for byte, newlines aside):
+  these rows:         p50 264 ms, p95 516 ms
+  the template loop:  p50 441 ms, p95 673 ms
+and earlier, between two gunicorns (commit bc958bb): p50 670 -> 429 ms, p95 992 -> 617 ms. The
+template loop misses the target wherever this meets it (about 40 % of a cold render more).
+
+Each row comes from a ShownRow of layout.py: every text there is plain and escaped here, once. The
+header row stays in templates/leaderboard/_round_table.html; keep the two in the same column order.
+tests/test_leaderboard_table.py feeds these rows markup and checks that every text is escaped.
 """
 
 from html import escape
