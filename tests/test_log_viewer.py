@@ -271,12 +271,12 @@ def test_a_search_on_the_log_page_lists_the_lines_of_the_whole_log(client, round
 
 
 def test_the_lines_of_a_page_are_escaped_in_blocks_with_their_marks():
-    from leaderboard.views.logs import CHUNK, _lines_html
+    from leaderboard.loghtml import CHUNK, lines_html
 
     data = b'<script>alert(1)</script>\n:::MLLOG {"key": "<b>", "value": "<i>"}\n' + b"x\n" * 200
     page = logview.read_page(opener(data), 1)
     page.lines[0].marks = [{"severity": "warning", "message": "<img src=x>"}]
-    html = str(_lines_html(page, target=2))
+    html = str(lines_html(page, target=2))
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert '<span class="key">&lt;b&gt;</span>' in html and "<img" not in html
     assert 'id="L2" class="ln rec target"' in html and 'id="L1" class="ln flagged"' in html

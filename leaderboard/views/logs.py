@@ -10,11 +10,10 @@ bundle through leaderboard.panels, which the submissions app fills.
 from django.http import FileResponse, Http404
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
 from .. import findings_words, logview, panels
+from ..loghtml import lines_html
 from .common import attachment
 from .details import never_cached_if, result_at
 
@@ -34,43 +33,6 @@ def _run_of(request, round_key, submitter, system_key, benchmark_key, index):
     if run is None:
         raise Http404("No run log you may read at this address.")
     return result, run
-
-
-CHUNK = 100  # lines per block that the browser lays out only when near the screen (portal.css)
-
-
-def _lines_html(page: logview.Page, target: int) -> SafeString:
-    """The page's lines as HTML, written here rather than in a template loop: a page holds 1,000 lines and
-    the loop took most of the page's time. Each line: its number (a link to itself), its text with the
-    record's key and value picked out, and what findings say of it; blocks of CHUNK lines."""
-    out = []
-    for i, line in enumerate(page.lines):
-        if i % CHUNK == 0:
-            out.append('<div class="chunk">')
-        classes = "ln" + (" rec" if line.record else "") + (" flagged" if line.marks else "")
-        classes += " target" if line.number == target else ""
-        n = line.number
-        out.append(
-            f'<div id="L{n}" class="{classes}"><a class="no" href="?line={n}#L{n}" aria-label="Line {n}">{n}</a>'
-            "<code>"
-        )
-        for piece, role in line.parts:
-            out.append(f'<span class="{role}">{escape(piece)}</span>' if role else escape(piece))
-        if line.cut:
-            out.append(
-                f'<span class="cut"> … {line.cut} more byte{"s" if line.cut != 1 else ""}</span>'
-            )
-        out.append("</code>")
-        for f in line.marks:
-            severity = escape(f.get("severity", ""))
-            out.append(
-                f'<span class="note"><span class="sev sev-{severity}">{severity}</span> '
-                f"{escape(f.get('message', ''))}</span>"
-            )
-        out.append("</div>\n")
-        if i % CHUNK == CHUNK - 1 or i == len(page.lines) - 1:
-            out.append("</div>")
-    return mark_safe("".join(out))  # every piece of text above is escaped
 
 
 @require_safe
@@ -127,7 +89,7 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
             "key": key,
             "index": index_,
             "jumps": jumps,
-            "lines_html": _lines_html(page, line) if page else "",
+            "lines_html": lines_html(page, line) if page else "",
             "raw_url": reverse(
                 "leaderboard:run-log-raw",
                 args=[
