@@ -14,10 +14,18 @@ The bundles with power/ folders are 3.7 times the bytes of those without (smc-ac
 also times, in this process, what reading the power logs itself costs: every power log of the folders
 read and checked (submissions/checking/rules/power.py), CPU seconds, against the ingest without them.
 
-    bench/power_ingest.py [--repeat N]
+The floor, in the same run: the CPU seconds to read each bundle's bytes once and hash them (what storing
+any bundle costs), with and without power/. Its ratio says how the bytes grow; the floor's extra seconds
+added to the ingest without power/ say what the ingest ratio would be if power/ cost nothing but them.
+With --gzip each bundle is also ingested as a .tar.gz (`tar -czf`, as the shared README packs one), whose
+floor decompresses the bytes too.
+
+    bench/power_ingest.py [--repeat N] [--gzip]
 """
 
 import argparse
+import gzip
+import hashlib
 import os
 import resource
 import shutil
@@ -115,42 +123,85 @@ def power_cpu(src: Path) -> float:
     return time.process_time() - started
 
 
+def floor_cpu(bundle: Path) -> float:
+    """CPU seconds to read a bundle's bytes once and hash them, decompressing a .tar.gz on the way: the
+    least any ingest does with them (storing a bundle hashes it; reading its files reads them)."""
+    started = time.process_time()
+    digest = hashlib.sha256()
+    with open(bundle, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    if bundle.name.endswith(".gz"):
+        with gzip.open(bundle, "rb") as f:
+            while f.read(1 << 20):
+                pass
+    return time.process_time() - started
+
+
+def gzipped(plain: Path) -> Path:
+    """The bundle as `tar -czf` packs it (gzip level 6), beside the plain tar."""
+    out = plain.with_name(plain.name + ".gz")
+    with open(plain, "rb") as f, gzip.open(out, "wb", compresslevel=6) as g:
+        shutil.copyfileobj(f, g, 1 << 20)
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--gzip", action="store_true", help="also ingest each bundle as a .tar.gz, and its floor"
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="power-ingest-"))
     try:
         src, made = bundles(tmp)
+        forms = ["tar", "tar.gz"] if args.gzip else ["tar"]
+        if args.gzip:
+            for folder in FOLDERS:
+                for kind in ("with", "without"):
+                    made[folder][kind, "tar.gz"] = gzipped(made[folder][kind])
         reading = min(power_cpu(src) for _ in range(3))
-        ratios = {"wall": [], "cpu": [], "without_cpu": []}
+        ratios: dict[str, list[float]] = {}
         for i in range(args.repeat):
             totals = {}
             for kind in ("with", "without") if i % 2 == 0 else ("without", "with"):
-                wall = cpu = 0.0
-                for folder in FOLDERS:
-                    env = fresh_database(tmp, f"{i}-{kind}-{folder}")
-                    w, c = ingest(env, made[folder][kind])
-                    wall, cpu = wall + w, cpu + c
-                totals[kind] = (wall, cpu)
-                print(
-                    f"run {i + 1}: {kind:7} power/: wall {wall:6.1f} s, CPU {cpu:6.1f} s",
-                    flush=True,
-                )
-            ratios["wall"].append(totals["with"][0] / totals["without"][0])
-            ratios["cpu"].append(totals["with"][1] / totals["without"][1])
-            ratios["without_cpu"].append(totals["without"][1])
-        wall, cpu = statistics.median(ratios["wall"]), statistics.median(ratios["cpu"])
-        print(
-            f"with/without power logs, median of {args.repeat}: wall × {wall:.3f}, CPU × {cpu:.3f} "
-            f"(target ≤ {TARGET})"
-        )
-        without = statistics.median(ratios["without_cpu"])
+                for form in forms:
+                    wall = cpu = floor = 0.0
+                    for folder in FOLDERS:
+                        bundle = made[folder][kind] if form == "tar" else made[folder][kind, form]
+                        env = fresh_database(tmp, f"{i}-{kind}-{folder}-{form}")
+                        w, c = ingest(env, bundle)
+                        wall, cpu, floor = wall + w, cpu + c, floor + floor_cpu(bundle)
+                    totals[kind, form] = (wall, cpu, floor)
+                    print(
+                        f"run {i + 1}: {kind:7} power/, {form:6}: wall {wall:6.1f} s, CPU {cpu:6.1f} s;"
+                        f" floor {floor:5.2f} s CPU",
+                        flush=True,
+                    )
+            for form in forms:
+                (w1, c1, f1), (w0, c0, f0) = totals["with", form], totals["without", form]
+                ratios.setdefault(f"{form} wall", []).append(w1 / w0)
+                ratios.setdefault(f"{form} cpu", []).append(c1 / c0)
+                ratios.setdefault(f"{form} floor", []).append(f1 / f0)
+                # The ratio if power/ added nothing but the floor's work on its bytes.
+                ratios.setdefault(f"{form} floor added", []).append((c0 + f1 - f0) / c0)
+                ratios.setdefault(f"{form} without cpu", []).append(c0)
+        median = {name: statistics.median(values) for name, values in ratios.items()}
+        for form in forms:
+            print(
+                f"{form}: with/without power logs, median of {args.repeat}: wall × "
+                f"{median[f'{form} wall']:.3f}, CPU × {median[f'{form} cpu']:.3f} (target ≤ {TARGET}); "
+                f"floor (read and hash{', gunzip' if form != 'tar' else ''}) × "
+                f"{median[f'{form} floor']:.2f}, its seconds added to the ingest without power/ × "
+                f"{median[f'{form} floor added']:.3f}"
+            )
+        without = median["tar without cpu"]
         print(
             f"reading and checking the power logs alone: {reading:.2f} s CPU, "
             f"{reading / without:.1%} of the ingest CPU without them ({without:.1f} s)"
         )
-        sys.exit(0 if wall <= TARGET else 1)
+        sys.exit(0 if median["tar wall"] <= TARGET else 1)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
