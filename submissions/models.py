@@ -272,11 +272,6 @@ class Upload(models.Model):
     sha256 = models.CharField(
         max_length=64, blank=True, help_text="Declared at creation, if given."
     )
-    sha256_state = models.BinaryField(
-        blank=True,
-        default=b"",
-        help_text="The running sha256 of the bytes received (sha256state.py).",
-    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     submission = models.ForeignKey(
         Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="uploads"

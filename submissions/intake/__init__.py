@@ -2,7 +2,7 @@
 
 Owns: the upload form (forms.py) and chunked, resumable uploads (uploads.py, spoken by the API in
 submissions/api.py, the upload page's script and portal-submit); reading a large request body in
-blocks (bodies.py) and a sha256 that resumes across processes (sha256state.py); streaming a whole
+blocks (bodies.py); streaming a whole
 bundle to storage and committing its Submission before ingest is queued (submit.py); the receipt
 (receipts.py); dropping abandoned uploads (tasks.py).
 

@@ -7,14 +7,13 @@ The protocol (spoken by the API in api.py, the upload page's script and portal-s
     HEAD  uploads/<uid>/            Upload-Offset: what the portal has (GET: the same, as JSON)
     POST  uploads/<uid>/complete/   {sha256} → 201 the submission (200: those bytes were already one)
 Parts are appended to a local file (MEDIA_ROOT/uploads/<uid>.part, shared by the web processes). A part cut
-off keeps what arrived: the client asks the offset and goes on from there. The sha256 is computed as parts
-arrive; its running state is kept with the upload (sha256state.py), so whichever web process takes the next
-part goes on with it. On completion the file goes through intake: stored, deduplicated, queued.
+off keeps what arrived: the client asks the offset and goes on from there. On completion the file is read
+once more for its sha256 (whichever web process took each part), then goes through intake: stored,
+deduplicated, queued.
 """
 
 import hashlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -29,7 +28,6 @@ from submissions.checking.bundles.limits import size_text
 from submissions.models import Submission, Upload
 from submissions.review import objections as review
 
-from . import sha256state
 from . import submit as intake
 
 BLOCK = 1024 * 1024
@@ -172,52 +170,27 @@ def append(upload: Upload, offset: int, readinto, length: int) -> int:
                 f"({upload.size:,} bytes); nothing of it was written.",
                 offset=upload.offset,
             )
-        digest = _running_sha256(upload, offset)
-        written = _write(upload, offset, readinto, length, digest)
+        written = _write(upload, offset, readinto, length)
         upload.offset = offset + written
-        upload.sha256_state = digest.state if digest is not None else b""
-        upload.save(update_fields=["offset", "sha256_state", "updated_at"])
+        upload.save(update_fields=["offset", "updated_at"])
     return upload.offset
 
 
-def _running_sha256(upload: Upload, offset: int):
-    """The sha256 of the bytes before `offset`, to go on with; None where it cannot be had (completion
-    then reads the file)."""
-    if not sha256state.AVAILABLE:
-        return None
-    if offset == 0:
-        return sha256state.Sha256()
-    if upload.sha256_state:
-        return sha256state.Sha256(bytes(upload.sha256_state))
-    return None
-
-
-def _write(upload: Upload, offset: int, readinto, length: int, digest) -> int:
-    """Receive into one of two buffers while the sha256 of the other is computed in a thread (the hash
-    releases the GIL): hashing no longer waits for the network, nor the network for hashing."""
+def _write(upload: Upload, offset: int, readinto, length: int) -> int:
+    """Receive the part into one buffer and write it at `offset`; return how many bytes arrived."""
     written = 0
-    buffers = [memoryview(bytearray(BLOCK)), memoryview(bytearray(BLOCK))]
-    hashing = None
+    buffer = memoryview(bytearray(BLOCK))
     fd = os.open(part_path(upload), os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        with ThreadPoolExecutor(1) as hasher:
-            os.lseek(fd, offset, os.SEEK_SET)
-            while written < length:
-                block = buffers[0][: min(BLOCK, length - written)]
-                got = readinto(block)
-                if not got:  # the client went away: what arrived is kept
-                    break
-                view = block[:got]
-                while view:
-                    view = view[os.write(fd, view) :]
-                if digest is not None:
-                    if hashing is not None:
-                        hashing.result()  # the other buffer is hashed: it may be filled again
-                    hashing = hasher.submit(digest.update, block[:got])
-                buffers.reverse()
-                written += got
-            if hashing is not None:
-                hashing.result()
+        os.lseek(fd, offset, os.SEEK_SET)
+        while written < length:
+            got = readinto(buffer[: min(BLOCK, length - written)])
+            if not got:  # the client went away: what arrived is kept
+                break
+            view = buffer[:got]
+            while view:
+                view = view[os.write(fd, view) :]
+            written += got
         # The offset committed next promises these bytes: a crash must not lose them.
         os.fdatasync(fd)
     finally:
@@ -225,9 +198,7 @@ def _write(upload: Upload, offset: int, readinto, length: int, digest) -> int:
     return written
 
 
-def _sha256_of(upload: Upload, path: Path) -> str:
-    if upload.sha256_state and sha256state.AVAILABLE:
-        return sha256state.Sha256(bytes(upload.sha256_state)).hexdigest()
+def _sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(BLOCK):
@@ -268,10 +239,10 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
             raise Forbidden(refusal, offset=upload.offset)
         path = part_path(upload)
         os.truncate(path, upload.size)  # a part written before a crash may lie past the offset
-        sha = _sha256_of(upload, path)
+        sha = _sha256_of(path)
         expected = (sha256 or upload.sha256).lower()
         if expected and expected != sha:
-            Upload.objects.filter(pk=upload.pk).update(offset=0, sha256_state=b"")
+            Upload.objects.filter(pk=upload.pk).update(offset=0)
             os.truncate(path, 0)
             mismatch = UploadRefused(
                 f"The bytes received have sha256 {sha}, not {expected}: some were damaged on the way. "
