@@ -516,7 +516,8 @@ def test_wrong_passwords_lock_the_username_out_from_that_address(server, orgs, s
 
 
 def test_every_page_has_a_strict_content_security_policy(server, rounds):
-    """No page had a Content-Security-Policy. (tests/browser checks that the pages keep to it.)"""
+    """No page had a Content-Security-Policy, then one with inline styles allowed for plotly.js.
+    (tests/browser checks that the pages keep to it.)"""
     round_ = rounds["training-v5.1"]
     for path in (
         "/",
@@ -530,5 +531,6 @@ def test_every_page_has_a_strict_content_security_policy(server, rounds):
         assert policy, path
         directives = dict(d.strip().split(" ", 1) for d in policy.split(";") if d.strip())
         assert directives["script-src"] == "'self'", path  # no inline script, no eval
+        assert directives["style-src"] == "'self'", path  # no <style> element, no style attribute
         assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
         assert directives["default-src"] == "'self'" and "base-uri" in directives

@@ -44,7 +44,8 @@ def test_pages_link_hashed_names_and_load_plotly_basic_lazily(collected, rounds)
     assert re.search(r'href="/static/css/portal\.[0-9a-f]{12}\.css"', page)
     assert re.search(
         r'<script src="/static/js/charts\.[0-9a-f]{12}\.js" '
-        r'data-plotly="/static/vendor/plotly-basic\.min\.[0-9a-f]{12}\.js" defer>',
+        r'data-plotly="/static/vendor/plotly-basic\.min\.[0-9a-f]{12}\.js" '
+        r'data-plotly-rules="/static/css/plotly-rules\.[0-9a-f]{12}\.css" defer>',
         page,
     )
     assert "plotly.min" not in page  # no page loads the full bundle up front

@@ -5,19 +5,39 @@
 (function () {
   "use strict";
   var source = document.currentScript && document.currentScript.dataset.plotly;
+  var rules = document.currentScript && document.currentScript.dataset.plotlyRules;
   var loading = null;
   var observer = null;
+
+  // plotly.js writes its own CSS rules (the mode bar's, the hover labels', the notifier's) into the
+  // stylesheet of id "plotly.js-style-global", and makes a <style> element of that id where there is
+  // none, which the site's Content-Security-Policy refuses (style-src 'self': no inline styles). So
+  // that id is given first to an empty stylesheet of the site's (data-plotly-rules): plotly adds its
+  // rules to it through the CSSOM (insertRule), which the policy does not govern.
+  function rulesSheet() {
+    return new Promise(function (resolve) {
+      if (!rules || document.getElementById("plotly.js-style-global")) return resolve();
+      var link = document.createElement("link");
+      link.id = "plotly.js-style-global";
+      link.rel = "stylesheet";
+      link.href = rules;
+      link.onload = link.onerror = function () { resolve(); };
+      document.head.appendChild(link);
+    });
+  }
 
   function plotly() {
     if (window.Plotly) return Promise.resolve(window.Plotly);
     if (!loading) {
-      loading = new Promise(function (resolve, reject) {
-        var script = document.createElement("script");
-        script.src = source;
-        script.async = true;
-        script.onload = function () { resolve(window.Plotly); };
-        script.onerror = function () { loading = null; reject(new Error("plotly.js did not load")); };
-        document.head.appendChild(script);
+      loading = rulesSheet().then(function () {
+        return new Promise(function (resolve, reject) {
+          var script = document.createElement("script");
+          script.src = source;
+          script.async = true;
+          script.onload = function () { resolve(window.Plotly); };
+          script.onerror = function () { loading = null; reject(new Error("plotly.js did not load")); };
+          document.head.appendChild(script);
+        });
       });
     }
     return loading;

@@ -34,3 +34,25 @@ def test_the_api_docs_draw_the_schema_from_this_site_only(live_server, browser):
     elsewhere = [url for url in asked if not url.startswith(live_server.url)]
     assert asked and all(url in refused for url in elsewhere), (asked, refused)
     screenshot(browser, "api-docs", full_page=False)
+
+
+def test_the_browsable_api_keeps_to_the_policy_without_inline_styles(live_server, browser):
+    """DRF's browsable API wrote pygments' colours in a <style> element and floated its Filters button by
+    a style attribute, which a policy without 'unsafe-inline' refuses (templates/rest_framework/api.html
+    writes them otherwise). A refusal in the console fails the test (conftest's no_policy_violations)."""
+    import requests
+
+    for path in ("/api/v1/results/?round=training-v5.1", "/api/v1/systems/", "/api/v1/"):
+        page = requests.get(f"{live_server.url}{path}", headers={"Accept": "text/html"}, timeout=30)
+        assert "<style" not in page.text and " style=" not in page.text, path
+        browser.get(f"{live_server.url}{path}")
+        WebDriverWait(browser, 30).until(
+            lambda d: d.execute_script("return document.readyState") == "complete"
+        )
+        found = browser.execute_script("""
+            var filters = document.querySelector('button[data-target="#filtersModal"]');
+            return {get: getComputedStyle(document.getElementById('get-form')).cssFloat,
+                    filters: filters && getComputedStyle(filters).cssFloat};""")
+        assert found["get"] == "right", (path, found)
+        if path != "/api/v1/":
+            assert found["filters"] == "right", (path, found)

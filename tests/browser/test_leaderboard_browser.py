@@ -267,3 +267,26 @@ def test_result_system_and_progress_pages_draw_their_charts(live_server, browser
     open_page(d, f"{live_server.url}/progress/")
     assert charts_drawn(d)["chart-progress"] > 0
     screenshot(d, "09-progress")
+
+
+def test_charts_draw_with_plotlys_rules_under_a_policy_without_inline_styles(live_server, browser):
+    """style-src allowed 'unsafe-inline' for plotly.js, which makes a <style> element for its rules. The
+    policy now allows no inline style (a refusal in the console fails every browser test: conftest's
+    no_policy_violations), and plotly's rules still apply: they are in the site's empty stylesheet that
+    charts.js gives plotly, and its mode bar floats over the chart as plotly's rule says."""
+    import requests
+
+    url = f"{live_server.url}/r/training-v5.1/"
+    policy = requests.get(url, timeout=30).headers["Content-Security-Policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";") if d.strip())
+    assert directives["style-src"] == "'self'", policy
+    open_page(browser, url)
+    assert charts_drawn(browser)
+    found = browser.execute_script("""
+        var sheet = document.getElementById('plotly.js-style-global');
+        var bar = document.querySelector('.js-plotly-plot .modebar');
+        return {tag: sheet && sheet.tagName, rules: sheet && sheet.sheet ? sheet.sheet.cssRules.length : 0,
+                bar: bar && getComputedStyle(bar).position,
+                styles: document.querySelectorAll('style').length};""")
+    assert found["tag"] == "LINK" and found["rules"] > 20, found
+    assert found["bar"] == "absolute" and found["styles"] == 0, found
