@@ -1,4 +1,4 @@
-"""Shared fixtures: a private media folder per test, the shipped rounds, eager Celery, users."""
+"""Shared fixtures: a private media folder per test, the shipped rounds, eager Celery, the cast of users."""
 
 import os
 from pathlib import Path
@@ -132,32 +132,22 @@ def published_rounds():
 
 
 @pytest.fixture
-def users():
+def cast():
+    """The tests' people, one for every role, and their two organisations; every password is "pw" and
+    every address `<name>@example.org`:
+
+    - "a": Acme (the synthetic bundles' submitter), "b": Globex, both Organisations;
+    - member_a: a member of Acme, who uploads for it; admin_a: Acme's organisation admin;
+    - member_b: a member of Globex, the other submitter;
+    - reviewer: no one's member and not staff (make them reviewer of a round with
+      `round.reviewers.add(cast["reviewer"])`);
+    - staff: staff, a member of no organisation;
+    - outsider: an account and nothing else;
+    - anonymous: no account (Django's AnonymousUser).
+
+    A test that needs someone else (an invited or removed member) adds them to this dict."""
     from django.contrib.auth import get_user_model
-
-    from accounts.models import Membership, Organisation
-
-    User = get_user_model()
-    people = {
-        "owner": User.objects.create_user("owner", password="pw", email="owner@example.org"),
-        "outsider": User.objects.create_user("outsider", password="pw"),
-        "reviewer": User.objects.create_user("reviewer", password="pw", is_staff=True),
-    }
-    # Submitters upload for an organisation of theirs: the owner's and the outsider's are not the same one.
-    for name in ("owner", "outsider"):
-        organisation = Organisation.objects.create(name=f"{name.title()}'s organisation")
-        Membership.objects.create(user=people[name], organisation=organisation)
-    return people
-
-
-@pytest.fixture
-def orgs():
-    """Two organisations and a user of each role, shared by the tests of roles and visibility:
-    "a" (Acme, the synthetic bundles' submitter) and "b" (Globex) are Organisations; member_a and admin_a
-    belong to Acme (member, organisation admin), member_b to Globex; reviewer is no one's member and not
-    staff (make them reviewer of a round with `round.reviewers.add(orgs["reviewer"])`); staff is staff;
-    outsider has an account and nothing else. Every password is "pw"."""
-    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import AnonymousUser
 
     from accounts.models import Membership, Organisation
 
@@ -165,13 +155,15 @@ def orgs():
     a = Organisation.objects.create(name="Acme")
     b = Organisation.objects.create(name="Globex")
     people = {
-        name: User.objects.create_user(name, password="pw", is_staff=name == "staff")
+        name: User.objects.create_user(
+            name, password="pw", email=f"{name}@example.org", is_staff=name == "staff"
+        )
         for name in ("member_a", "admin_a", "member_b", "reviewer", "staff", "outsider")
     }
     Membership.objects.create(user=people["member_a"], organisation=a)
     Membership.objects.create(user=people["admin_a"], organisation=a, role=Membership.Role.ADMIN)
     Membership.objects.create(user=people["member_b"], organisation=b)
-    return {"a": a, "b": b, **people}
+    return {"a": a, "b": b, **people, "anonymous": AnonymousUser()}
 
 
 def shared_tarball(name: str) -> Path:

@@ -1,5 +1,5 @@
 """A live round for the tests of roles, visibility and publication: training-v5.1 given a calendar
-around `now`, with one checked, unpublished submission of Acme and one of Globex (orgs fixture)."""
+around `now`, with one checked, unpublished submission of Acme and one of Globex (cast fixture)."""
 
 from datetime import timedelta
 

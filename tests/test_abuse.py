@@ -109,27 +109,27 @@ def test_a_search_of_many_words_holds_no_process(server):
 # -- 2. peer review for organisations that did not really submit -----------------------------------
 
 
-def test_a_junk_upload_buys_no_peer_review(server, rounds, orgs):
+def test_a_junk_upload_buys_no_peer_review(server, rounds, cast):
     """An organisation whose only submission failed (a 14-byte junk upload before the deadline) reads
     nothing of the others' in review; one whose submission counts reads it all."""
     round_ = set_phase(rounds["training-v5.1"], "review")
-    acme = checked_submission(round_, orgs["a"], "Acme", "alpha")
+    acme = checked_submission(round_, cast["a"], "Acme", "alpha")
     Submission.objects.create(
         round=round_,
-        organisation=orgs["b"],
-        uploaded_by=orgs["member_b"],
+        organisation=cast["b"],
+        uploaded_by=cast["member_b"],
         bundle="bundles/junk.tgz",
         original_name="junk.tgz",
         sha256="f" * 64,
         size=14,
         status=Submission.Status.FAILED,
     )
-    junk, peer = signed_in(orgs["member_b"]), signed_in(orgs["member_b"])
+    junk, peer = signed_in(cast["member_b"]), signed_in(cast["member_b"])
     answer = junk.get(f"{server.url}/api/v1/results/?round={round_.key}", timeout=30)
     assert answer.status_code == 200 and answer.json()["count"] == 0
     assert junk.get(f"{server.url}/submissions/{acme.uid}/", timeout=30).status_code == 404
 
-    checked_submission(round_, orgs["b"], "Globex", "beta")  # Globex now submits for real
+    checked_submission(round_, cast["b"], "Globex", "beta")  # Globex now submits for real
     answer = peer.get(f"{server.url}/api/v1/results/?round={round_.key}", timeout=30)
     assert answer.json()["count"] == 2
     assert peer.get(f"{server.url}/submissions/{acme.uid}/", timeout=30).status_code == 200
@@ -138,46 +138,46 @@ def test_a_junk_upload_buys_no_peer_review(server, rounds, orgs):
 # -- 5. a removed member's open upload -------------------------------------------------------------
 
 
-def test_a_removed_member_can_neither_append_to_nor_complete_an_open_upload(server, rounds, orgs):
+def test_a_removed_member_can_neither_append_to_nor_complete_an_open_upload(server, rounds, cast):
     """Membership was checked when an upload was created only; open uploads live 7 days."""
     round_ = set_phase(rounds["training-v5.1"], "open")
-    client, body = api(orgs["member_a"]), b"x" * 1000
+    client, body = api(cast["member_a"]), b"x" * 1000
     uid = start_upload(server, client, round_.key, body).json()["uid"]
     assert send(server, client, uid, body[:500]).status_code == 204
 
-    Membership.objects.filter(user=orgs["member_a"]).delete()
+    Membership.objects.filter(user=cast["member_a"]).delete()
     refused = send(server, client, uid, body[500:], offset=500)
     assert refused.status_code == 403 and "not a member of Acme" in refused.json()["detail"]
     Upload.objects.filter(uid=uid).update(offset=1000)  # as if the last part had arrived before
     refused = complete(server, client, uid, hashlib.sha256(body).hexdigest())
     assert refused.status_code == 403 and "not a member of Acme" in refused.json()["detail"]
-    assert not Submission.objects.filter(organisation=orgs["a"]).exists()
+    assert not Submission.objects.filter(organisation=cast["a"]).exists()
 
 
 # -- 8. open uploads, a second complete, a DELETE ------------------------------------------------
 
 
-def test_open_uploads_are_capped_per_member_and_per_organisation(server, rounds, orgs):
+def test_open_uploads_are_capped_per_member_and_per_organisation(server, rounds, cast):
     """50 x 8 GiB were accepted from one member. The served portal keeps the defaults (4, 12)."""
     round_ = set_phase(rounds["training-v5.1"], "open")
-    client = api(orgs["member_a"])
+    client = api(cast["member_a"])
     answers = [start_upload(server, client, round_.key, b"x" * 10).status_code for _ in range(5)]
     assert answers == [201] * 4 + [409]
     # Acme's other members hold 7 more (12 with member_a's): admin_a gets one, then none.
     for _ in range(7):
         Upload.objects.create(
-            round=round_, uploaded_by=orgs["outsider"], organisation=orgs["a"], name="b.tgz", size=1
+            round=round_, uploaded_by=cast["outsider"], organisation=cast["a"], name="b.tgz", size=1
         )
-    other = api(orgs["admin_a"])
+    other = api(cast["admin_a"])
     assert start_upload(server, other, round_.key, b"x" * 10).status_code == 201
     refused = start_upload(server, other, round_.key, b"x" * 10)
     assert refused.status_code == 409 and "Acme has 12 uploads open" in refused.json()["detail"]
 
 
-def test_a_complete_upload_answers_honestly(server, rounds, orgs):
+def test_a_complete_upload_answers_honestly(server, rounds, cast):
     """A second `complete` with another sha256 answered 200; DELETE answered 204 and deleted nothing."""
     round_ = set_phase(rounds["training-v5.1"], "open")
-    client, body = api(orgs["member_a"]), b"not really a bundle"
+    client, body = api(cast["member_a"]), b"not really a bundle"
     uid = start_upload(server, client, round_.key, body).json()["uid"]
     assert send(server, client, uid, body).status_code == 204
     sha = hashlib.sha256(body).hexdigest()
@@ -259,7 +259,7 @@ def upload_whole(server, client, round_key, body: bytes) -> Submission:
     return Submission.objects.get(uid=answer.json()["uid"])
 
 
-def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, orgs, tmp_path):
+def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, cast, tmp_path):
     """A submitter folder `beta-org`, `BETA ORG` or `Beta Org.` was accepted from another organisation
     (only an exact match was refused), and names of organisations with no account here never were. The
     refusal was a failure message only: it is a finding of the submission's report."""
@@ -270,7 +270,7 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, or
     round_ = set_phase(rounds["training-v5.1"], "open")
     # NVIDIA has no account here, but its results are on the leaderboard (an imported round).
     make.result(make.system(rounds["training-v5.0"], "NVIDIA", "dgx"), "retinanet", 10)
-    client, reader = api(orgs["member_a"]), signed_in(orgs["member_a"])
+    client, reader = api(cast["member_a"]), signed_in(cast["member_a"])
     # Globex is registered; "Glоbex" spells its "о" in Cyrillic.
     for i, folder in enumerate(("GLOBEX", "globex.", "Glоbex", "nvidia", "NVlDIA")):
         body = bundle_bytes(tmp_path / str(i), org=folder, system=f"s{i}")
@@ -301,15 +301,15 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, or
 
 
 def test_an_invitation_makes_a_member_only_once_accepted_and_drafts_no_reviewer(
-    server, rounds, orgs
+    server, rounds, cast
 ):
     """An organisation admin could add any user, reviewers and staff included, without their consent;
     they could then no longer decide objections against that organisation."""
     from accounts.models import Invitation
 
-    rounds["training-v5.1"].reviewers.add(orgs["reviewer"])
-    admin = signed_in(orgs["admin_a"])
-    page = f"{server.url}/accounts/organisations/{orgs['a'].slug}/"
+    rounds["training-v5.1"].reviewers.add(cast["reviewer"])
+    admin = signed_in(cast["admin_a"])
+    page = f"{server.url}/accounts/organisations/{cast['a'].slug}/"
     told = {}
     for name in ("member_b", "reviewer", "staff", "nobody-at-all"):
         answer = post_form(admin, page, page, {"username": name, "role": "admin"})
@@ -318,10 +318,10 @@ def test_an_invitation_makes_a_member_only_once_accepted_and_drafts_no_reviewer(
     # The admin learns nothing of who exists, nor who reviews: one answer, the name aside.
     for name, text in told.items():
         assert html.unescape(text) == members.INVITED.format(name=name), name
-    assert not Membership.objects.filter(organisation=orgs["a"], user__username__in=told).exists()
+    assert not Membership.objects.filter(organisation=cast["a"], user__username__in=told).exists()
     assert list(Invitation.objects.values_list("user__username", flat=True)) == ["member_b"]
 
-    invited = signed_in(orgs["member_b"])
+    invited = signed_in(cast["member_b"])
     assert invited.get(page, timeout=30).status_code == 404  # invited, not yet a member
     invitation = Invitation.objects.get()
     tokens_page = f"{server.url}/accounts/tokens/"
@@ -331,26 +331,26 @@ def test_an_invitation_makes_a_member_only_once_accepted_and_drafts_no_reviewer(
         tokens_page,
         {"action": "accept"},
     )
-    assert Membership.objects.get(organisation=orgs["a"], user=orgs["member_b"]).role == "admin"
+    assert Membership.objects.get(organisation=cast["a"], user=cast["member_b"]).role == "admin"
     assert invited.get(page, timeout=30).status_code == 200
 
 
 # -- 8. two admins demoting each other at once --------------------------------------------------------
 
 
-def test_two_admins_demoting_each_other_at_once_leave_one(server, orgs):
+def test_two_admins_demoting_each_other_at_once_leave_one(server, cast):
     """Each request counted the other admins before either wrote: both demotions went through and
     the organisation had no admin left. The test holds both admins' rows while the requests come, so
     that both are in flight at once."""
     from django.db import transaction
 
-    Membership.objects.filter(user=orgs["member_a"]).update(role=Membership.Role.ADMIN)
+    Membership.objects.filter(user=cast["member_a"]).update(role=Membership.Role.ADMIN)
     a, b = (
-        Membership.objects.get(user=orgs[n], organisation=orgs["a"])
+        Membership.objects.get(user=cast[n], organisation=cast["a"])
         for n in ("admin_a", "member_a")
     )
-    page = f"{server.url}/accounts/organisations/{orgs['a'].slug}/"
-    sessions = {who: signed_in(orgs[who]) for who in ("admin_a", "member_a")}
+    page = f"{server.url}/accounts/organisations/{cast['a'].slug}/"
+    sessions = {who: signed_in(cast[who]) for who in ("admin_a", "member_a")}
     tokens = {}
     for who, session in sessions.items():  # the CSRF tokens first: the page reads the members
         tokens[who] = re.search(
@@ -391,17 +391,17 @@ def test_two_admins_demoting_each_other_at_once_leave_one(server, orgs):
     holder.join()
     for thread in requests_:
         thread.join()
-    admins = Membership.objects.filter(organisation=orgs["a"], role=Membership.Role.ADMIN)
+    admins = Membership.objects.filter(organisation=cast["a"], role=Membership.Role.ADMIN)
     assert admins.count() == 1
 
 
 # -- 8. JSON errors across the API ---------------------------------------------------------------------
 
 
-def test_the_api_answers_its_errors_in_json(server, orgs):
+def test_the_api_answers_its_errors_in_json(server, cast):
     """A body past 10 MiB was answered with the site's HTML page, and so was the legacy
     /api/results/<pk>/ of an unknown result."""
-    client = api(orgs["member_a"])
+    client = api(cast["member_a"])
     big = client.post(
         f"{server.url}/api/v1/uploads/",
         data=b'{"name": "' + b"x" * (11 * 1024 * 1024) + b'"}',
@@ -418,21 +418,21 @@ def test_the_api_answers_its_errors_in_json(server, orgs):
 
 
 @pytest.fixture
-def objection(rounds, orgs):
+def objection(rounds, cast):
     """training-v5.1 in review: Globex objects to Acme's result (system alpha, retinanet)."""
     from submissions.review import objections
 
     round_ = set_phase(rounds["training-v5.1"], "review")
-    acme = checked_submission(round_, orgs["a"], "Acme", "alpha")
-    checked_submission(round_, orgs["b"], "Globex", "beta")
+    acme = checked_submission(round_, cast["a"], "Acme", "alpha")
+    checked_submission(round_, cast["b"], "Globex", "beta")
     return objections.file_objection(
-        orgs["member_b"], acme, system_key="alpha", benchmark_key="retinanet", rule="r", comment="c"
+        cast["member_b"], acme, system_key="alpha", benchmark_key="retinanet", rule="r", comment="c"
     )
 
 
-def test_objection_texts_have_a_size_limit(server, objection, orgs):
+def test_objection_texts_have_a_size_limit(server, objection, cast):
     """An objection of 9 MiB was accepted."""
-    client = api(orgs["member_b"])
+    client = api(cast["member_b"])
     answer = client.post(
         f"{server.url}/api/v1/objections/",
         json={
@@ -444,7 +444,7 @@ def test_objection_texts_have_a_size_limit(server, objection, orgs):
         timeout=60,
     )
     assert answer.status_code == 400 and "comment" in answer.json()
-    reply = api(orgs["member_a"]).post(
+    reply = api(cast["member_a"]).post(
         f"{server.url}/api/v1/objections/{objection.uid}/reply/",
         json={"text": "y" * 20_001},
         timeout=30,
@@ -453,7 +453,7 @@ def test_objection_texts_have_a_size_limit(server, objection, orgs):
     assert objection.replies.count() == 0
 
 
-def test_the_parties_reply_no_more_once_the_review_has_closed(server, objection, orgs):
+def test_the_parties_reply_no_more_once_the_review_has_closed(server, objection, cast):
     """Replies to objections were accepted after the review closed."""
     from datetime import timedelta
 
@@ -462,23 +462,23 @@ def test_the_parties_reply_no_more_once_the_review_has_closed(server, objection,
     from leaderboard.models import Round
 
     url = f"{server.url}/api/v1/objections/{objection.uid}/reply/"
-    assert api(orgs["member_a"]).post(url, json={"text": "in time"}, timeout=30).status_code == 200
+    assert api(cast["member_a"]).post(url, json={"text": "in time"}, timeout=30).status_code == 200
     # The review closed an hour ago; publication is still to come.
     Round.objects.filter(pk=objection.round_id).update(
         review_ends_at=timezone.now() - timedelta(hours=1)
     )
-    late = api(orgs["member_a"]).post(url, json={"text": "too late"}, timeout=30)
+    late = api(cast["member_a"]).post(url, json={"text": "too late"}, timeout=30)
     assert late.status_code == 403 and "closed on" in late.json()["detail"]
-    objection.round.reviewers.add(orgs["reviewer"])  # the reviewers still write: they decide
-    assert api(orgs["reviewer"]).post(url, json={"text": "noted"}, timeout=30).status_code == 200
+    objection.round.reviewers.add(cast["reviewer"])  # the reviewers still write: they decide
+    assert api(cast["reviewer"]).post(url, json={"text": "noted"}, timeout=30).status_code == 200
     assert list(objection.replies.values_list("text", flat=True)) == ["in time", "noted"]
 
 
-def test_staff_cannot_publish_a_history_round(server, rounds, orgs):
+def test_staff_cannot_publish_a_history_round(server, rounds, cast):
     """Staff's "Publish now" was not refused for an imported round."""
     history = rounds["training-v5.0"]
     assert history.phase(None) == "history"
-    staff = signed_in(orgs["staff"])
+    staff = signed_in(cast["staff"])
     page = f"{server.url}/submissions/rounds/"
     answer = post_form(staff, f"{server.url}/submissions/rounds/{history.key}/publish/", page, {})
     assert answer.status_code == 200 and "is imported history" in html.unescape(answer.text)
@@ -489,14 +489,14 @@ def test_staff_cannot_publish_a_history_round(server, rounds, orgs):
 # -- 8. login throttling --------------------------------------------------------------------------------
 
 
-def test_wrong_passwords_lock_the_username_out_from_that_address(server, orgs, settings):
+def test_wrong_passwords_lock_the_username_out_from_that_address(server, cast, settings):
     """40 wrong passwords, then the right one worked."""
     from django.conf import global_settings
 
     settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS  # the server's, not the tests' MD5
     for name in ("member_a", "member_b"):
-        orgs[name].set_password("pw")
-        orgs[name].save(update_fields=["password"])
+        cast[name].set_password("pw")
+        cast[name].save(update_fields=["password"])
     login = f"{server.url}/accounts/login/"
     attempt = requests.Session()
     codes = [

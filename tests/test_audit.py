@@ -8,18 +8,18 @@ from audit.models import AppendOnly, AuditEvent
 pytestmark = pytest.mark.django_db
 
 
-def test_record_says_who_did_what_to_which_object(orgs):
+def test_record_says_who_did_what_to_which_object(cast):
     event = record(
         "token.created",
-        actor=orgs["member_a"],
+        actor=cast["member_a"],
         obj=("accounts.apitoken", "t-1"),
         round="training-v5.1",
-        organisation=orgs["a"],
+        organisation=cast["a"],
         name="CI",
     )
     event = AuditEvent.objects.get(pk=event.pk)
     assert (event.actor, event.actor_name, event.action) == (
-        orgs["member_a"],
+        cast["member_a"],
         "member_a",
         "token.created",
     )
@@ -32,13 +32,13 @@ def test_record_says_who_did_what_to_which_object(orgs):
     assert event.details == {"name": "CI"}
 
 
-def test_an_object_is_named_by_its_uid_and_gives_its_organisation(orgs):
-    event = record("organisation.seen", obj=orgs["b"])
-    assert event.object_uid == str(orgs["b"].uid) and event.actor is None
+def test_an_object_is_named_by_its_uid_and_gives_its_organisation(cast):
+    event = record("organisation.seen", obj=cast["b"])
+    assert event.object_uid == str(cast["b"].uid) and event.actor is None
     assert event.object_type == "accounts.organisation"
 
 
-def test_an_event_cannot_be_changed_or_deleted(orgs):
+def test_an_event_cannot_be_changed_or_deleted(cast):
     event = record("round.published", round="training-v5.1")
     event.action = "something else"
     with pytest.raises(AppendOnly):
@@ -52,17 +52,17 @@ def test_an_event_cannot_be_changed_or_deleted(orgs):
     assert AuditEvent.objects.get(pk=event.pk).action == "round.published"
 
 
-def test_staff_read_the_log_in_the_admin_but_cannot_change_it(client, orgs):
-    record("round.published", round="training-v5.1", actor=orgs["staff"])
-    client.force_login(orgs["staff"])  # staff, not a superuser, with no permission granted
+def test_staff_read_the_log_in_the_admin_but_cannot_change_it(client, cast):
+    record("round.published", round="training-v5.1", actor=cast["staff"])
+    client.force_login(cast["staff"])  # staff, not a superuser, with no permission granted
     page = client.get("/admin/audit/auditevent/?q=published")
     assert page.status_code == 200 and "round.published" in page.content.decode()
     assert client.get("/admin/audit/auditevent/add/").status_code == 403
-    client.force_login(orgs["reviewer"])  # not staff: the admin sends them to its login
+    client.force_login(cast["reviewer"])  # not staff: the admin sends them to its login
     assert client.get("/admin/audit/auditevent/").status_code == 302
 
 
-def test_the_database_refuses_to_change_an_event_too(orgs):
+def test_the_database_refuses_to_change_an_event_too(cast):
     from django.db import DatabaseError, connection, transaction
 
     if connection.vendor != "postgresql":

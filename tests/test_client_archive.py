@@ -30,8 +30,8 @@ def test_the_client_archive_installs_with_pip(client, tmp_path):
     assert (tmp_path / "site" / "portal_submit" / "cli.py").is_file()
 
 
-def test_the_upload_page_gives_the_sites_install_command(client, orgs):
-    client.force_login(orgs["member_a"])
+def test_the_upload_page_gives_the_sites_install_command(client, cast):
+    client.force_login(cast["member_a"])
     html = client.get("/submissions/upload/").content.decode()
     assert "<code>pip install http://testserver/client/portal-submit.tar.gz</code>" in html
     assert "./clients/" not in html

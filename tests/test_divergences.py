@@ -46,9 +46,9 @@ def test_present_counts_the_findings_of_each_divergence_in_the_lists_order():
 @pytest.mark.usefixtures("eager")
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_submission_page_shows_reviewers_the_divergences_of_its_findings(
-    client, rounds, users, tmp_path
+    client, rounds, cast, tmp_path
 ):
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     client.post(
         "/submissions/upload/",
         {

@@ -89,7 +89,7 @@ class Api:
 
 @pytest.mark.services
 def test_a_complete_cut_off_between_storing_the_bundle_and_its_commit_can_be_sent_again(
-    rounds, users, tmp_path
+    rounds, cast, tmp_path
 ):
     """The web process is killed inside `complete`, after the bundle was put into bundles/ and before the
     submission was committed (held there by a lock the test takes on the submissions' table). The client's
@@ -99,7 +99,7 @@ def test_a_complete_cut_off_between_storing_the_bundle_and_its_commit_can_be_sen
     server = Gunicorn(tmp_path / "web", media, workers=1)
     holder = psycopg.connect(_dsn(), autocommit=False)
     try:
-        api = Api(server, ApiToken.create(users["owner"], "ci")[1])
+        api = Api(server, ApiToken.create(cast["member_a"], "ci")[1])
         data = bundle_bytes(tmp_path)
         sha = hashlib.sha256(data).hexdigest()
         uid = api.upload(data)
@@ -236,7 +236,7 @@ def _many_runs_bundle(tmp_path) -> bytes:
 @pytest.mark.services
 @pytest.mark.parametrize("during", ["ingesting", "checking"])
 def test_a_database_outage_of_30_s_mid_step_is_recovered_within_two_minutes_of_its_return(
-    rounds, users, settings, tmp_path, during
+    rounds, cast, settings, tmp_path, during
 ):
     """PostgreSQL stops answering the worker (and its beat) for 30 s while it unpacks or checks a submission:
     the tasks give up after their retries and their leases cannot be given back. Within two minutes of the
@@ -263,7 +263,7 @@ def test_a_database_outage_of_30_s_mid_step_is_recovered_within_two_minutes_of_i
     try:
         data = _many_runs_bundle(tmp_path)
         submission, _ = submit(
-            rounds["training-v5.1"], [data], "acme.tgz", user=users["owner"], organisation=None
+            rounds["training-v5.1"], [data], "acme.tgz", user=cast["member_a"], organisation=None
         )
         state = _wait(
             lambda: (s := Submission.objects.get(pk=submission.pk)).status == during and s,
@@ -331,7 +331,7 @@ def _fill(disk: Path, leave_bytes: int) -> Path:
 
 @pytest.mark.services
 def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_empties(
-    rounds, users, settings, tmp_path
+    rounds, cast, settings, tmp_path
 ):
     """MEDIA_ROOT is a small file system that the test fills: a PATCH is answered 507 in JSON with
     Retry-After (not an HTML 500), and the upload resumes at the offset the portal kept once there is room;
@@ -350,7 +350,7 @@ def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_emptie
             env={**QUICK_RECOVERY, "DISK_RESERVE_BYTES": "65536"},
         )
         try:
-            api = Api(server, ApiToken.create(users["owner"], "ci")[1])
+            api = Api(server, ApiToken.create(cast["member_a"], "ci")[1])
             data = bundle_bytes(tmp_path)
             sha = hashlib.sha256(data).hexdigest()
             created = api.json(
@@ -411,7 +411,7 @@ def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_emptie
 
 @pytest.mark.services
 def test_a_submission_whose_worker_died_at_the_publication_minute_is_published_when_its_check_ends(
-    rounds, users, settings, tmp_path
+    rounds, cast, settings, tmp_path
 ):
     """The worker checking an on-time submission is killed; the round is published meanwhile (without it: it
     is still being checked). Another worker takes the check up again, and the submission goes public as it
@@ -433,7 +433,7 @@ def test_a_submission_whose_worker_died_at_the_publication_minute_is_published_w
     second = None
     try:
         submission, _ = submit(
-            round_, [_many_runs_bundle(tmp_path)], "acme.tgz", user=users["owner"]
+            round_, [_many_runs_bundle(tmp_path)], "acme.tgz", user=cast["member_a"]
         )
         _wait(
             lambda: Submission.objects.get(pk=submission.pk).status == "checking",
@@ -457,7 +457,7 @@ def test_a_submission_whose_worker_died_at_the_publication_minute_is_published_w
 
 @pytest.mark.services
 def test_two_workers_killed_in_a_row_while_unpacking_leave_the_submission_valid(
-    rounds, users, settings, tmp_path
+    rounds, cast, settings, tmp_path
 ):
     """The worker unpacking a submission is killed, then the one that took it up again: with
     SWEEP_MAX_ATTEMPTS 3 the third attempt checks it. (Each crash counted twice, the second gave up.)"""
@@ -474,7 +474,10 @@ def test_two_workers_killed_in_a_row_while_unpacking_leave_the_submission_valid(
     workers = []
     try:
         submission, _ = submit(
-            rounds["training-v5.1"], [_many_runs_bundle(tmp_path)], "acme.tgz", user=users["owner"]
+            rounds["training-v5.1"],
+            [_many_runs_bundle(tmp_path)],
+            "acme.tgz",
+            user=cast["member_a"],
         )
         killed = set()
         for attempt in (1, 2):
@@ -535,7 +538,7 @@ def _bundle_with_many_files(
 
 @pytest.mark.services
 def test_two_workers_opening_bundles_at_once_are_admitted_by_the_room_left_for_both(
-    rounds, users, settings, tmp_path
+    rounds, cast, settings, tmp_path
 ):
     """Admission by free space: each worker process looked at the disk's free space alone, so with room
     for one bundle's unpacking, a second bundle taken in while the first was being unpacked was admitted
@@ -567,9 +570,9 @@ def test_two_workers_opening_bundles_at_once_are_admitted_by_the_room_left_for_b
         env={"UNPACK_SPACE_FACTOR": str(factor), "DISK_RESERVE_BYTES": str(reserve)},
     )
     try:
-        a, _ = submit(rounds["training-v5.1"], [first], "first.tgz", user=users["owner"])
+        a, _ = submit(rounds["training-v5.1"], [first], "first.tgz", user=cast["member_a"])
         _wait(lambda: work_dir(a.pk).is_dir(), 60, "the first bundle being unpacked", every_s=0.01)
-        b, _ = submit(rounds["training-v5.1"], [second], "second.tgz", user=users["owner"])
+        b, _ = submit(rounds["training-v5.1"], [second], "second.tgz", user=cast["member_a"])
         _wait(
             lambda: "Waiting for disk space" in Submission.objects.get(pk=b.pk).message,
             20,
@@ -591,7 +594,7 @@ def test_two_workers_opening_bundles_at_once_are_admitted_by_the_room_left_for_b
 
 @pytest.mark.services
 def test_a_revalidation_taken_as_finalize_commits_is_not_undone_by_finalizes_clean_up(
-    rounds, users, settings, tmp_path
+    rounds, cast, settings, tmp_path
 ):
     """finalize commits the verdict, then deletes the work folder. A re-validation taken at that moment (the
     test stops finalize's process as soon as the verdict shows, takes the re-validation, and lets the process
@@ -609,7 +612,7 @@ def test_a_revalidation_taken_as_finalize_commits_is_not_undone_by_finalizes_cle
     data, unpacked = _bundle_with_many_files(tmp_path)
     worker = Worker(media, concurrency=1, name="finalize", env=QUICK_RECOVERY)
     try:
-        submission, _ = submit(rounds["training-v5.1"], [data], "acme.tgz", user=users["owner"])
+        submission, _ = submit(rounds["training-v5.1"], [data], "acme.tgz", user=cast["member_a"])
         _wait(
             lambda: Submission.objects.filter(pk=submission.pk, status="valid").exists(),
             120,
@@ -654,7 +657,7 @@ def test_a_revalidation_taken_as_finalize_commits_is_not_undone_by_finalizes_cle
 
 @pytest.mark.services
 def test_a_patch_while_the_database_is_down_is_answered_503_in_json_and_resumes_after(
-    rounds, users, tmp_path
+    rounds, cast, tmp_path
 ):
     """The web process reaches PostgreSQL through a proxy the test cuts: a PATCH is answered 503 in JSON
     with Retry-After (not an HTML 500), and once the database is back the upload goes on at its offset."""
@@ -664,7 +667,7 @@ def test_a_patch_while_the_database_is_down_is_answered_503_in_json_and_resumes_
     url = f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
     server = Gunicorn(tmp_path / "web", tmp_path / "media", workers=1, DATABASE_URL=url)
     try:
-        api = Api(server, ApiToken.create(users["owner"], "ci")[1])
+        api = Api(server, ApiToken.create(cast["member_a"], "ci")[1])
         data = bundle_bytes(tmp_path)
         created = api.json(
             "POST",

@@ -95,7 +95,7 @@ def private_redis(tmp_path):
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)  # the worker process reads the upload
 def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_minute_of_its_return(
-    rounds, users, client, settings, tmp_path, private_redis, monkeypatch
+    rounds, cast, client, settings, tmp_path, private_redis, monkeypatch
 ):
     require_services()
     media = tmp_path / "media"
@@ -107,7 +107,7 @@ def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_min
     try:
         with celery_client_at(private_redis.url, monkeypatch):
             private_redis.stop()
-            client.force_login(users["owner"])
+            client.force_login(cast["member_a"])
             asked = time.monotonic()
             response = client.post(
                 "/submissions/upload/",
@@ -149,7 +149,7 @@ def test_an_upload_while_the_broker_is_down_is_kept_queued_and_runs_within_a_min
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)  # the worker process reads the upload
 def test_a_chunked_upload_while_the_broker_is_down_is_kept_and_checked_once_it_is_back(
-    rounds, users, client, settings, tmp_path, private_redis, monkeypatch
+    rounds, cast, client, settings, tmp_path, private_redis, monkeypatch
 ):
     """Through API v1 in parts: completion answers at once, the submission waits with the reason in its
     steps, and the sweeper hands it over when Redis returns."""
@@ -161,7 +161,7 @@ def test_a_chunked_upload_while_the_broker_is_down_is_kept_and_checked_once_it_i
     media = tmp_path / "media"
     media.mkdir()
     settings.MEDIA_ROOT = media
-    auth = {"HTTP_AUTHORIZATION": f"Token {ApiToken.create(users['owner'], 'ci')[1]}"}
+    auth = {"HTTP_AUTHORIZATION": f"Token {ApiToken.create(cast['member_a'], 'ci')[1]}"}
     data = bundle_bytes(tmp_path)
     worker = Worker(
         media,

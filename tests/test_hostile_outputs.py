@@ -138,8 +138,8 @@ def test_a_unicode_name_gets_an_ascii_fallback_and_its_exact_name(client, rounds
 
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
-def test_the_findings_download_is_named_safely(client, rounds, users, tmp_path):
-    client.force_login(users["owner"])
+def test_the_findings_download_is_named_safely(client, rounds, cast, tmp_path):
+    client.force_login(cast["member_a"])
     client.post(
         "/submissions/upload/",
         {

@@ -295,9 +295,9 @@ def test_a_cached_page_is_sent_gzipped_to_clients_that_take_it(client, v51):
     assert gzip.decompress(packed.content) == plain.content
 
 
-def test_signed_in_users_get_fresh_answers(client, v51, users):
+def test_signed_in_users_get_fresh_answers(client, v51, cast):
     fill(v51, 1)
-    client.force_login(users["outsider"])
+    client.force_login(cast["member_b"])
     assert client.get("/api/v1/results/").json()["count"] == 2
     make.result(make.system(v51, "Acme", "late"), "rgat", 3)
     response = client.get("/api/v1/results/")
@@ -420,18 +420,18 @@ def test_a_warm_list_of_one_round_needs_no_query(
 
 
 def test_a_member_sees_the_organisations_unpublished_results_and_no_one_else_does(
-    client, v51, orgs
+    client, v51, cast
 ):
     fill(v51, 1)
     draft = make.system(v51, "Acme", "draft", published=False)
     Submission = type(draft.submission)
-    Submission.objects.filter(pk=draft.submission_id).update(organisation=orgs["a"])
+    Submission.objects.filter(pk=draft.submission_id).update(organisation=cast["a"])
     hidden = make.result(draft, "rgat", 9, published=False)
     counts = {}
     for who in ("member_a", "member_b", None):
         client.logout()
         if who:
-            client.force_login(orgs[who])
+            client.force_login(cast[who])
         counts[who] = client.get("/api/v1/results/?round=training-v5.1").json()["count"]
         found = client.get(f"/api/v1/results/{hidden.uid}/").status_code
         systems = client.get("/api/v1/systems/").json()["count"]

@@ -153,10 +153,10 @@ def test_editing_a_price_refreshes_the_cached_table(client, v05):
 
 
 @pytest.mark.django_db
-def test_staff_edit_prices_in_the_admin(client, v05, users):
-    users["reviewer"].is_superuser = True
-    users["reviewer"].save()
-    client.force_login(users["reviewer"])
+def test_staff_edit_prices_in_the_admin(client, v05, cast):
+    cast["staff"].is_superuser = True
+    cast["staff"].save()
+    client.force_login(cast["staff"])
     assert client.get("/admin/leaderboard/cloudprice/").status_code == 200
     line = CloudPrice.objects.get(round=v05, reference=True)
     response = client.get(f"/admin/leaderboard/cloudprice/{line.pk}/change/")

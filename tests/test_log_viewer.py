@@ -196,7 +196,7 @@ def test_a_log_is_public_only_when_its_result_is(client, rounds, tmp_path):
 @pytest.mark.usefixtures("eager")
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_findings_line_is_linked_and_marked_and_no_rule_expression_reaches_a_reader(
-    client, rounds, users, tmp_path
+    client, rounds, cast, tmp_path
 ):
     submission = publish(tmp_path)
     result = Result.objects.get(system__key="alpha")
@@ -219,9 +219,9 @@ def test_a_findings_line_is_linked_and_marked_and_no_rule_expression_reaches_a_r
     assert 'id="L3" class="ln' in log and "flagged target" in log
     for public_page in (page, log):
         assert "v[&#x27;value&#x27;]" not in public_page and "&gt;= 0.72" not in public_page
-    users["owner"].is_staff = True
-    users["owner"].save()
-    client.force_login(users["owner"])
+    cast["member_a"].is_staff = True
+    cast["member_a"].save()
+    client.force_login(cast["member_a"])
     report = client.get(submission.get_absolute_url()).content.decode()
     assert "v[&#x27;value&#x27;] &gt;= 0.72" in report
 

@@ -8,11 +8,11 @@ from audit.models import AuditEvent
 pytestmark = pytest.mark.django_db
 
 
-def page(orgs, org="a"):
-    return f"/accounts/organisations/{orgs[org].slug}/"
+def page(cast, org="a"):
+    return f"/accounts/organisations/{cast[org].slug}/"
 
 
-def test_members_see_their_organisation_others_get_404(client, orgs):
+def test_members_see_their_organisation_others_get_404(client, cast):
     for who, status in (
         ("member_a", 200),
         ("admin_a", 200),
@@ -21,28 +21,28 @@ def test_members_see_their_organisation_others_get_404(client, orgs):
         ("reviewer", 404),
         ("outsider", 404),
     ):
-        client.force_login(orgs[who])
-        response = client.get(page(orgs))
+        client.force_login(cast[who])
+        response = client.get(page(cast))
         assert response.status_code == status, who
         assert ("admin_a" in response.content.decode()) == (status == 200)
 
 
-def test_an_admin_invites_changes_and_removes_members_audited(client, orgs):
+def test_an_admin_invites_changes_and_removes_members_audited(client, cast):
     from accounts.models import Invitation
 
-    client.force_login(orgs["admin_a"])
-    client.post(page(orgs), {"username": "outsider", "role": "member"})
-    assert not Membership.objects.filter(user=orgs["outsider"]).exists()  # not without consent
-    invitation = Invitation.objects.get(user=orgs["outsider"], organisation=orgs["a"])
-    client.force_login(orgs["outsider"])
+    client.force_login(cast["admin_a"])
+    client.post(page(cast), {"username": "outsider", "role": "member"})
+    assert not Membership.objects.filter(user=cast["outsider"]).exists()  # not without consent
+    invitation = Invitation.objects.get(user=cast["outsider"], organisation=cast["a"])
+    client.force_login(cast["outsider"])
     assert "Acme invites you as member" in client.get("/accounts/tokens/").content.decode()
     client.post(f"/accounts/invitations/{invitation.uid}/", {"action": "accept"})
-    added = Membership.objects.get(user=orgs["outsider"], organisation=orgs["a"])
-    client.force_login(orgs["admin_a"])
-    client.post(f"{page(orgs)}members/{added.pk}/", {"role": "admin"})
+    added = Membership.objects.get(user=cast["outsider"], organisation=cast["a"])
+    client.force_login(cast["admin_a"])
+    client.post(f"{page(cast)}members/{added.pk}/", {"role": "admin"})
     added.refresh_from_db()
     assert added.role == "admin"
-    client.post(f"{page(orgs)}members/{added.pk}/", {"action": "remove"})
+    client.post(f"{page(cast)}members/{added.pk}/", {"action": "remove"})
     assert not Membership.objects.filter(pk=added.pk).exists()
     assert list(
         AuditEvent.objects.filter(organisation="Acme")
@@ -56,26 +56,26 @@ def test_an_admin_invites_changes_and_removes_members_audited(client, orgs):
     ]
 
 
-def test_a_member_who_is_not_admin_changes_nothing(client, orgs):
-    client.force_login(orgs["member_a"])
-    assert client.post(page(orgs), {"username": "outsider", "role": "admin"}).status_code == 404
-    admin = Membership.objects.get(user=orgs["admin_a"])
-    assert client.post(f"{page(orgs)}members/{admin.pk}/", {"action": "remove"}).status_code == 404
-    assert Membership.objects.filter(organisation=orgs["a"]).count() == 2
+def test_a_member_who_is_not_admin_changes_nothing(client, cast):
+    client.force_login(cast["member_a"])
+    assert client.post(page(cast), {"username": "outsider", "role": "admin"}).status_code == 404
+    admin = Membership.objects.get(user=cast["admin_a"])
+    assert client.post(f"{page(cast)}members/{admin.pk}/", {"action": "remove"}).status_code == 404
+    assert Membership.objects.filter(organisation=cast["a"]).count() == 2
 
 
-def test_the_last_admin_stays(client, orgs):
-    client.force_login(orgs["admin_a"])
-    own = Membership.objects.get(user=orgs["admin_a"])
-    response = client.post(f"{page(orgs)}members/{own.pk}/", {"action": "remove"}, follow=True)
+def test_the_last_admin_stays(client, cast):
+    client.force_login(cast["admin_a"])
+    own = Membership.objects.get(user=cast["admin_a"])
+    response = client.post(f"{page(cast)}members/{own.pk}/", {"action": "remove"}, follow=True)
     assert "keeps at least one admin" in response.content.decode()
     assert Membership.objects.filter(pk=own.pk).exists()
 
 
-def test_a_membership_of_another_organisation_is_not_found_here(client, orgs):
-    client.force_login(orgs["admin_a"])
-    theirs = Membership.objects.get(user=orgs["member_b"])
-    assert client.post(f"{page(orgs)}members/{theirs.pk}/", {"action": "remove"}).status_code == 404
+def test_a_membership_of_another_organisation_is_not_found_here(client, cast):
+    client.force_login(cast["admin_a"])
+    theirs = Membership.objects.get(user=cast["member_b"])
+    assert client.post(f"{page(cast)}members/{theirs.pk}/", {"action": "remove"}).status_code == 404
 
 
 def test_the_local_demo_admin_can_upload_for_an_organisation(settings):
@@ -88,7 +88,7 @@ def test_the_local_demo_admin_can_upload_for_an_organisation(settings):
     assert admin.memberships.get().role == Membership.Role.ADMIN
 
 
-def test_an_organisation_name_that_reads_as_anothers_is_refused(orgs):
+def test_an_organisation_name_that_reads_as_anothers_is_refused(cast):
     from django.core.exceptions import ValidationError
 
     from accounts.models import Organisation
@@ -97,4 +97,4 @@ def test_an_organisation_name_that_reads_as_anothers_is_refused(orgs):
         with pytest.raises(ValidationError, match="reads as Globex"):
             Organisation(name=name, slug="new").full_clean()
     Organisation(name="Globe", slug="globe").full_clean()
-    orgs["b"].full_clean()  # its own name is no clash
+    cast["b"].full_clean()  # its own name is no clash

@@ -37,16 +37,16 @@ def test_upload_needs_a_login(client, rounds):
     )
 
 
-def test_a_submitter_who_is_not_staff_can_log_in(client, users):
+def test_a_submitter_who_is_not_staff_can_log_in(client, cast):
     response = client.post(
-        "/accounts/login/?next=/submissions/upload/", {"username": "owner", "password": "pw"}
+        "/accounts/login/?next=/submissions/upload/", {"username": "member_a", "password": "pw"}
     )
     assert response.status_code == 302 and response["Location"] == "/submissions/upload/"
     assert client.get("/submissions/upload/").status_code == 200
 
 
-def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, users, tmp_path):
-    client.force_login(users["owner"])
+def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, cast, tmp_path):
+    client.force_login(cast["member_a"])
     data = bundle_bytes(tmp_path)
     response = client.post(
         "/submissions/upload/",
@@ -57,7 +57,7 @@ def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, users
     )
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/submissions/{submission.uid}/"
-    assert submission.uploaded_by == users["owner"] and submission.size == len(data)
+    assert submission.uploaded_by == cast["member_a"] and submission.size == len(data)
     page = client.get(response["Location"]).content.decode()
     assert "Valid" in page and "checked 5 of 5 runs" in page
     progress = client.get(f"/submissions/{submission.uid}/progress.json").json()
@@ -74,8 +74,8 @@ def test_upload_creates_a_submission_and_shows_its_outcome(client, rounds, users
     }
 
 
-def test_the_upload_form_says_what_a_wrong_file_is(client, rounds, users):
-    client.force_login(users["owner"])
+def test_the_upload_form_says_what_a_wrong_file_is(client, rounds, cast):
+    client.force_login(cast["member_a"])
     response = client.post(
         "/submissions/upload/",
         {
@@ -88,18 +88,18 @@ def test_the_upload_form_says_what_a_wrong_file_is(client, rounds, users):
     assert not Submission.objects.exists()
 
 
-def test_others_cannot_see_a_submission_but_reviewers_can(client, rounds, users, tmp_path):
-    client.force_login(users["owner"])
+def test_others_cannot_see_a_submission_but_reviewers_can(client, rounds, cast, tmp_path):
+    client.force_login(cast["member_a"])
     client.post(
         "/submissions/upload/",
         {"round": "training-v5.1", "bundle": SimpleUploadedFile("a.tgz", bundle_bytes(tmp_path))},
     )
     uid = Submission.objects.get().uid
-    client.force_login(users["outsider"])
+    client.force_login(cast["member_b"])
     assert client.get(f"/submissions/{uid}/").status_code == 404  # as if it were not there
     assert client.get(f"/submissions/{uid}/progress.json").status_code == 404
     assert "a.tgz" not in client.get("/submissions/").content.decode()
-    client.force_login(users["reviewer"])
+    client.force_login(cast["staff"])
     assert client.get(f"/submissions/{uid}/").status_code == 200
 
 

@@ -240,7 +240,7 @@ class World:
     removed_token: str = ""
 
 
-def _build(orgs) -> World:
+def _build(cast) -> World:
     from leaderboard.rounds import load_round
 
     round_ = load_round(
@@ -254,15 +254,15 @@ def _build(orgs) -> World:
             ],
         }
     )
-    round_.reviewers.add(orgs["reviewer"])
+    round_.reviewers.add(cast["reviewer"])
     world = World(round_, {}, {}, {})
-    for owner, org, member in (("a", orgs["a"], "member_a"), ("b", orgs["b"], "member_b")):
+    for owner, org, member in (("a", cast["a"], "member_a"), ("b", cast["b"], "member_b")):
         submitter, _ = Submitter.objects.get_or_create(name=org.name)
         submission = Submission.objects.create(
             round=round_,
             submitter=submitter,
             organisation=org,
-            uploaded_by=orgs[member],
+            uploaded_by=cast[member],
             bundle=f"bundles/{owner}.tgz",
             original_name=f"{MARKERS[owner][1]}.tgz",
             sha256=owner * 64,
@@ -319,25 +319,25 @@ def _build(orgs) -> World:
             line=1,
             message=MARKERS[owner][2],
         )
-    _non_submitters(round_, orgs, world)
-    _invitations(orgs)
-    _removed_member(round_, orgs, world)
+    _non_submitters(round_, cast, world)
+    _invitations(cast)
+    _removed_member(round_, cast, world)
     return world
 
 
-def _invitations(orgs) -> None:
+def _invitations(cast) -> None:
     """invited_a has an invitation to Acme, not accepted; Acme's admin tried to draft the round's
     reviewer too (refused: the reviewer must stay free to decide objections against Acme)."""
     from django.contrib.auth import get_user_model
 
     from accounts import members
 
-    orgs["invited_a"] = get_user_model().objects.create_user("invited_a", password="pw")
-    assert members.invite(orgs["admin_a"], orgs["a"], "invited_a", "member") is not None
-    assert members.invite(orgs["admin_a"], orgs["a"], "reviewer", "admin") is None
+    cast["invited_a"] = get_user_model().objects.create_user("invited_a", password="pw")
+    assert members.invite(cast["admin_a"], cast["a"], "invited_a", "member") is not None
+    assert members.invite(cast["admin_a"], cast["a"], "reviewer", "admin") is None
 
 
-def _removed_member(round_: Round, orgs, world: World) -> None:
+def _removed_member(round_: Round, cast, world: World) -> None:
     """removed_a opened an upload for Acme, then was removed from Acme; the upload stays open."""
     from django.contrib.auth import get_user_model
 
@@ -345,16 +345,16 @@ def _removed_member(round_: Round, orgs, world: World) -> None:
     from accounts.models import Membership
     from submissions.models import Upload
 
-    user = orgs["removed_a"] = get_user_model().objects.create_user("removed_a", password="pw")
-    membership = Membership.objects.create(user=user, organisation=orgs["a"])
+    user = cast["removed_a"] = get_user_model().objects.create_user("removed_a", password="pw")
+    membership = Membership.objects.create(user=user, organisation=cast["a"])
     world.upload = Upload.objects.create(
-        round=round_, uploaded_by=user, organisation=orgs["a"], name="late.tgz", size=10
+        round=round_, uploaded_by=user, organisation=cast["a"], name="late.tgz", size=10
     )
     membership.delete()
     world.removed_token = tokens.issue(user, "ci")[1]
 
 
-def _non_submitters(round_: Round, orgs, world: World) -> None:
+def _non_submitters(round_: Round, cast, world: World) -> None:
     """F (Initech) and X (Umbrella), each with a member and one submission that does not count."""
     from django.contrib.auth import get_user_model
 
@@ -365,12 +365,12 @@ def _non_submitters(round_: Round, orgs, world: World) -> None:
         ("member_x", "x", "Umbrella", Submission.Status.WITHDRAWN),
     ):
         organisation = Organisation.objects.create(name=org)
-        orgs[role] = get_user_model().objects.create_user(role, password="pw")
-        Membership.objects.create(user=orgs[role], organisation=organisation)
+        cast[role] = get_user_model().objects.create_user(role, password="pw")
+        Membership.objects.create(user=cast[role], organisation=organisation)
         world.submissions[owner] = Submission.objects.create(
             round=round_,
             organisation=organisation,
-            uploaded_by=orgs[role],
+            uploaded_by=cast[role],
             bundle=f"bundles/{owner}.tgz",
             original_name=f"{MARKERS[owner][0]}.tgz",
             sha256=owner * 64,
@@ -379,7 +379,7 @@ def _non_submitters(round_: Round, orgs, world: World) -> None:
         )
 
 
-def _set_phase(world: World, phase: str, orgs) -> None:
+def _set_phase(world: World, phase: str, cast) -> None:
     """The round's calendar around the real clock (the live server reads it), and what each phase
     brings: an objection in review, publication at the end."""
     from submissions.review import objections as review
@@ -404,7 +404,7 @@ def _set_phase(world: World, phase: str, orgs) -> None:
         return
     if phase == "review":
         world.objection = review.file_objection(
-            orgs["member_b"],
+            cast["member_b"],
             world.submissions["a"],
             system_key="a-sys",
             benchmark_key=BENCHMARK,
@@ -414,11 +414,11 @@ def _set_phase(world: World, phase: str, orgs) -> None:
         return
     # Published: the objection was filed in review (then answered and decided), and the round went
     # public at its minute.
-    world.objection = _objection_filed_in_review(world, orgs)
+    world.objection = _objection_filed_in_review(world, cast)
     _publish(world.round)
 
 
-def _objection_filed_in_review(world: World, orgs):
+def _objection_filed_in_review(world: World, cast):
     from submissions.review.models import Objection
 
     return Objection.objects.create(
@@ -426,14 +426,14 @@ def _objection_filed_in_review(world: World, orgs):
         submission=world.submissions["a"],
         system=world.systems["a"],
         result=world.results["a"],
-        from_organisation=orgs["b"],
-        against_organisation=orgs["a"],
-        filed_by=orgs["member_b"],
+        from_organisation=cast["b"],
+        against_organisation=cast["a"],
+        filed_by=cast["member_b"],
         rule="5.1 closed division: hyperparameters",
         comment=MARKERS["objection"][0],
         status=Objection.Status.DECIDED,
         decision=Objection.Decision.ACCEPTED,
-        decided_by=orgs["reviewer"],
+        decided_by=cast["reviewer"],
         decided_at=timezone.now(),
     )
 
@@ -498,7 +498,7 @@ def _targets(name: str, row: Row, world: World) -> list[tuple[str, str | None]]:
     return out
 
 
-def _sessions(live_server, orgs) -> dict:
+def _sessions(live_server, cast) -> dict:
     from django.test import Client
 
     sessions = {}
@@ -506,7 +506,7 @@ def _sessions(live_server, orgs) -> dict:
         session = requests.Session()
         if role != "anonymous":
             client = Client()
-            client.force_login(orgs[role])
+            client.force_login(cast[role])
             session.cookies.set("sessionid", client.cookies["sessionid"].value)
         sessions[role] = session
     return sessions
@@ -634,10 +634,10 @@ def _must_show(base, sessions, world, phase) -> list[str]:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("phase", PHASES)
-def test_who_sees_what(phase, live_server, orgs):
-    world = _build(orgs)
-    _set_phase(world, phase, orgs)
-    sessions = _sessions(live_server, orgs)
+def test_who_sees_what(phase, live_server, cast):
+    world = _build(cast)
+    _set_phase(world, phase, cast)
+    sessions = _sessions(live_server, cast)
     base = live_server.url
     problems = []
     for name, row in ROWS.items():

@@ -145,7 +145,7 @@ def portal_submit(installed, url, token, bundle, *args):
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
 def test_a_connection_dropped_mid_chunk_is_resumed_and_the_valid_report_exits_0(
-    installed, gunicorn, rounds, users, tmp_path
+    installed, gunicorn, rounds, cast, tmp_path
 ):
     bundle = tmp_path / "acme.tgz"
     bundle.write_bytes(bundle_bytes(tmp_path))
@@ -154,7 +154,7 @@ def test_a_connection_dropped_mid_chunk_is_resumed_and_the_valid_report_exits_0(
         done = portal_submit(
             installed,
             proxy.url,
-            ApiToken.create(users["owner"], "ci")[1],
+            ApiToken.create(cast["member_a"], "ci")[1],
             bundle,
             "--wait",
             "--chunk-mb",
@@ -177,7 +177,7 @@ def test_a_connection_dropped_mid_chunk_is_resumed_and_the_valid_report_exits_0(
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
-def test_blocking_findings_exit_1_and_are_printed(installed, gunicorn, rounds, users, tmp_path):
+def test_blocking_findings_exit_1_and_are_printed(installed, gunicorn, rounds, cast, tmp_path):
     root = write_bundle(
         tmp_path / "Acme",
         "Acme",
@@ -192,7 +192,7 @@ def test_blocking_findings_exit_1_and_are_printed(installed, gunicorn, rounds, u
     done = portal_submit(
         installed,
         gunicorn,
-        ApiToken.create(users["owner"], "ci")[1],
+        ApiToken.create(cast["member_a"], "ci")[1],
         bundle,
         "--wait",
         "--poll",
@@ -209,12 +209,12 @@ def test_blocking_findings_exit_1_and_are_printed(installed, gunicorn, rounds, u
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
-def test_a_refused_upload_exits_2_with_the_reason(installed, gunicorn, rounds, users, tmp_path):
+def test_a_refused_upload_exits_2_with_the_reason(installed, gunicorn, rounds, cast, tmp_path):
     bundle = tmp_path / "acme.tgz"
     bundle.write_bytes(b"not really")
     done = portal_submit(installed, gunicorn, "not-a-token", bundle)
     assert done.returncode == 2 and "refused: HTTP 401" in done.stderr
-    done = portal_submit(installed, gunicorn, ApiToken.create(users["reviewer"], "ci")[1], bundle)
+    done = portal_submit(installed, gunicorn, ApiToken.create(cast["staff"], "ci")[1], bundle)
     assert done.returncode == 2 and "member of none" in done.stderr
     assert not Submission.objects.exists()
 

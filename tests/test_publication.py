@@ -75,10 +75,10 @@ def test_one_held_result_does_not_hold_back_the_others(rounds, tmp_path):
 
 
 def test_the_submission_page_counts_the_publishable_results_and_lists_the_held_one(
-    client, rounds, users, tmp_path
+    client, rounds, cast, tmp_path
 ):
     submission, _ = ingest(acme(tmp_path))
-    client.force_login(users["reviewer"])
+    client.force_login(cast["staff"])
     page = client.get(f"/submissions/{submission.uid}/").content.decode()
     assert "3 of 4 results can be published; 1 held by a blocking finding." in page
     held = page[page.index('id="held"') : page.index("</table>", page.index('id="held"'))]

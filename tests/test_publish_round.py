@@ -20,10 +20,10 @@ MINUTE = timedelta(minutes=1)
 
 
 @pytest.fixture
-def live(rounds, orgs):
+def live(rounds, cast):
     round_ = set_phase(rounds["training-v5.1"], "review")
-    acme = checked_submission(round_, orgs["a"], "Acme")
-    globex = checked_submission(round_, orgs["b"], "Globex", "beta")
+    acme = checked_submission(round_, cast["a"], "Acme")
+    globex = checked_submission(round_, cast["b"], "Globex", "beta")
     return round_, acme, globex
 
 
@@ -67,20 +67,20 @@ def test_publishing_twice_changes_nothing(live):
     assert AuditEvent.objects.filter(action="round.published").count() == 1
 
 
-def test_staff_publishing_early_lifts_the_embargo_then(live, orgs):
+def test_staff_publishing_early_lifts_the_embargo_then(live, cast):
     round_, _, _ = live
     now = timezone.now()
-    publish_round(round_, actor=orgs["staff"], now=now)
+    publish_round(round_, actor=cast["staff"], now=now)
     round_.refresh_from_db()
     assert round_.publish_at == now
     assert public.results().filter(system__round=round_).count() == 2
-    assert AuditEvent.objects.get(action="round.published").actor == orgs["staff"]
+    assert AuditEvent.objects.get(action="round.published").actor == cast["staff"]
 
 
-def test_only_each_organisations_final_submission_goes_public(live, orgs):
+def test_only_each_organisations_final_submission_goes_public(live, cast):
     round_, acme, globex = live
-    later = checked_submission(round_, orgs["a"], "Acme", "gamma")
-    withdrawn = checked_submission(round_, orgs["b"], "Globex", "delta")
+    later = checked_submission(round_, cast["a"], "Acme", "gamma")
+    withdrawn = checked_submission(round_, cast["b"], "Globex", "delta")
     Submission.objects.filter(pk=withdrawn.pk).update(status=Submission.Status.WITHDRAWN)
     assert {s.pk for s in final_submissions(round_)} == {later.pk, globex.pk}
     publish_round(round_)  # now, by staff
@@ -90,9 +90,9 @@ def test_only_each_organisations_final_submission_goes_public(live, orgs):
     assert public_keys == {"gamma", "beta"}
 
 
-def test_a_final_submission_still_being_checked_publishes_nothing_of_its_organisation(live, orgs):
+def test_a_final_submission_still_being_checked_publishes_nothing_of_its_organisation(live, cast):
     round_, acme, globex = live
-    checking = checked_submission(round_, orgs["a"], "Acme", "gamma")
+    checking = checked_submission(round_, cast["a"], "Acme", "gamma")
     Submission.objects.filter(pk=checking.pk).update(status=Submission.Status.CHECKING)
     assert {s.pk for s in final_submissions(round_)} == {globex.pk}
 
@@ -115,14 +115,14 @@ def test_a_held_result_stays_unpublished(live):
     assert not Result.objects.get(system__submission=acme).published
 
 
-def test_staff_publish_from_the_rounds_page_others_cannot(client, live, orgs):
+def test_staff_publish_from_the_rounds_page_others_cannot(client, live, cast):
     round_, _, _ = live
-    client.force_login(orgs["member_a"])
+    client.force_login(cast["member_a"])
     response = client.post("/submissions/rounds/training-v5.1/publish/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     round_.refresh_from_db()
     assert round_.published_at is None
-    client.force_login(orgs["staff"])
+    client.force_login(cast["staff"])
     assert "Publish now" in client.get("/submissions/rounds/").content.decode()
     client.post("/submissions/rounds/training-v5.1/publish/")
     round_.refresh_from_db()

@@ -255,7 +255,7 @@ def test_the_result_page_says_what_the_check_waits_for_and_then_its_verdict(clie
 
 
 @pytest.mark.django_db
-def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, users):
+def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, cast):
     public_check = jobs.plan(make.llama31_result(v51), reason="finalize")
     hidden = jobs.plan(make.llama31_result(v51, published=False), reason="finalize")
     jobs.heartbeat(H100_AGENT)
@@ -265,7 +265,7 @@ def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, users
     assert body["results"][0]["result"]["benchmark"] == "llama31_8b"
     assert client.get(f"/api/v1/reference-checks/{hidden.uid}/").status_code == 404
     assert client.get("/api/v1/agents/").status_code in (401, 403)
-    client.force_login(users["reviewer"])
+    client.force_login(cast["staff"])
     assert client.get(f"/api/v1/reference-checks/{hidden.uid}/").status_code == 200
     agents = client.get("/api/v1/agents/").json()["results"]
     assert [(a["hostname"], a["online"], a["family"]) for a in agents] == [
@@ -278,13 +278,13 @@ def test_the_api_lists_public_checks_and_staff_see_the_agents(client, v51, users
 
 
 @pytest.mark.django_db
-def test_staff_ask_the_api_for_a_check_of_any_result(client, v51, users):
+def test_staff_ask_the_api_for_a_check_of_any_result(client, v51, cast):
     result = make.llama31_result(v51)
     asked = {"result": str(result.uid), "any_agent": True}
     assert client.post("/api/v1/reference-checks/", asked).status_code in (401, 403)
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     assert client.post("/api/v1/reference-checks/", asked).status_code == 403
-    client.force_login(users["reviewer"])
+    client.force_login(cast["staff"])
     body = client.post("/api/v1/reference-checks/", asked, content_type="application/json").json()
     assert (body["queue"], body["any_agent"], body["state"]) == ("gpu", True, "queued")
     for bad in ({"result": str(uuid.uuid4())}, {"result": "x"}, {}):
@@ -310,31 +310,31 @@ def test_each_step_of_a_check_is_in_the_audit_log(v51, settings):
 
 
 @pytest.mark.django_db
-def test_the_agents_page_is_for_staff(client, users, v51):
+def test_the_agents_page_is_for_staff(client, cast, v51):
     jobs.heartbeat(H100_AGENT)
     Agent.objects.create(hostname="gone", last_seen=timezone.now() - timedelta(days=1))
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     assert client.get("/agents/").status_code == 302  # to the admin's login
-    client.force_login(users["reviewer"])
+    client.force_login(cast["staff"])
     html = client.get("/agents/").content.decode()
     assert "1 of 2 agents online" in html and "gpu-host-1" in html and "offline" in html
 
 
 @pytest.mark.django_db
-def test_staff_send_a_check_to_any_agent_from_the_submission_page(client, users, v51):
+def test_staff_send_a_check_to_any_agent_from_the_submission_page(client, cast, v51):
     result = make.llama31_result(v51)
     submission = result.system.submission
-    client.force_login(users["reviewer"])
+    client.force_login(cast["staff"])
     url = f"/submissions/{submission.uid}/reference-checks/"
     form = {"result": str(result.uid), "to": "any"}
     assert client.post(url, form).status_code == 302
     check = ReferenceCheck.objects.get(result=result)
-    assert (check.queue, check.any_agent, check.requested_by) == ("gpu", True, users["reviewer"])
+    assert (check.queue, check.any_agent, check.requested_by) == ("gpu", True, cast["staff"])
     html = client.get(f"/submissions/{submission.uid}/").content.decode()
     assert "waiting for any agent" in html
     for bad in ({"result": "nope"}, {"result": str(uuid.uuid4())}, {}):
         assert client.post(url, bad).status_code == 302
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     assert client.post(url, form).status_code == 302 and ReferenceCheck.objects.count() == 1
 
 

@@ -105,7 +105,7 @@ def _check(check):
     return check
 
 
-def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, users, settings):
+def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, cast, settings):
     settings.REFCHECK_MAX_SECONDS = 2.0  # a short window: the agents would time 100 s
     result = make.llama31_result(rounds["training-v5.1"])
     [planned] = jobs.plan_for_submission(result.system.submission_id)  # as finalize does
@@ -123,7 +123,7 @@ def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, us
     assert waiting == "waiting for an agent with NVIDIA H100"
 
     started = time.monotonic()
-    check = jobs.send_to_any_agent(result, users["reviewer"])
+    check = jobs.send_to_any_agent(result, cast["staff"])
     until(lambda: _check(check).is_final, 120, "no answer stored", agent)
     elapsed = time.monotonic() - started
     assert (check.state, check.verdict) == (State.DONE, Verdict.CPU), check.message
@@ -141,7 +141,7 @@ def test_a_closed_result_is_measured_on_an_agent_and_judged(services, rounds, us
     assert _check(planned).state == State.QUEUED  # still waiting for an H100
 
     # The path's own cost per job, on the now warm agent: queued to stored, less the probe's time.
-    again = jobs.send_to_any_agent(result, users["reviewer"])
+    again = jobs.send_to_any_agent(result, cast["staff"])
     until(lambda: _check(again).is_final, 60, "no answer stored", agent)
     total = (again.finished_at - again.created_at).total_seconds()
     overhead = total - again.measurement["probe_seconds"]

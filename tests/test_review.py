@@ -70,12 +70,12 @@ def _submission(round_, org, user, systems=("sys",)) -> Submission:
 
 
 @pytest.fixture
-def live(orgs):
+def live(cast):
     round_ = _round()
-    round_.reviewers.add(orgs["reviewer"])
-    a = _submission(round_, orgs["a"], orgs["member_a"], systems=("a1", "a2"))
-    b = _submission(round_, orgs["b"], orgs["member_b"])
-    return {**orgs, "round": round_, "sub_a": a, "sub_b": b}
+    round_.reviewers.add(cast["reviewer"])
+    a = _submission(round_, cast["a"], cast["member_a"], systems=("a1", "a2"))
+    b = _submission(round_, cast["b"], cast["member_b"])
+    return {**cast, "round": round_, "sub_a": a, "sub_b": b}
 
 
 def _object(live, user="member_b", against="a", **fields):

@@ -61,12 +61,12 @@ def test_the_shipped_history_rounds_have_no_calendar(rounds):
 
 
 @pytest.mark.django_db
-def test_staff_edit_the_calendar_and_reviewers_in_the_admin_audited(client, rounds, orgs):
+def test_staff_edit_the_calendar_and_reviewers_in_the_admin_audited(client, rounds, cast):
     from audit.models import AuditEvent
 
-    orgs["staff"].is_superuser = True
-    orgs["staff"].save()
-    client.force_login(orgs["staff"])
+    cast["staff"].is_superuser = True
+    cast["staff"].save()
+    client.force_login(cast["staff"])
     url = f"/admin/leaderboard/round/{rounds['training-v5.1'].pk}/change/"
     form = client.get(url).context["adminform"].form
     data = {k: v for k, v in form.initial.items() if v is not None and not isinstance(v, list)}
@@ -75,7 +75,7 @@ def test_staff_edit_the_calendar_and_reviewers_in_the_admin_audited(client, roun
             "deadline_at_0": "2025-05-02",
             "deadline_at_1": "17:00:00",
             "grace_minutes": "30",
-            "reviewers": [orgs["reviewer"].pk],
+            "reviewers": [cast["reviewer"].pk],
             "blocking_rules": "[]",
             "benchmarks-TOTAL_FORMS": "0",
             "benchmarks-INITIAL_FORMS": "0",
@@ -88,9 +88,9 @@ def test_staff_edit_the_calendar_and_reviewers_in_the_admin_audited(client, roun
     round_ = Round.objects.get(key="training-v5.1")
     assert round_.deadline_at == DEADLINE and round_.grace_minutes == 30
     assert sorted(round_.calendar_edited) == ["deadline_at", "grace_minutes"]
-    assert list(round_.reviewers.all()) == [orgs["reviewer"]]
+    assert list(round_.reviewers.all()) == [cast["reviewer"]]
     changed = AuditEvent.objects.get(action="round.calendar_changed")
-    assert changed.actor == orgs["staff"] and set(changed.details["changes"]) == {
+    assert changed.actor == cast["staff"] and set(changed.details["changes"]) == {
         "deadline_at",
         "grace_minutes",
     }

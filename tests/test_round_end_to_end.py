@@ -96,24 +96,24 @@ def _api(client, user, path, data):
 
 
 def test_a_round_from_uploads_through_review_to_publication(
-    worker, media, orgs, client, tmp_path, django_user_model
+    worker, media, cast, client, tmp_path, django_user_model
 ):
     from accounts.models import Membership, Organisation
     from submissions.checking.pipeline.publication import publish_due_rounds
 
     round_ = _round()
-    round_.reviewers.add(orgs["reviewer"])
+    round_.reviewers.add(cast["reviewer"])
     initech = Organisation.objects.create(name="Initech")
     member_c = django_user_model.objects.create_user("member_c", password="pw")
     Membership.objects.create(user=member_c, organisation=initech)
 
     # Three organisations upload while the round is open.
-    a = _upload(client, orgs["member_a"], round_, _bundle(tmp_path, "Acme", "anvil", [50, 52, 51]))
+    a = _upload(client, cast["member_a"], round_, _bundle(tmp_path, "Acme", "anvil", [50, 52, 51]))
     b = _upload(
-        client, orgs["member_b"], round_, _bundle(tmp_path, "Globex", "globe", [60, 61, 62])
+        client, cast["member_b"], round_, _bundle(tmp_path, "Globex", "globe", [60, 61, 62])
     )
     c = _upload(client, member_c, round_, _bundle(tmp_path, "Initech", "tps", [70, 71, 72]))
-    assert (a.organisation, b.organisation, c.organisation) == (orgs["a"], orgs["b"], initech)
+    assert (a.organisation, b.organisation, c.organisation) == (cast["a"], cast["b"], initech)
     for submission in _wait_final(a, b, c):
         assert submission.status == Submission.Status.VALID, submission.message
 
@@ -122,7 +122,7 @@ def test_a_round_from_uploads_through_review_to_publication(
     Round.objects.filter(pk=round_.pk).update(deadline_at=timezone.now() - timedelta(minutes=1))
     filed = _api(
         client,
-        orgs["member_b"],
+        cast["member_b"],
         "",
         {
             "submission": str(a.uid),
@@ -136,27 +136,27 @@ def test_a_round_from_uploads_through_review_to_publication(
     )
     assert filed.status_code == 201, filed.content
     uid = filed.json()["uid"]
-    assert _api(client, orgs["member_a"], f"{uid}/reply/", {"text": "We rerun."}).status_code == 200
+    assert _api(client, cast["member_a"], f"{uid}/reply/", {"text": "We rerun."}).status_code == 200
     decided = _api(
-        client, orgs["reviewer"], f"{uid}/decide/", {"decision": "fix_required", "note": "Rerun."}
+        client, cast["reviewer"], f"{uid}/decide/", {"decision": "fix_required", "note": "Rerun."}
     )
     assert decided.json()["status"] == "fix_required", decided.content
 
     # During review only the organisation asked for a fix uploads; its upload answers the objection.
-    client.force_login(orgs["member_b"])
+    client.force_login(cast["member_b"])
     refused = client.post(
         "/submissions/upload/",
         {"round": round_.key, "bundle": _file(_bundle(tmp_path, "Globex", "globe", [59, 60, 61]))},
     )
     assert refused.status_code == 403 and "deadline" in refused.content.decode()
     fix = _upload(
-        client, orgs["member_a"], round_, _bundle(tmp_path, "Acme", "anvil", [53, 54, 55])
+        client, cast["member_a"], round_, _bundle(tmp_path, "Acme", "anvil", [53, 54, 55])
     )
     objection = Objection.objects.get(uid=uid)
     assert objection.status == Objection.Status.FIXED and objection.fix == fix
     (fix,) = _wait_final(fix)
     assert fix.status == Submission.Status.VALID, fix.message
-    accepted = _api(client, orgs["reviewer"], f"{uid}/decide/", {"decision": "accepted"})
+    accepted = _api(client, cast["reviewer"], f"{uid}/decide/", {"decision": "accepted"})
     assert accepted.json()["status"] == "decided", accepted.content
 
     # Publication at the set minute, and not before: a minute earlier publishes nothing and the

@@ -15,7 +15,7 @@ EXAMPLES = 5  # per operation and per client
 
 
 @pytest.fixture
-def catalogue(rounds, orgs):
+def catalogue(rounds, cast):
     """Published results with public ids and runs, one with findings, one not scored, one unpublished
     of organisation A, and a price line: every serializer path has something to say."""
     v51 = rounds["training-v5.1"]
@@ -33,10 +33,10 @@ def catalogue(rounds, orgs):
     return v51
 
 
-def _clients(orgs):
+def _clients(cast):
     from accounts.tokens import issue
 
-    _, key = issue(orgs["member_a"], "schemathesis")
+    _, key = issue(cast["member_a"], "schemathesis")
     return {"anonymous": {}, "token": {"Authorization": f"Token {key}"}}
 
 
@@ -71,7 +71,7 @@ def _checker(operation, base_url: str, clients: dict):
     return check
 
 
-def test_every_operation_answers_as_its_schema_says(live_server, catalogue, orgs):
+def test_every_operation_answers_as_its_schema_says(live_server, catalogue, cast):
     schemathesis = pytest.importorskip("schemathesis")
 
     # A chunk of a resumable upload (tus) is raw bytes, as application/octet-stream is.
@@ -79,6 +79,6 @@ def test_every_operation_answers_as_its_schema_says(live_server, catalogue, orgs
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json")
     operations = [result.ok() for result in schema.get_all_operations()]
     assert any(op.path == "/api/v1/results/" for op in operations)
-    clients = _clients(orgs)
+    clients = _clients(cast)
     for operation in operations:
         _checker(operation, live_server.url, clients)()

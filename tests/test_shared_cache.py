@@ -72,11 +72,11 @@ def shared(server, settings):
 
 
 @pytest.fixture
-def live(shared, rounds, orgs):
+def live(shared, rounds, cast):
     """training-v5.1 in review, with a checked submission of Acme (system alpha) and of Globex (beta)."""
     round_ = set_phase(rounds["training-v5.1"], "review")
-    checked_submission(round_, orgs["a"], "Acme", "alpha")
-    checked_submission(round_, orgs["b"], "Globex", "beta")
+    checked_submission(round_, cast["a"], "Acme", "alpha")
+    checked_submission(round_, cast["b"], "Globex", "beta")
     # The server's processes may still trust a round of that key from an earlier test.
     forget_round(round_.key)
     return round_
@@ -132,7 +132,7 @@ def test_a_publication_in_another_process_shows_at_the_next_request_of_each(serv
     assert len(set(processes[-2:])) == 2  # the last two answers came from both processes
 
 
-def test_nothing_reaches_anonymous_readers_through_the_cache_before_the_minute(server, live, orgs):
+def test_nothing_reaches_anonymous_readers_through_the_cache_before_the_minute(server, live, cast):
     """The results and systems are marked published but the round's minute is an hour away (the
     embargo is read from the database's clock). Staff, who see them, ask every cached view of the
     round in both processes first; anonymous readers then get none of them, until the minute."""
@@ -141,7 +141,7 @@ def test_nothing_reaches_anonymous_readers_through_the_cache_before_the_minute(s
     live.publish_at = timezone.now() + timedelta(hours=1)
     live.save(update_fields=["publish_at"])
     client = Client()
-    client.force_login(orgs["staff"])
+    client.force_login(cast["staff"])
     staff = {"Cookie": f"sessionid={client.cookies['sessionid'].value}"}
     api = f"/api/v1/results/?round={live.key}"
     views = [

@@ -118,14 +118,14 @@ def bucket(s3_server, settings) -> Bucket:
 @pytest.mark.usefixtures("eager")
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_chunked_upload_ends_in_the_bucket_under_its_sha256_and_is_checked_from_there(
-    client, rounds, users, tmp_path, settings, bucket
+    client, rounds, cast, tmp_path, settings, bucket
 ):
     import requests
     from django.core.files.storage import default_storage
 
     data = bundle_bytes(tmp_path)
     sha = hashlib.sha256(data).hexdigest()
-    done = upload_whole(client, token_for(users["owner"]), data)
+    done = upload_whole(client, token_for(cast["member_a"]), data)
     assert done.status_code == 201, done.content
     submission = Submission.objects.get()
     assert submission.status == "valid", submission.message  # ingest read it from the bucket
@@ -144,10 +144,10 @@ def test_a_chunked_upload_ends_in_the_bucket_under_its_sha256_and_is_checked_fro
 
 @pytest.mark.django_db
 def test_the_same_bundle_twice_is_one_object_and_one_submission(
-    client, rounds, users, tmp_path, bucket
+    client, rounds, cast, tmp_path, bucket
 ):
     data = bundle_bytes(tmp_path)
-    owner = token_for(users["owner"])
+    owner = token_for(cast["member_a"])
     first, again = (
         upload_whole(client, owner, data),
         upload_whole(client, owner, data, name="b.tgz"),
@@ -158,20 +158,20 @@ def test_the_same_bundle_twice_is_one_object_and_one_submission(
     assert bucket.keys() == [key]  # b.tgz's copy, under another name, was dropped
     # The same bytes under the same name from another organisation: a submission of its own, and the object
     # already there is kept as it is (not sent again, nor deleted and written again under a reader's feet).
-    other = upload_whole(client, token_for(users["outsider"]), data)
+    other = upload_whole(client, token_for(cast["member_b"]), data)
     assert other.status_code == 201 and Submission.objects.count() == 2
     assert bucket.keys() == [key] and bucket.writes(key) == 1
 
 
 @pytest.mark.django_db
 def test_a_failed_bundle_past_its_retention_is_deleted_from_the_bucket(
-    client, rounds, users, tmp_path, bucket
+    client, rounds, cast, tmp_path, bucket
 ):
     from submissions.checking.pipeline.retention import purge_failed_bundles
     from submissions.checking.stored import bundle_files
 
     assert (
-        upload_whole(client, token_for(users["owner"]), bundle_bytes(tmp_path)).status_code == 201
+        upload_whole(client, token_for(cast["member_a"]), bundle_bytes(tmp_path)).status_code == 201
     )
     submission = Submission.objects.get()
     Submission.objects.filter(pk=submission.pk).update(

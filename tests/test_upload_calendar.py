@@ -31,21 +31,21 @@ def data(tmp_path):
     return bundle_bytes(tmp_path)
 
 
-def test_an_upload_before_opening_is_refused_with_the_date_and_time(client, rounds, orgs, data):
+def test_an_upload_before_opening_is_refused_with_the_date_and_time(client, rounds, cast, data):
     opens = timezone.now() + timedelta(days=2)
     Round.objects.filter(key="training-v5.1").update(opens_at=opens)
-    client.force_login(orgs["member_a"])
+    client.force_login(cast["member_a"])
     response = upload(client, data)
     assert response.status_code == 403
     assert f"Uploads to Training v5.1 open on {when(opens)}." in response.content.decode()
     assert not Submission.objects.exists()
     event = AuditEvent.objects.get(action="submission.refused")
-    assert event.actor == orgs["member_a"] and event.organisation == "Acme"
+    assert event.actor == cast["member_a"] and event.organisation == "Acme"
 
 
-def test_an_upload_after_the_deadline_is_refused_during_review(client, rounds, orgs, data):
+def test_an_upload_after_the_deadline_is_refused_during_review(client, rounds, cast, data):
     round_ = set_phase(rounds["training-v5.1"], "review")
-    client.force_login(orgs["member_a"])
+    client.force_login(cast["member_a"])
     response = upload(client, data)
     text = response.content.decode()
     assert response.status_code == 403
@@ -54,49 +54,49 @@ def test_an_upload_after_the_deadline_is_refused_during_review(client, rounds, o
     assert not Submission.objects.exists()
 
 
-def test_an_upload_while_open_is_taken_for_the_users_organisation(client, rounds, orgs, data):
+def test_an_upload_while_open_is_taken_for_the_users_organisation(client, rounds, cast, data):
     set_phase(rounds["training-v5.1"], "open")
-    client.force_login(orgs["member_a"])
+    client.force_login(cast["member_a"])
     response = upload(client, data)
     submission = Submission.objects.get()
-    assert response.status_code == 302 and submission.organisation == orgs["a"]
+    assert response.status_code == 302 and submission.organisation == cast["a"]
     event = AuditEvent.objects.get(action="submission.uploaded")
     assert event.object_uid == str(submission.uid) and event.details["sha256"] == submission.sha256
 
 
-def test_a_user_uploads_only_for_their_own_organisation(client, rounds, orgs, data):
-    client.force_login(orgs["member_a"])
-    response = upload(client, data, organisation=orgs["b"].slug)
+def test_a_user_uploads_only_for_their_own_organisation(client, rounds, cast, data):
+    client.force_login(cast["member_a"])
+    response = upload(client, data, organisation=cast["b"].slug)
     assert response.status_code == 200 and not Submission.objects.exists()
     assert "Select a valid choice" in response.content.decode()
 
 
-def test_a_member_of_two_organisations_chooses(client, rounds, orgs, data):
+def test_a_member_of_two_organisations_chooses(client, rounds, cast, data):
     from accounts.models import Membership
 
-    Membership.objects.create(user=orgs["member_a"], organisation=orgs["b"])
-    client.force_login(orgs["member_a"])
+    Membership.objects.create(user=cast["member_a"], organisation=cast["b"])
+    client.force_login(cast["member_a"])
     page = client.get(UPLOAD).content.decode()
     assert "Acme" in page and "Globex" in page
     assert "Choose the organisation" in upload(client, data).content.decode()
-    upload(client, data, organisation=orgs["b"].slug)
-    assert Submission.objects.get().organisation == orgs["b"]
+    upload(client, data, organisation=cast["b"].slug)
+    assert Submission.objects.get().organisation == cast["b"]
 
 
-def test_a_user_of_no_organisation_is_told_why_they_cannot_upload(client, rounds, orgs, data):
-    client.force_login(orgs["outsider"])
+def test_a_user_of_no_organisation_is_told_why_they_cannot_upload(client, rounds, cast, data):
+    client.force_login(cast["outsider"])
     response = upload(client, data)
     assert "you are a member of none" in response.content.decode()
     assert not Submission.objects.exists()
 
 
-def test_a_bundle_of_another_registered_organisation_is_not_recorded(rounds, orgs, tmp_path):
+def test_a_bundle_of_another_registered_organisation_is_not_recorded(rounds, cast, tmp_path):
     from submissions.checking.pipeline import ingest
     from submissions.intake.submit import submit
 
     globex = bundle_bytes(tmp_path, org="Globex")
     submission, _ = submit(
-        rounds["training-v5.1"], [globex], "g.tgz", user=orgs["member_a"], organisation=orgs["a"]
+        rounds["training-v5.1"], [globex], "g.tgz", user=cast["member_a"], organisation=cast["a"]
     )
     ingest(submission.pk)
     submission.refresh_from_db()
@@ -107,7 +107,7 @@ def test_a_bundle_of_another_registered_organisation_is_not_recorded(rounds, org
     assert not submission.systems.exists()
 
 
-def test_a_bundle_of_its_own_or_an_unregistered_organisation_is_recorded(rounds, orgs, tmp_path):
+def test_a_bundle_of_its_own_or_an_unregistered_organisation_is_recorded(rounds, cast, tmp_path):
     from submissions.checking.pipeline import ingest
     from submissions.intake.submit import submit
 
@@ -117,8 +117,8 @@ def test_a_bundle_of_its_own_or_an_unregistered_organisation_is_recorded(rounds,
             rounds["training-v5.1"],
             [data],
             f"{org}.tgz",
-            user=orgs["member_a"],
-            organisation=orgs["a"],
+            user=cast["member_a"],
+            organisation=cast["a"],
         )
         ingest(submission.pk)
         submission.refresh_from_db()
@@ -134,8 +134,8 @@ def offered_rounds(client):
     return re.findall(r'<option value="([^"]+)"', select), html
 
 
-def test_the_form_offers_the_rounds_open_for_submission_and_history_to_staff(client, rounds, orgs):
-    client.force_login(orgs["member_a"])
+def test_the_form_offers_the_rounds_open_for_submission_and_history_to_staff(client, rounds, cast):
+    client.force_login(cast["member_a"])
     # v5.1 has no calendar and is not imported history: it takes uploads at any time. The imported
     # history rounds (v0.5 ...) are not offered to members.
     assert offered_rounds(client)[0] == ["training-v5.1"]
@@ -147,7 +147,7 @@ def test_the_form_offers_the_rounds_open_for_submission_and_history_to_staff(cli
     set_phase(rounds["training-v5.1"], "published")
     offered, html = offered_rounds(client)
     assert offered == [] and "No round is open for submission now." in html
-    staff = orgs["member_a"]
+    staff = cast["member_a"]
     staff.is_staff = True
     staff.save()
     offered, html = offered_rounds(client)  # staff import history: those rounds are offered to them

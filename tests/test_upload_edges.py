@@ -33,11 +33,11 @@ def files_under(folder) -> list[Path]:
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_250_character_unicode_name_uploads_and_is_stored_under_a_short_ascii_name(
-    client, rounds, users, tmp_path
+    client, rounds, cast, tmp_path
 ):
     name = ("résultats-日本語-Ωmega " * 20)[:243] + ".tar.gz"
     assert len(name) == 250 and len(name.encode()) > 255
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     response = upload(client, name, bundle_bytes(tmp_path))
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/submissions/{submission.uid}/"
@@ -49,9 +49,9 @@ def test_a_250_character_unicode_name_uploads_and_is_stored_under_a_short_ascii_
 
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
-def test_quotes_and_markup_in_a_name_are_shown_as_text(client, rounds, users, tmp_path):
+def test_quotes_and_markup_in_a_name_are_shown_as_text(client, rounds, cast, tmp_path):
     name = """it's "<b>bold" & more.tgz"""
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     response = upload(client, name, bundle_bytes(tmp_path))
     assert response.status_code == 302
     submission = Submission.objects.get()
@@ -77,13 +77,13 @@ def test_display_names_lose_control_and_format_characters_and_keep_their_extensi
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_an_upload_past_the_limit_is_refused_with_the_limit_named_and_nothing_kept(
-    client, rounds, users, tmp_path, settings
+    client, rounds, cast, tmp_path, settings
 ):
     data = bundle_bytes(tmp_path)
     settings.UPLOAD_MAX_BYTES = (
         len(data) - 1
     )  # the body's declared length passes: the count while storing refuses
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     response = upload(client, "acme.tgz", data)
     assert response.status_code == 413
     page = response.content.decode()
@@ -100,10 +100,10 @@ def test_an_upload_past_the_limit_is_refused_with_the_limit_named_and_nothing_ke
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_declared_length_past_the_limit_is_refused_before_the_body_is_read(
-    client, rounds, users, settings
+    client, rounds, cast, settings
 ):
     settings.UPLOAD_MAX_BYTES = 1024**2
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     # The declared length passes the limit by more than a form's envelope; the body is never read (it is short).
     response = upload(client, "huge.tgz", b"x" * 10, CONTENT_LENGTH=str(2 * 1024**2))
     assert response.status_code == 413
@@ -128,12 +128,12 @@ def test_storing_stops_reading_at_the_limit(settings):
 
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
-def test_the_upload_still_needs_its_csrf_token(rounds, users, tmp_path):
+def test_the_upload_still_needs_its_csrf_token(rounds, cast, tmp_path):
     """The size is checked before Django's CSRF middleware would read the body; the token is checked after it."""
     from django.test import Client
 
     browser = Client(enforce_csrf_checks=True)
-    browser.force_login(users["owner"])
+    browser.force_login(cast["member_a"])
     assert upload(browser, "acme.tgz", bundle_bytes(tmp_path)).status_code == 403
     assert not Submission.objects.exists()
     token = browser.get(UPLOAD).cookies["csrftoken"].value
@@ -153,18 +153,18 @@ def test_the_upload_still_needs_its_csrf_token(rounds, users, tmp_path):
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_sees_the_other(
-    client, rounds, users, tmp_path
+    client, rounds, cast, tmp_path
 ):
     data = bundle_bytes(tmp_path)
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     first = upload(client, "acme.tgz", data)
-    mine = Submission.objects.get(uploaded_by=users["owner"])
-    client.force_login(users["outsider"])
+    mine = Submission.objects.get(uploaded_by=cast["member_a"])
+    client.force_login(cast["member_b"])
     second = upload(client, "acme.tgz", data)
-    theirs = Submission.objects.get(uploaded_by=users["outsider"])
+    theirs = Submission.objects.get(uploaded_by=cast["member_b"])
     assert theirs.pk != mine.pk and theirs.sha256 == mine.sha256 and mine.status == "valid"
-    # The bundle's submitter (Acme) is now the owner's organisation's name on the leaderboard: the
-    # outsider's copy is taken in as a submission of its own and refused for that (issue 26 item 3).
+    # The bundle's submitter (Acme) is member_a's organisation's name on the leaderboard: member_b's
+    # copy (Globex) is taken in as a submission of its own and refused for that (issue 26 item 3).
     assert theirs.status == "failed" and theirs.rule == "bundle.other-organisation"
     assert "folder is 'Acme', which reads as Acme's name" in theirs.message
     assert second["Location"] == f"/submissions/{theirs.uid}/" != first["Location"]
@@ -177,10 +177,10 @@ def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_se
         ):
             response = client.get(page)
             assert response.status_code == 404, page
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     assert client.get(f"/submissions/{theirs.uid}/").status_code == 404
     assert client.get(first["Location"]).status_code == 200
-    client.force_login(users["reviewer"])  # staff see both
+    client.force_login(cast["staff"])  # staff see both
     assert (
         client.get(f"/submissions/{theirs.uid}/").status_code
         == client.get(first["Location"]).status_code
@@ -190,10 +190,10 @@ def test_two_users_uploading_the_same_bytes_get_a_submission_each_and_neither_se
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_the_same_user_uploading_the_same_bytes_again_gets_the_same_submission_and_no_second_file(
-    client, rounds, users, tmp_path, settings
+    client, rounds, cast, tmp_path, settings
 ):
     data = bundle_bytes(tmp_path)
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     first = upload(client, "acme.tgz", data)
     again = upload(client, "acme-renamed.tgz", data)  # another name: the same bytes
     assert again["Location"] == first["Location"] and Submission.objects.count() == 1
@@ -205,14 +205,14 @@ def test_the_same_user_uploading_the_same_bytes_again_gets_the_same_submission_a
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_after_its_bundle_was_purged(
-    client, rounds, users, tmp_path, settings
+    client, rounds, cast, tmp_path, settings
 ):
     from django.utils import timezone
 
     from submissions.checking.pipeline.retention import purge_failed_bundles
 
     data = bundle_bytes(tmp_path)
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     first = upload(client, "acme.tgz", data)
     submission = Submission.objects.get()
     Submission.objects.filter(
@@ -235,7 +235,7 @@ def test_a_failed_submission_uploaded_again_by_its_uploader_starts_again_even_af
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_failed_submission_uploaded_again_keeps_its_earlier_validations_run_checks_and_findings(
-    client, rounds, users, tmp_path
+    client, rounds, cast, tmp_path
 ):
     """Issue 26 item 9: uploading a failed submission again recorded its systems anew, and the deletion
     of the earlier ones took with it every run check and finding of its earlier validations (the
@@ -249,7 +249,7 @@ def test_a_failed_submission_uploaded_again_keeps_its_earlier_validations_run_ch
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         tar.add(root, arcname="Acme")
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     first = upload(client, "acme.tgz", buffer.getvalue())
     submission = Submission.objects.get()
     assert submission.status == "invalid", submission.message
@@ -280,9 +280,7 @@ def test_a_failed_submission_uploaded_again_keeps_its_earlier_validations_run_ch
 
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
-def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command_line(
-    rounds, users
-):
+def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command_line(rounds, cast):
     from django.db import IntegrityError, transaction
 
     def create(user):
@@ -296,8 +294,8 @@ def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command
                 uploaded_by=user,
             )
 
-    create(None), create(users["owner"]), create(users["outsider"])
-    for user in (None, users["owner"]):
+    create(None), create(cast["member_a"]), create(cast["member_b"])
+    for user in (None, cast["member_a"]):
         with pytest.raises(IntegrityError):
             create(user)
     assert Submission.objects.count() == 3
@@ -308,7 +306,7 @@ def test_the_database_holds_one_submission_per_uploader_and_one_from_the_command
 
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
-    client, rounds, users, tmp_path, settings
+    client, rounds, cast, tmp_path, settings
 ):
     from datetime import timedelta
 
@@ -318,7 +316,7 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
     from submissions.checking.tasks import purge_failed_bundles
 
     settings.FAILED_BUNDLE_RETENTION_DAYS = 30
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     for name, data in (
         ("old.tgz", b"not an archive, old"),
         ("new.tgz", b"not an archive, new"),
@@ -327,14 +325,14 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
     ):
         upload(client, name, data)
     client.force_login(
-        users["outsider"]
+        cast["member_b"]
     )  # the same bytes under the same name: one stored file, two submissions
     upload(client, "shared.tgz", b"not an archive, shared")
     by_name = {(s.original_name, s.uploaded_by.username): s for s in Submission.objects.all()}
     old, new, shared, good = (
-        by_name[n, "owner"] for n in ("old.tgz", "new.tgz", "shared.tgz", "good.tgz")
+        by_name[n, "member_a"] for n in ("old.tgz", "new.tgz", "shared.tgz", "good.tgz")
     )
-    shared_too = by_name["shared.tgz", "outsider"]
+    shared_too = by_name["shared.tgz", "member_b"]
     assert [s.status for s in (old, new, shared, shared_too, good)] == ["failed"] * 4 + ["valid"]
     assert shared.bundle.name == shared_too.bundle.name
     long_ago = timezone.now() - timedelta(days=31)
@@ -355,7 +353,7 @@ def test_failed_bundles_older_than_the_retention_are_purged_and_newer_ones_kept(
     assert files[
         shared.pk
     ].is_file()  # the other uploader's submission, failed just now, still has it
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     page = client.get(f"/submissions/{old.uid}/").content.decode()
     assert (
         "Its bundle was deleted on" in page and "not a .tar, .tar.gz" in page

@@ -61,14 +61,14 @@ def upload_whole(client, auth, data: bytes, parts=3, **extra):
 @pytest.mark.usefixtures("eager")
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_a_bundle_sent_in_parts_becomes_one_checked_submission_with_its_steps(
-    client, rounds, users, tmp_path
+    client, rounds, cast, tmp_path
 ):
     data = bundle_bytes(tmp_path)
-    auth = token_for(users["owner"])
+    auth = token_for(cast["member_a"])
     created = start(client, auth, data)
     assert created.status_code == 201 and created["Upload-Offset"] == "0"
     uid = created.json()["uid"]
-    assert created.json()["organisation"] == "owners-organisation"
+    assert created.json()["organisation"] == "acme"
     assert send(client, auth, uid, 0, data[:1000])["Upload-Offset"] == "1000"
     assert client.head(f"{UPLOADS}{uid}/", **auth)["Upload-Offset"] == "1000"
     assert send(client, auth, uid, 1000, data[1000:])["Upload-Offset"] == str(len(data))
@@ -77,7 +77,7 @@ def test_a_bundle_sent_in_parts_becomes_one_checked_submission_with_its_steps(
     body = done.json()
     submission = Submission.objects.get()
     assert body["uid"] == str(submission.uid) and body["sha256"] == hashlib.sha256(data).hexdigest()
-    assert submission.organisation.slug == "owners-organisation" and submission.status == "valid"
+    assert submission.organisation.slug == "acme" and submission.status == "valid"
     status = client.get(f"/api/v1/submissions/{submission.uid}/", **auth).json()
     assert [(s["code"], s["state"]) for s in status["steps"]] == [
         ("received", "done"),
@@ -93,9 +93,9 @@ def test_a_bundle_sent_in_parts_becomes_one_checked_submission_with_its_steps(
 
 
 @pytest.mark.django_db
-def test_a_wrong_offset_is_answered_409_with_the_offset_held(client, rounds, users, tmp_path):
+def test_a_wrong_offset_is_answered_409_with_the_offset_held(client, rounds, cast, tmp_path):
     data = bundle_bytes(tmp_path)
-    auth = token_for(users["owner"])
+    auth = token_for(cast["member_a"])
     uid = start(client, auth, data).json()["uid"]
     send(client, auth, uid, 0, data[:100])
     for offset in (0, 50, 200):
@@ -107,13 +107,13 @@ def test_a_wrong_offset_is_answered_409_with_the_offset_held(client, rounds, use
 
 @pytest.mark.django_db(transaction=True)  # the live server reads the test's rows
 def test_a_chunked_upload_cut_off_halfway_and_resumed_gives_the_same_sha256_and_one_submission(
-    live_server, rounds, users, tmp_path, settings
+    live_server, rounds, cast, tmp_path, settings
 ):
     """A raw connection that declares a whole part and drops halfway through it: the portal keeps what
     arrived, says so, and the rest sent from there completes the bundle."""
     # No worker runs: the submission is only queued (a module with a worker purges the broker first).
     data = bundle_bytes(tmp_path)
-    key = ApiToken.create(users["owner"], "test")[1]
+    key = ApiToken.create(cast["member_a"], "test")[1]
     import requests
 
     session = requests.Session()
@@ -155,10 +155,10 @@ def test_a_chunked_upload_cut_off_halfway_and_resumed_gives_the_same_sha256_and_
 
 @pytest.mark.django_db
 def test_an_upload_declared_past_the_limit_is_refused_before_a_byte_is_sent(
-    client, rounds, users, tmp_path, settings
+    client, rounds, cast, tmp_path, settings
 ):
     settings.UPLOAD_MAX_BYTES = 1000
-    auth = token_for(users["owner"])
+    auth = token_for(cast["member_a"])
     response = start(client, auth, b"x" * 1001)
     assert response.status_code == 413 and "1,000 bytes" in response.json()["detail"]
     assert not Upload.objects.exists() and files_under(settings.MEDIA_ROOT) == []
@@ -166,10 +166,10 @@ def test_an_upload_declared_past_the_limit_is_refused_before_a_byte_is_sent(
 
 @pytest.mark.django_db
 def test_bytes_past_the_declared_size_are_refused_and_nothing_of_that_part_is_written(
-    client, rounds, users, tmp_path, settings
+    client, rounds, cast, tmp_path, settings
 ):
     data = bundle_bytes(tmp_path)
-    auth = token_for(users["owner"])
+    auth = token_for(cast["member_a"])
     uid = start(client, auth, data).json()["uid"]
     send(client, auth, uid, 0, data[:100])
     response = send(client, auth, uid, 100, data[100:] + b"more")
@@ -179,11 +179,9 @@ def test_bytes_past_the_declared_size_are_refused_and_nothing_of_that_part_is_wr
 
 
 @pytest.mark.django_db
-def test_completing_before_the_last_byte_is_refused_with_the_offset(
-    client, rounds, users, tmp_path
-):
+def test_completing_before_the_last_byte_is_refused_with_the_offset(client, rounds, cast, tmp_path):
     data = bundle_bytes(tmp_path)
-    auth = token_for(users["owner"])
+    auth = token_for(cast["member_a"])
     uid = start(client, auth, data).json()["uid"]
     send(client, auth, uid, 0, data[:100])
     response = complete(client, auth, uid)
@@ -192,11 +190,9 @@ def test_completing_before_the_last_byte_is_refused_with_the_offset(
 
 
 @pytest.mark.django_db
-def test_a_damaged_upload_is_refused_by_its_sha256_and_starts_again(
-    client, rounds, users, tmp_path
-):
+def test_a_damaged_upload_is_refused_by_its_sha256_and_starts_again(client, rounds, cast, tmp_path):
     data = bundle_bytes(tmp_path)
-    auth = token_for(users["owner"])
+    auth = token_for(cast["member_a"])
     sha = hashlib.sha256(data).hexdigest()
     uid = start(client, auth, data, sha256=sha).json()["uid"]
     damaged = bytes([data[0] ^ 1]) + data[1:]
@@ -210,9 +206,9 @@ def test_a_damaged_upload_is_refused_by_its_sha256_and_starts_again(
 
 @pytest.mark.usefixtures("eager")
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
-def test_the_same_bundle_twice_gives_one_submission(client, rounds, users, tmp_path):
+def test_the_same_bundle_twice_gives_one_submission(client, rounds, cast, tmp_path):
     data = bundle_bytes(tmp_path)
-    auth = token_for(users["owner"])
+    auth = token_for(cast["member_a"])
     first, again = (
         upload_whole(client, auth, data),
         upload_whole(client, auth, data, name="again.tgz"),
@@ -227,28 +223,28 @@ def test_the_same_bundle_twice_gives_one_submission(client, rounds, users, tmp_p
 @pytest.mark.usefixtures("eager")
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_an_accepted_upload_gets_a_receipt_page_an_email_and_an_audit_event(
-    client, rounds, users, tmp_path
+    client, rounds, cast, tmp_path
 ):
     data = bundle_bytes(tmp_path)
-    done = upload_whole(client, token_for(users["owner"]), data)
+    done = upload_whole(client, token_for(cast["member_a"]), data)
     submission = Submission.objects.get()
     (message,) = mail.outbox
-    assert message.to == ["owner@example.org"]
+    assert message.to == ["member_a@example.org"]
     for fact in (str(submission.uid), "acme.tgz", f"{len(data)} bytes", submission.sha256):
         assert fact in message.body
     assert f"http://testserver/submissions/{submission.uid}/" in message.body
     assert done.json()["receipt_url"] == f"http://testserver/submissions/{submission.uid}/receipt/"
-    client.force_login(users["owner"])
+    client.force_login(cast["member_a"])
     page = client.get(f"/submissions/{submission.uid}/receipt/").content.decode()
     assert str(submission.uid) in page and submission.sha256 in page and "acme.tgz" in page
     event = AuditEvent.objects.get(action="submission.uploaded")
-    assert event.actor == users["owner"] and event.object_uid == str(submission.uid)
+    assert event.actor == cast["member_a"] and event.object_uid == str(submission.uid)
 
 
 @pytest.mark.django_db
-def test_uploads_and_submissions_of_others_answer_404(client, rounds, users, tmp_path):
+def test_uploads_and_submissions_of_others_answer_404(client, rounds, cast, tmp_path):
     data = bundle_bytes(tmp_path)
-    owner, outsider = token_for(users["owner"]), token_for(users["outsider"])
+    owner, outsider = token_for(cast["member_a"]), token_for(cast["member_b"])
     uid = start(client, owner, data).json()["uid"]
     assert client.head(f"{UPLOADS}{uid}/", **outsider).status_code == 404
     assert send(client, outsider, uid, 0, data).status_code == 404
@@ -262,17 +258,17 @@ def test_uploads_and_submissions_of_others_answer_404(client, rounds, users, tmp
 
 
 @pytest.mark.django_db
-def test_an_upload_for_an_organisation_not_ones_own_is_refused(client, rounds, users, tmp_path):
+def test_an_upload_for_an_organisation_not_ones_own_is_refused(client, rounds, cast, tmp_path):
     data = bundle_bytes(tmp_path)
-    response = start(client, token_for(users["owner"]), data, organisation="outsiders-organisation")
-    assert response.status_code == 400 and "owners-organisation" in response.json()["organisation"]
-    response = start(client, token_for(users["reviewer"]), data)  # staff, member of none
+    response = start(client, token_for(cast["member_a"]), data, organisation="globex")
+    assert response.status_code == 400 and "acme" in response.json()["organisation"]
+    response = start(client, token_for(cast["staff"]), data)  # staff, member of none
     assert response.status_code == 400 and "none" in response.json()["organisation"]
     assert not Upload.objects.exists()
 
 
 @pytest.mark.django_db
-def test_an_upload_after_the_deadline_is_refused_with_the_date(client, rounds, users, tmp_path):
+def test_an_upload_after_the_deadline_is_refused_with_the_date(client, rounds, cast, tmp_path):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -281,7 +277,7 @@ def test_an_upload_after_the_deadline_is_refused_with_the_date(client, rounds, u
     round_.deadline_at = timezone.now() - timedelta(days=1)
     round_.publish_at = timezone.now() + timedelta(days=30)
     round_.save()
-    response = start(client, token_for(users["owner"]), bundle_bytes(tmp_path))
+    response = start(client, token_for(cast["member_a"]), bundle_bytes(tmp_path))
     assert response.status_code == 403
     assert f"{round_.deadline_at:%B %Y}" in response.json()["detail"]
 
@@ -292,14 +288,14 @@ def test_an_upload_needs_a_login(client, rounds):
 
 
 @pytest.mark.django_db
-def test_a_round_key_with_a_nul_byte_is_no_round(client, rounds, users, tmp_path):
-    response = start(client, token_for(users["owner"]), b"x", round="training-v5.1\x00")
+def test_a_round_key_with_a_nul_byte_is_no_round(client, rounds, cast, tmp_path):
+    response = start(client, token_for(cast["member_a"]), b"x", round="training-v5.1\x00")
     assert response.status_code == 400 and "round" in response.json()
 
 
 @pytest.mark.django_db
 def test_uploads_left_unfinished_past_their_expiry_are_dropped_with_their_bytes(
-    client, rounds, users, tmp_path, settings
+    client, rounds, cast, tmp_path, settings
 ):
     from datetime import timedelta
 
@@ -308,7 +304,7 @@ def test_uploads_left_unfinished_past_their_expiry_are_dropped_with_their_bytes(
     from submissions.intake.uploads import part_path, purge_stale
 
     data = bundle_bytes(tmp_path)
-    auth = token_for(users["owner"])
+    auth = token_for(cast["member_a"])
     old, fresh = (start(client, auth, data).json()["uid"] for _ in range(2))
     for uid in (old, fresh):
         send(client, auth, uid, 0, data[:100])
@@ -322,7 +318,7 @@ def test_uploads_left_unfinished_past_their_expiry_are_dropped_with_their_bytes(
 @pytest.mark.usefixtures("eager")
 @pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
 def test_bundles_kept_in_a_storage_without_local_paths_are_streamed_in_and_copied_out_to_check(
-    client, rounds, users, tmp_path, settings
+    client, rounds, cast, tmp_path, settings
 ):
     """As with a bucket (S3_BUCKET): Django's in-memory storage has no path(), so the finished upload is
     streamed into it, and ingest reads a copy in the work folder, removed when the checks are done."""
@@ -333,7 +329,7 @@ def test_bundles_kept_in_a_storage_without_local_paths_are_streamed_in_and_copie
         "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
     }
     data = bundle_bytes(tmp_path)
-    done = upload_whole(client, token_for(users["owner"]), data)
+    done = upload_whole(client, token_for(cast["member_a"]), data)
     assert done.status_code == 201, done.content
     submission = Submission.objects.get()
     assert submission.status == "valid", submission.message

@@ -34,10 +34,10 @@ def bundle_with_broken_runs(tmp_path, broken=(2, 3)):
 
 
 @pytest.fixture
-def broken(rounds, users, tmp_path):
+def broken(rounds, cast, tmp_path):
     call_command("ingest", str(bundle_with_broken_runs(tmp_path)), "--round", "training-v5.1")
     submission = Submission.objects.get()
-    Submission.objects.filter(pk=submission.pk).update(uploaded_by=users["owner"])
+    Submission.objects.filter(pk=submission.pk).update(uploaded_by=cast["member_a"])
     return submission
 
 
@@ -74,8 +74,8 @@ def test_a_run_without_run_stop_is_an_error_finding_on_that_file(broken):
     assert result.error_count >= 1 and not result.published
 
 
-def test_the_submission_page_groups_findings_and_offers_the_json(client, broken, users):
-    client.force_login(users["owner"])
+def test_the_submission_page_groups_findings_and_offers_the_json(client, broken, cast):
+    client.force_login(cast["member_a"])
     page = client.get(f"/submissions/{broken.uid}/").content.decode()
     assert "System alpha" in page and "alpha › retinanet" in page
     assert "run.no-run-stop" in page and "result_2.txt" in page
@@ -109,12 +109,12 @@ def test_revalidation_replaces_findings_and_keeps_the_history(broken):
     assert first.findings.count() == second.findings.count()  # the first pass's findings are kept
 
 
-def test_only_reviewers_can_ask_for_revalidation(client, broken, users):
-    client.force_login(users["owner"])
+def test_only_reviewers_can_ask_for_revalidation(client, broken, cast):
+    client.force_login(cast["member_a"])
     response = client.post(f"/submissions/{broken.uid}/revalidate/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     assert Validation.objects.count() == 1
-    client.force_login(users["reviewer"])
+    client.force_login(cast["staff"])
     client.post(f"/submissions/{broken.uid}/revalidate/", {"reason": "rules fix"})
     assert list(Validation.objects.order_by("number").values_list("reason", flat=True)) == [
         "ingest",
@@ -123,7 +123,7 @@ def test_only_reviewers_can_ask_for_revalidation(client, broken, users):
 
 
 def test_a_failed_submission_is_taken_in_again_when_a_reviewer_re_validates_it(
-    client, broken, users
+    client, broken, cast
 ):
     """The sweeper's "Gave up" message says a reviewer can re-validate it: the button does, from the bundle
     kept, and the pass that failed with it is closed rather than left running."""
@@ -134,7 +134,7 @@ def test_a_failed_submission_is_taken_in_again_when_a_reviewer_re_validates_it(
         broken.pk, "Gave up after 3 attempts ... a reviewer can re-validate it.", "gave-up"
     )
     assert Validation.objects.get(pk=running.pk).status == "abandoned"
-    client.force_login(users["reviewer"])
+    client.force_login(cast["staff"])
     client.post(f"/submissions/{broken.uid}/revalidate/", {"reason": "worker mended"})
     broken.refresh_from_db()
     assert (broken.status, broken.attempts, broken.rule) == ("invalid", 1, "")

@@ -23,11 +23,11 @@ SEES_ACME = {
 
 
 @pytest.fixture
-def live(rounds, orgs):
+def live(rounds, cast):
     round_ = rounds["training-v5.1"]
-    round_.reviewers.add(orgs["reviewer"])
-    acme = checked_submission(round_, orgs["a"], "Acme")
-    checked_submission(round_, orgs["b"], "Globex", "beta")
+    round_.reviewers.add(cast["reviewer"])
+    acme = checked_submission(round_, cast["a"], "Acme")
+    checked_submission(round_, cast["b"], "Globex", "beta")
     return round_, acme
 
 
@@ -40,11 +40,11 @@ def pages(uid):
 
 
 @pytest.mark.parametrize("phase", SEES_ACME)
-def test_each_role_sees_a_submission_only_where_it_may(client, live, orgs, phase):
+def test_each_role_sees_a_submission_only_where_it_may(client, live, cast, phase):
     round_, acme = live
     set_phase(round_, phase)
     for role in ROLES:
-        client.force_login(orgs[role])
+        client.force_login(cast[role])
         expected = 200 if role in SEES_ACME[phase] else 404
         for page in pages(acme.uid):
             assert client.get(page).status_code == expected, (role, phase, page)
@@ -52,10 +52,10 @@ def test_each_role_sees_a_submission_only_where_it_may(client, live, orgs, phase
         assert (acme.original_name in listed) == (role in SEES_ACME[phase]), (role, phase)
 
 
-def test_a_hidden_submission_answers_as_one_that_does_not_exist(client, live, orgs):
+def test_a_hidden_submission_answers_as_one_that_does_not_exist(client, live, cast):
     round_, acme = live
     set_phase(round_, "open")
-    client.force_login(orgs["member_b"])
+    client.force_login(cast["member_b"])
     hidden = client.get(f"/submissions/{acme.uid}/")
     missing = client.get(f"/submissions/{uuid.uuid4()}/")
     assert hidden.status_code == missing.status_code == 404
@@ -69,22 +69,22 @@ def test_anonymous_users_are_sent_to_log_in_and_see_nothing(client, live):
         assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
-def test_peer_review_is_for_the_organisations_that_submitted(rounds, orgs):
+def test_peer_review_is_for_the_organisations_that_submitted(rounds, cast):
     round_ = set_phase(rounds["training-v5.1"], "review")
-    checked_submission(round_, orgs["a"], "Acme")
-    assert round_.pk in policy.viewer(orgs["member_a"]).peer_rounds
-    assert round_.pk not in policy.viewer(orgs["member_b"]).peer_rounds  # Globex did not submit
-    assert policy.viewer(orgs["outsider"]).peer_rounds == frozenset()
+    checked_submission(round_, cast["a"], "Acme")
+    assert round_.pk in policy.viewer(cast["member_a"]).peer_rounds
+    assert round_.pk not in policy.viewer(cast["member_b"]).peer_rounds  # Globex did not submit
+    assert policy.viewer(cast["outsider"]).peer_rounds == frozenset()
 
 
-def test_unpublished_results_of_a_live_round_stay_off_the_public_pages(client, live, orgs):
+def test_unpublished_results_of_a_live_round_stay_off_the_public_pages(client, live, cast):
     round_, acme = live
     set_phase(round_, "review")
     # Even marked published by some other path, nothing shows before the round's minute.
     acme.systems.update(published=True)
     Result.objects.filter(system__submission=acme).update(published=True)
     assert not public.results().filter(system__submission=acme).exists()
-    for who in (None, orgs["member_b"], orgs["outsider"]):
+    for who in (None, cast["member_b"], cast["outsider"]):
         if who is None:
             client.logout()
         else:
@@ -92,13 +92,13 @@ def test_unpublished_results_of_a_live_round_stay_off_the_public_pages(client, l
         page = client.get("/r/training-v5.1/").content.decode()
         assert "alpha" not in page  # the round's table: the public's, for everyone
         system_page = client.get("/r/training-v5.1/Acme/alpha/")
-        if who == orgs["member_b"]:  # Globex reviews its peer's system, told it is not public
+        if who == cast["member_b"]:  # Globex reviews its peer's system, told it is not public
             assert system_page.status_code == 200 and "Not public" in system_page.content.decode()
         else:
             assert system_page.status_code == 404
     # Inside, peer review goes on: Acme's member reads both submissions of the round.
     assert (
-        Submission.objects.filter(policy.viewer(orgs["member_a"]).submission_filter()).count() == 2
+        Submission.objects.filter(policy.viewer(cast["member_a"]).submission_filter()).count() == 2
     )
 
 
@@ -119,7 +119,7 @@ def test_the_api_lifts_the_embargo_when_published_not_when_it_was_imported(
     assert client.get("/api/v1/systems/?round=training-v5.1").json()["count"] == 2
 
 
-def test_a_members_unpublished_run_log_is_theirs_to_read_only(client, live, orgs):
+def test_a_members_unpublished_run_log_is_theirs_to_read_only(client, live, cast):
     from leaderboard.models import Run
 
     round_, acme = live
@@ -137,7 +137,7 @@ def test_a_members_unpublished_run_log_is_theirs_to_read_only(client, live, orgs
         ("member_b", False),
         ("outsider", False),
     ):
-        client.force_login(orgs[who])
+        client.force_login(cast[who])
         response = client.get(url)
         reached = response.context is not None and "run" in response.context
         assert reached == sees and (not sees or response.context["run"].pk == run.pk), who
@@ -163,14 +163,14 @@ def _never_cached(response) -> bool:
 
 
 def test_a_members_unpublished_result_says_it_is_not_public_and_is_never_cached(
-    client, live, orgs, django_capture_on_commit_callbacks
+    client, live, cast, django_capture_on_commit_callbacks
 ):
     from leaderboard import calendar
     from submissions.checking.pipeline import publish_round
 
     round_, acme = live
     set_phase(round_, "open")
-    client.force_login(orgs["member_a"])
+    client.force_login(cast["member_a"])
     for path in (RESULT, RESULT + "?format=csv", "/r/training-v5.1/Acme/alpha/"):
         response = client.get(path)
         assert response.status_code == 200 and _never_cached(response), path
@@ -197,12 +197,12 @@ def test_a_members_unpublished_result_says_it_is_not_public_and_is_never_cached(
     client.logout()
     assert client.get(RESULT).status_code == 404
     for who in ("member_b", "outsider"):
-        client.force_login(orgs[who])
+        client.force_login(cast[who])
         assert client.get(RESULT).status_code == 404, who
     with django_capture_on_commit_callbacks(execute=True):
         publish_round(round_)
     for who in ("outsider", "member_a"):
-        client.force_login(orgs[who])
+        client.force_login(cast[who])
         response = client.get(RESULT)
         assert response.status_code == 200 and "Not public" not in response.content.decode()
         assert "no-store" not in response.get("Cache-Control", ""), who
