@@ -8,6 +8,7 @@ API of before v1 (/api/results/ ...) answers with a permanent redirect to the sa
 """
 
 import re
+import secrets
 from importlib import import_module
 
 from django.conf import settings
@@ -45,18 +46,32 @@ class Root(routers.APIRootView):
 class ApiDocs(SpectacularRedocView):
     """The schema drawn by Redoc, from this site only: Redoc's own files come from
     drf-spectacular-sidecar, and the page's policy refuses anything from elsewhere (Redoc would
-    fetch its logo from its makers' site)."""
+    fetch its logo from its makers' site). The site's policy but for Redoc's styles: its
+    styled-components write them into <style> elements, which carry the nonce of this answer
+    (Redoc's option `nonce`; static/js/api_docs.js starts Redoc with it). The page is not cached, so
+    each answer has a nonce of its own. Before Redoc starts, its bundle writes perfect-scrollbar's
+    rules into a <style> element of its own (first empty) with no nonce: those two contents are
+    allowed by their hashes (REDOC_STYLES, of the sidecar in requirements.txt; after an upgrade,
+    tests/browser/test_api_docs_browser.py names the new hash that Chromium refused)."""
 
     template_name = "portal/api_docs.html"
     schema = None  # a page about the API, not an operation of it
+    REDOC_STYLES = (
+        "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='",  # empty
+        "'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc='",  # perfect-scrollbar's rules
+    )
     POLICY = (
-        "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
-        "img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'"
+        "default-src 'self'; script-src 'self'; "
+        f"style-src 'self' 'nonce-{{nonce}}' {' '.join(REDOC_STYLES)}; "
+        "img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; "
+        "base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
     )
 
     def get(self, request, *args, **kwargs):
+        nonce = secrets.token_urlsafe(16)
         response = super().get(request, *args, **kwargs)
-        response["Content-Security-Policy"] = self.POLICY
+        response.data["nonce"] = nonce
+        response["Content-Security-Policy"] = self.POLICY.format(nonce=nonce)
         return response
 
 

@@ -18,6 +18,11 @@ def test_the_api_docs_draw_the_schema_from_this_site_only(live_server, browser):
             "'securitypolicyviolation', function (e) { window.refused.push(e.blockedURI); });"
         },
     )
+    import requests
+
+    # Its policy allowed inline scripts and styles for Redoc: its styles now carry a nonce of the answer.
+    policy = requests.get(f"{live_server.url}/api/docs/", timeout=30).headers
+    assert "'unsafe-inline'" not in policy["Content-Security-Policy"], policy
     browser.get(f"{live_server.url}/api/docs/")
     WebDriverWait(browser, 30).until(
         lambda d: "/api/v1/results/" in d.execute_script("return document.body.innerText"),
@@ -33,6 +38,11 @@ def test_the_api_docs_draw_the_schema_from_this_site_only(live_server, browser):
     # Redoc's sidebar asks for its makers' logo from their site: the policy refuses it.
     elsewhere = [url for url in asked if not url.startswith(live_server.url)]
     assert asked and all(url in refused for url in elsewhere), (asked, refused)
+    styled = browser.execute_script(
+        "return Array.from(document.querySelectorAll('style')).map(function (s) {"
+        " return [s.nonce !== '', s.sheet ? s.sheet.cssRules.length : 0]; })"
+    )
+    assert any(nonce and rules > 100 for nonce, rules in styled), styled  # Redoc's, by the nonce
     screenshot(browser, "api-docs", full_page=False)
 
 
