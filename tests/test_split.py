@@ -137,10 +137,34 @@ def test_v05_parts_keep_the_submitter_folder(tmp_path):
         assert tar.getnames() == ["google/e/results/tpu/resnet/result_0.txt"]
 
 
-def test_a_single_submitter_archive_is_not_split(tmp_path):
-    _tar(tmp_path / "one.tgz", {"A/results/s/resnet/result_0.txt": b"a"})
-    assert split_archive(tmp_path / "one.tgz", tmp_path / "out") == {}
-    assert list((tmp_path / "out").iterdir()) == []
+def test_a_single_submitter_archive_is_handed_over_whole_as_a_plain_tar(tmp_path):
+    files = {"A/results/s/resnet/result_0.txt": b"a", "A/systems/s.json": b"{}"}
+    _tar(tmp_path / "one.tgz", files)
+    split = RoundSplit(tmp_path / "one.tgz", tmp_path / "out")
+    (part,) = list(split)
+    assert part.only and not split.whole and part.root == "A"
+    assert part.sha256 == hashlib.sha256(part.path.read_bytes()).hexdigest()
+    with tarfile.open(part.path, "r:") as tar:  # plain: read in place
+        assert {m.name: tar.extractfile(m).read() for m in tar} == files
+    # A member the part would not hold as it was (a file beside the folder, a name with ./, a link):
+    # the archive is submitted as it is.
+    link = tarfile.TarInfo("A/results/s/resnet/result_1.txt")
+    link.type, link.linkname = tarfile.SYMTYPE, "result_0.txt"
+    for other in ({"README": b"x"}, {"./A/systems/t.json": b"{}"}, link):
+        with tarfile.open(tmp_path / "other.tgz", "w:gz") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            if isinstance(other, tarfile.TarInfo):
+                tar.addfile(other)
+            else:
+                for name, data in other.items():
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+        assert split_archive(tmp_path / "other.tgz", tmp_path / "other") == {}
+        assert list((tmp_path / "other").iterdir()) == []
 
 
 def test_a_plain_tar_of_one_submitter_is_listed_not_copied(tmp_path):
@@ -242,7 +266,7 @@ def test_the_split_in_a_child_process_hands_over_what_roundsplit_does(tmp_path):
 
 def test_the_child_says_when_an_archive_is_to_be_submitted_whole(tmp_path):
     (tmp_path / "bundle.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # not a tar
-    _tar(tmp_path / "one.tgz", {"A/results/s/resnet/result_0.txt": b"a"})
+    _tar(tmp_path / "one.tgz", {"README": b"x", "A/results/s/resnet/result_0.txt": b"a"})
     for name in ("bundle.zip", "one.tgz"):
         with SplitProcess(tmp_path / name, tmp_path / "out") as split:
             assert list(split) == [] and split.whole

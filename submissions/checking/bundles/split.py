@@ -54,6 +54,7 @@ _ROUND_FOLDER = re.compile(r"^(training_results_)?v\d+(\.\d+)*$")
 _TREE_FOLDERS = ("results", "systems", "benchmarks", "documentation")
 _ENTRY_FILE = "submission.json"
 _COPY_BUFFER = 1 << 20  # tarfile copies members 16 KiB at a time by default
+_PLAIN = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE)  # no links, special or sparse files
 
 
 def _root(member: str) -> tuple[str, str] | None:
@@ -104,6 +105,8 @@ class Part(NamedTuple):
     sha256: str | None = (
         None  # of the file, hashed as it was written (None for a part written on again)
     )
+    # The archive's one submitter, every member copied as it was: the same bundle, as a plain tar.
+    only: bool = False
 
 
 class _Hashing:
@@ -132,6 +135,12 @@ class RoundSplit:
     replace the earlier one. After iterating, `whole` is True when the archive is to be submitted as it
     is: it is not a tar, holds fewer than two roots, is broken, or passes a limit (the unpacker then
     says what is wrong); `refused` is the BundleError of a limit passed, else None.
+
+    A compressed archive of one submitter's tree whose every member is a file or folder copied under
+    its own name is handed over as its one part, with `only` set: the same bundle as a plain tar, read
+    in place by the pipeline. Submitting the archive instead had it decompressed a second time and
+    unpacked to disk file by file: 0.62 s CPU for smc-ac-power's power bundle as a .tar.gz, against
+    0.09 s to index the part in place.
     """
 
     def __init__(self, archive: Path, out_dir: Path, limits: Limits = Limits()):  # noqa: B008 - frozen
@@ -152,11 +161,13 @@ class RoundSplit:
         tallies: dict[str, Tally] = {}
         written = Tally(_ratio_only(self.limits), os.path.getsize(self.archive))
         root = writer = None
+        as_it_was = True  # every member so far copied under its own name, or the top folder itself
         try:
             with tarfile.open(self.archive, "r|*", copybufsize=_COPY_BUFFER) as source:
                 for member in source:
                     found = _root(member.name)
                     if found is None:
+                        as_it_was = as_it_was and member.isdir() and "/" not in member.name
                         continue
                     member_root, mark = found
                     trees.add(member_root, mark)
@@ -189,9 +200,11 @@ class RoundSplit:
                         written.count_copied(member.name, size)
                     # Paths inside each part keep the submitter folder, as an upload would.
                     member.pax_headers.pop("path", None)  # else the old name wins on write
+                    name = member.name
                     member.name = str(PurePosixPath(member.name)).removeprefix("./")
                     if root.count("/"):
                         member.name = member.name[len(root) - len(root.rpartition("/")[2]) :]
+                    as_it_was = as_it_was and member.name == name and member.type in _PLAIN
                     writer.addfile(member, source.extractfile(member) if member.isfile() else None)
         except BundleError as refusal:
             self.refused, self.whole = refusal, True  # the part being written is removed below
@@ -199,6 +212,9 @@ class RoundSplit:
             self.whole = True  # submit it whole: the unpacker will say what is wrong with it
         finally:
             last = self._close(writer, root, paths, root in handed) if writer is not None else None
+        if not (self.whole or handed) and len(paths) == 1 and as_it_was and root in trees:
+            yield last._replace(only=True)
+            return
         if self.whole or (len(paths) < 2 and not handed):
             self.whole = True
             # The parts handed over are the caller's, who may be storing one now; the others go.
@@ -296,7 +312,9 @@ class SplitProcess:
                 if item.get("refused"):
                     self.refused = BundleError(**item["refused"])
             else:
-                yield Part(item["root"], Path(item["path"]), item["again"], item["sha256"])
+                yield Part(
+                    item["root"], Path(item["path"]), item["again"], item["sha256"], item["only"]
+                )
         if self.process.wait():
             self.errors.seek(0)
             error = self.errors.read()
@@ -343,6 +361,7 @@ def _print_parts(archive: str, out_dir: str, limits: str) -> None:
                     "path": str(part.path),
                     "again": part.again,
                     "sha256": part.sha256,
+                    "only": part.only,
                 }
             ),
             flush=True,

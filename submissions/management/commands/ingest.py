@@ -76,7 +76,8 @@ class Command(BaseCommand):
                 split = SplitProcess(path, scratch)
                 ready_the_broker()  # while the first part is being split
                 for part in split:
-                    label = f"{path.name}:{part.root}"
+                    # An archive of one submitter comes back as its one part: the same bundle, plain.
+                    label = path.name if part.only else f"{path.name}:{part.root}"
                     stored = store_file(part.path, label, part.sha256) if part.sha256 else None
                     self._submit(round_, part.path, label, options, submissions, part.again, stored)
                 if split.whole:
