@@ -534,3 +534,18 @@ def test_every_page_has_a_strict_content_security_policy(server, rounds):
         assert directives["style-src"] == "'self'", path  # no <style> element, no style attribute
         assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
         assert directives["default-src"] == "'self'" and "base-uri" in directives
+
+
+def test_no_template_writes_an_inline_style():
+    """The policy refuses <style> elements and style attributes (style-src 'self'): a template that wrote
+    one would be styled otherwise than it reads, and only a browser test that opens its page would say so."""
+    from pathlib import Path
+
+    templates = Path(__file__).resolve().parents[1] / "templates"
+    written = [
+        f"{path.relative_to(templates)}:{number}"
+        for path in sorted(templates.rglob("*.html"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"<style[\s>]|\sstyle\s*=", line)
+    ]
+    assert len(list(templates.rglob("*.html"))) > 20 and not written, written
