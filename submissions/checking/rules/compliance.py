@@ -19,7 +19,7 @@ How this differs from its command line (`python -m mlperf_logging.compliance_che
   logged value in it is the same object as our Event's (the rules only read it).
 - Its YAML files are parsed, and the rule expressions in them compiled, once per process
   (it re-reads and re-compiles them for every file and line: about 3/4 of its time), and its
-  config queue is ours, not the module-global list. The swaps last for one call only.
+  config queue is ours, not the module-global list (library.compliance_run, which gives the figures).
 - A time limit (Celery's SoftTimeLimitExceeded) raised inside a rule is not lost in the
   library's bare `except:` around each rule: it is raised again when the library returns.
 - Its messages are read from the checker's state, not scraped from its log output; what it
@@ -28,8 +28,6 @@ How this differs from its command line (`python -m mlperf_logging.compliance_che
 
 from __future__ import annotations
 
-import builtins
-import contextlib
 import dataclasses
 import functools
 import importlib
@@ -115,86 +113,6 @@ def config_path(name: str) -> Path | None:
     return path
 
 
-class _YamlCache:
-    """Stands in for the yaml module inside mlp_compliance: each config file is parsed once per process.
-    The checker only reads the parsed rules (it never changes them), so one copy is shared. Config
-    files are mlperf-logging's own (config_path), named by their resolved path."""
-
-    def __init__(self, yaml_module):
-        self._yaml = yaml_module
-        self._parsed: dict = {}
-
-    def load(self, stream, Loader):
-        key = (stream.name, Loader)
-        if key not in self._parsed:
-            with open(stream.name) as f:  # as mlp_compliance opens it
-                self._parsed[key] = self._yaml.load(f, Loader=Loader)
-        return self._parsed[key]
-
-    def __getattr__(self, name):
-        return getattr(self._yaml, name)
-
-
-class _ConfigFile:
-    """Stands in for `open` inside mlp_compliance, whose only use is `with open(config_file) as f:
-    yaml.load(f, ...)`: _YamlCache reads the file by name the first time, so it is not opened for every log
-    (a text file's opening cost a tenth of the checker's time)."""
-
-    def __init__(self, name, *args, **kwargs):
-        self.name = name
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-_yaml_cache = None
-
-
-def _cached_yaml():
-    global _yaml_cache
-    if _yaml_cache is None:
-        _yaml_cache = _YamlCache(library.mlp_compliance.yaml)
-    return _yaml_cache
-
-
-@functools.lru_cache(maxsize=4096)
-def _compiled(source: str, mode: str):
-    return compile(source, "<mlperf-logging rule>", mode, dont_inherit=True)
-
-
-# The library wraps every rule in a bare `except:`, which would also swallow a task's time limit
-# (Celery raises SoftTimeLimitExceeded inside whatever runs) or an interrupt. The wrappers below
-# note such an exception on its way out; check_file raises it again once the library returns.
-_pending_stop: list[BaseException] = []
-is_stop = library.is_stop
-
-
-def _cached(mode: str):
-    """eval()/exec() for mlp_compliance: its rules are a few hundred strings run on every log line,
-    so each is compiled once; a time limit raised inside is noted for check_file to raise again."""
-
-    def run(source, globals=None, locals=None):
-        if isinstance(source, str):
-            source = _compiled(source, mode)
-        try:
-            return getattr(builtins, mode)(
-                source, globals, locals
-            )  # looked up late: tests replace it
-        except BaseException as exc:
-            if is_stop(exc):
-                _pending_stop.append(exc)
-            raise
-
-    return run
-
-
-_cached_eval = _cached("eval")
-_cached_exec = _cached("exec")
-
-
 def _make_checker(ruleset: str):
     return _checker_class(ruleset)()
 
@@ -230,7 +148,7 @@ def _checker_class(ruleset: str):
                 try:
                     self.configured_checks(loglines, str(config_path(current)))
                 except Exception as exc:  # e.g. an ATLEAST_ONE_CHECK on a value of the wrong type
-                    if is_stop(exc):
+                    if library.is_stop(exc):
                         raise
                     self.crash = (current, exc)
                     break
@@ -462,20 +380,9 @@ def check_file(
         read if read is not None else read_loglines(path, ruleset, benchmark, max_line_bytes)
     )
     checker = _make_checker(ruleset)
-    mlp = library.mlp_compliance
-    with contextlib.ExitStack() as stack:
-        capture = stack.enter_context(library.Capture())
-        stack.enter_context(library.patched(mlp, "enqueue_config", checker.enqueue))
-        if cache:
-            stack.enter_context(library.patched(mlp, "yaml", _cached_yaml()))
-            stack.enter_context(library.patched(mlp, "open", _ConfigFile))
-            stack.enter_context(library.patched(mlp, "eval", _cached_eval))
-            stack.enter_context(library.patched(mlp, "exec", _cached_exec))
-        _pending_stop.clear()
+    with library.Capture() as capture, library.compliance_run(checker.enqueue, cache=cache):
         unruled = len(skipped) + left_out if read is not None else 0
         checker.check_loglines(loglines, entry_config(ruleset, benchmark), unruled)
-    if _pending_stop:
-        raise _pending_stop.pop()
     _report(found, checker, loglines, errors, ruleset, capture)
     return found
 

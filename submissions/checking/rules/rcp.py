@@ -14,18 +14,15 @@ The library's `check_directory` is its command-line path; we use its pieces inst
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import fnmatch
 import functools
 import io
-import json
 import math
 import os
 from pathlib import Path
 
 from ..logs import open_binary
-from ..logs.formats import mllog
 from . import library
 from .findings import Findings
 from .prescan import prescan
@@ -108,14 +105,8 @@ def _lines_with_words(text: str) -> str:
     return "\n".join([text[start:end] for start, end in sorted(spans)])
 
 
-class _Json:
-    """Stands in for the json module inside rcp_checker while it reads a run: it decodes each eval line two or
-    three times, which msgspec does about four times faster (mllog.loads: json's loads where they differ)."""
-
-    loads = staticmethod(mllog.loads)
-
-    def __getattr__(self, name):
-        return getattr(json, name)
+def _latin1_text(path):
+    return io.TextIOWrapper(open_binary(path), encoding="latin-1")
 
 
 def read_run(
@@ -139,24 +130,11 @@ def read_run(
         if scan.binary or scan.long_line_count:
             return {"unreadable": True}
     rcp_checker = _modules()
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(library.Capture())
-        stack.enter_context(library.patched(rcp_checker, "re", library.LinearRe(rcp_checker.TOKEN)))
-        stack.enter_context(library.patched(rcp_checker, "json", _Json()))
-        if text is not None:
-            stack.enter_context(
-                library.patched(
-                    rcp_checker, "open", lambda *_, **__: io.StringIO(text, newline=None)
-                )
-            )
-        else:  # as the library opens it (text, latin-1), from a path or a file read in place
-            stack.enter_context(
-                library.patched(
-                    rcp_checker,
-                    "open",
-                    lambda *_, **__: io.TextIOWrapper(open_binary(path), encoding="latin-1"),
-                )
-            )
+    if text is not None:
+        open_text = functools.partial(io.StringIO, text, newline=None)
+    else:  # as the library opens it (text, latin-1), from a path or a file read in place
+        open_text = functools.partial(_latin1_text, path)
+    with library.Capture(), library.rcp_reading(rcp_checker, open_text):
         try:
             not_converged, epochs, bs, _ = rcp_checker.read_submission_file(name, ruleset, False)
         except Exception as exc:  # e.g. a run_stop with success but no eval: UnboundLocalError
