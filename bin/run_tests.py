@@ -13,7 +13,7 @@ from services import answers  # bin/services.py, beside this script
 
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal")
 REDIS_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
-# A Redis database the tests of the shared cache (tests/test_shared_cache.py) may empty.
+# A Redis database the tests of the shared cache (tests/portal/test_shared_cache.py) may empty.
 CACHE_URL = os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/14")
 
 

@@ -4,7 +4,7 @@ besides its own, and the API token as a security scheme.
 DRF answers a bad filter or body with 400, missing or wrong credentials with 401, a refusal with
 403, anything unknown or not visible with 404 (never 403, so nothing hidden is confirmed), and a
 throttled client with 429, each with a JSON object (`{"detail": ...}`, or the fields in error).
-Listing them lets clients, and schemathesis in tests/test_schema.py, hold every answer to the schema.
+Listing them lets clients, and schemathesis in tests/portal/test_schema.py, hold every answer to the schema.
 """
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension

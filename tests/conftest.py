@@ -53,7 +53,7 @@ def fast_passwords(settings):
 @pytest.fixture(autouse=True)
 def api_rates(monkeypatch):
     """The API's throttling, out of the way: a test (or its live server) may send hundreds of
-    requests from one address. tests/test_leaderboard_api.py sets low rates to test it."""
+    requests from one address. tests/leaderboard/test_leaderboard_api.py sets low rates to test it."""
     from rest_framework.throttling import SimpleRateThrottle
 
     rates = {"anon": "100000/minute", "user": "100000/minute"}
@@ -63,7 +63,7 @@ def api_rates(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def page_rates(settings):
-    """The pages' rate limits (portal/ratelimit.py), out of the way likewise; tests/test_abuse.py
+    """The pages' rate limits (portal/ratelimit.py), out of the way likewise; tests/portal/test_abuse.py
     tests them on a server of its own."""
     settings.PAGE_THROTTLE_ANON = settings.PAGE_THROTTLE_USER = "100000/minute"
 

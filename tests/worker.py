@@ -38,7 +38,7 @@ def purge_broker():
 
 # Recovery intervals for the tests that wait for it (a killed worker, a broker back from an outage): with the
 # site's defaults (portal/settings.py) each such test waited half a minute to a minute for the sweeper's
-# clock and a lease's expiry. tests/test_settings.py checks that the defaults keep the bounds they promise.
+# clock and a lease's expiry. tests/portal/test_settings.py checks that the defaults keep the bounds they promise.
 QUICK_RECOVERY = {"LEASE_BEAT_S": "2", "LEASE_EXPIRY_S": "10", "SWEEP_EVERY_S": "2"}
 
 

@@ -12,7 +12,7 @@ template loop misses the target wherever this meets it (about 40 % of a cold ren
 
 Each row comes from a ShownRow of layout.py: every text there is plain and escaped here, once. The
 header row stays in templates/leaderboard/_round_table.html; keep the two in the same column order.
-tests/test_leaderboard_table.py feeds these rows markup and checks that every text is escaped.
+tests/leaderboard/test_leaderboard_table.py feeds these rows markup and checks that every text is escaped.
 """
 
 from html import escape

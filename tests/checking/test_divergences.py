@@ -10,9 +10,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from submissions.checking.rules.divergences import DIVERGENCES, present
 from submissions.models import Finding, Submission
 
-from .test_pages import bundle_bytes
+from ..intake.test_pages import bundle_bytes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "divergences.md"
 
 

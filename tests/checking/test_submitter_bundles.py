@@ -12,8 +12,8 @@ from django.core.management import call_command
 from leaderboard.models import Result, Run, System
 from submissions.models import Submission
 
-from .conftest import shared_tarball
-from .worker import media, media_root, worker  # noqa: F401 (fixtures)
+from ..conftest import shared_tarball
+from ..worker import media, media_root, worker  # noqa: F401 (fixtures)
 
 # Every test here commits its writes: a worker process reads the test's rows.
 pytestmark = [

@@ -359,7 +359,7 @@ def description_section(html: str) -> str:
 
 @pytest.mark.django_db
 def test_the_system_page_shows_the_description_as_fields_never_as_a_repr(client, rounds):
-    from . import leaderboard_factories as make
+    from .. import leaderboard_factories as make
 
     v06 = rounds["training-v0.6"]
     desc, _ = read(NVIDIA_V06)
@@ -383,7 +383,7 @@ def test_the_system_page_shows_the_description_as_fields_never_as_a_repr(client,
 
 @pytest.mark.django_db
 def test_the_system_page_shows_lists_and_bounds_what_a_file_nests(client, rounds):
-    from . import leaderboard_factories as make
+    from .. import leaderboard_factories as make
 
     v06 = rounds["training-v0.6"]
     deep = "bottom"

@@ -1,7 +1,7 @@
 """Every system description in the shared rounds, read straight from the tarballs (no pipeline, no database).
 
 Run as a script to list, per round, the descriptions whose fields come out blank:
-    python -m tests.test_systems_real
+    python -m tests.checking.test_systems_real
 """
 
 import json
@@ -15,7 +15,7 @@ import pytest
 from submissions.checking.bundles.layout import read_description
 from submissions.checking.systems import NO_VALUE, fields_of
 
-from .conftest import SHARED, shared_tarball
+from ..conftest import SHARED, shared_tarball
 
 pytestmark = pytest.mark.shared_rounds
 

@@ -14,7 +14,7 @@ from submissions.checking.bundles import BundleError, Limits, unpack
 from submissions.checking.bundles.unpack import _Writer
 
 SHARED = Path(
-    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf")
+    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared" / "mlperf")
 )
 FILES = {
     "NVIDIA/systems/dgx.json": b'{"submitter": "NVIDIA"}',

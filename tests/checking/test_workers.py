@@ -14,8 +14,8 @@ from submissions.checking.bundles.split import submitter_root
 from submissions.checking.tasks import revalidate
 from submissions.models import Finding, RunCheck, Submission, TaskLease, Validation
 
-from .conftest import shared_tarball
-from .worker import QUICK_RECOVERY, Worker, purge_broker, require_services
+from ..conftest import shared_tarball
+from ..worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 
 pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
 
@@ -155,7 +155,7 @@ def test_a_worker_killed_mid_validation_is_replaced_within_minutes_with_every_ru
 ):
     """The killed process's lease stops beating, and the beat's sweeper queues its batch again after
     LEASE_EXPIRY_S, not after the broker's half-hour visibility timeout. With QUICK_RECOVERY's intervals:
-    tests/test_settings.py checks that the site's defaults recover within the three minutes asserted here."""
+    tests/portal/test_settings.py checks that the site's defaults recover within the three minutes asserted here."""
     settings.LEASE_EXPIRY_S = int(QUICK_RECOVERY["LEASE_EXPIRY_S"])
     settings.SWEEP_EVERY_S = int(QUICK_RECOVERY["SWEEP_EVERY_S"])
     victim = services("victim", env=QUICK_RECOVERY)

@@ -18,9 +18,9 @@ from accounts.models import ApiToken
 from submissions.models import Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from .server import Gunicorn
-from .test_pages import TARGETS, bundle_bytes
-from .worker import ROOT, media, media_root, worker  # noqa: F401
+from ..intake.test_pages import TARGETS, bundle_bytes
+from ..server import Gunicorn
+from ..worker import ROOT, media, media_root, worker  # noqa: F401
 
 
 @pytest.fixture(scope="module")

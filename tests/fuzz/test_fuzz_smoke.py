@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TARGETS = sorted(p.stem.removeprefix("fuzz_") for p in (REPO / "tests" / "fuzz").glob("fuzz_*.py"))
 
 pytest.importorskip("atheris", reason="atheris is not installed (requirements-dev.txt)")

@@ -243,7 +243,7 @@ def test_a_failed_submission_uploaded_again_keeps_its_earlier_validations_run_ch
     from submissions.checking import pipeline
     from submissions.models import Finding, RunCheck, Validation
 
-    from .test_validation import bundle_with_broken_runs
+    from ..checking.test_validation import bundle_with_broken_runs
 
     root = bundle_with_broken_runs(tmp_path)  # two runs without run_stop: findings on runs
     buffer = io.BytesIO()

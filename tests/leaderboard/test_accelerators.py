@@ -6,8 +6,8 @@ import pytest
 from leaderboard import accelerators
 from leaderboard.accelerators import family_of, placement
 
-from .conftest import shared_tarball
-from .test_systems_real import ROUNDS, descriptions
+from ..checking.test_systems_real import ROUNDS, descriptions
+from ..conftest import shared_tarball
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from leaderboard import charts
 from leaderboard.roundtable.rows import Bench, Cell, Row
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 OKABE_ITO = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"}
 

@@ -9,7 +9,7 @@ import pytest
 from leaderboard import charts
 from leaderboard.models import Run
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 
 @pytest.fixture

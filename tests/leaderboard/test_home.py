@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ import pytest
 
 from leaderboard.cache import invalidate_round
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 
 from leaderboard.cache import invalidate_round
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 from .test_leaderboard_table import catalogue, names, page, table_rows, v51  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.contrib.staticfiles import finders
 from leaderboard import charts, panels
 from leaderboard.staticfinders import PLOTLY_BASIC_STATIC_PATH, PLOTLY_STATIC_PATH
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 
 @pytest.fixture

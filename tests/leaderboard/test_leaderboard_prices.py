@@ -9,7 +9,7 @@ from django.core.management import call_command
 from leaderboard import prices
 from leaderboard.models import CloudPrice
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from leaderboard.cache import invalidate_round
 from leaderboard.models import Round
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from leaderboard import organisations, rounds
 from leaderboard.models import Round, Submitter
 from leaderboard.organisations import name_key, organisation_of, parse
 
-from . import leaderboard_factories as make
-from .conftest import shared_tarball
+from .. import leaderboard_factories as make
+from ..conftest import shared_tarball
 
 # --- the lookup, pure ---------------------------------------------------------------------
 

@@ -120,7 +120,7 @@ ROWS = {
     "leaderboard:system": Row(kind="system", shows=True),
     "leaderboard:result": Row(kind="result", query=("", "?format=csv", "?format=json"), shows=True),
     "leaderboard:public-id": Row(kind="result"),
-    # The bundles are not stored: a log the role may read answers 404 saying so (tests/test_visibility.py).
+    # The bundles are not stored: a log the role may read answers 404 saying so (tests/leaderboard/test_visibility.py).
     "leaderboard:run-log": Row(kind="result", query=("", "?line=3", "?format=raw")),
     "leaderboard:run-log-raw": Row(kind="result"),  # the log file itself, to whoever sees its page
     # submissions
@@ -137,7 +137,7 @@ ROWS = {
     "accounts:tokens": Row(),
     "accounts:revoke-token": Row(skip=POST_ONLY),
     "accounts:organisation": Row(
-        skip="an organisation's members, no round data: members 200, others 404 (tests/test_members.py)"
+        skip="an organisation's members, no round data: members 200, others 404 (tests/accounts/test_members.py)"
     ),
     "accounts:membership": Row(skip=POST_ONLY),
     "accounts:invitation": Row(skip=POST_ONLY),
@@ -180,7 +180,9 @@ ROWS = {
     ),
     "v1:upload-complete": Row(skip=POST_ONLY),
     "v1:token-list": Row(),
-    "v1:token-detail": Row(skip="a user's own API token, no round data (tests/test_tokens.py)"),
+    "v1:token-detail": Row(
+        skip="a user's own API token, no round data (tests/accounts/test_tokens.py)"
+    ),
     "schema": Row(roles=("anonymous", "staff")),  # no round data; 0.4 s a request
     "api/^(?P<rest>((rounds|systems|results|prices)/.*)?)$": Row(
         skip="a redirect to the same path under /api/v1/, asked there"
@@ -221,7 +223,7 @@ def surface() -> dict[str, URLPattern]:
 def test_every_url_has_a_row():
     missing = sorted(set(surface()) - set(ROWS))
     assert not missing, (
-        "URLs without a row in tests/test_permissions.py ROWS (say who may see them): "
+        "URLs without a row in tests/leaderboard/test_permissions.py ROWS (say who may see them): "
         + ", ".join(missing)
     )
 

@@ -9,7 +9,7 @@ from leaderboard import policy, public
 from leaderboard.models import Result
 from submissions.models import Submission
 
-from .live_round import checked_submission, set_phase
+from ..live_round import checked_submission, set_phase
 
 pytestmark = pytest.mark.django_db
 

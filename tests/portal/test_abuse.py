@@ -17,11 +17,11 @@ from accounts import members, tokens
 from accounts.models import Membership
 from submissions.models import Submission, Upload
 
-from . import leaderboard_factories as make
-from .live_round import checked_submission, set_phase
-from .server import Gunicorn
+from .. import leaderboard_factories as make
+from ..live_round import checked_submission, set_phase
+from ..server import Gunicorn
+from ..worker import media, media_root, require_services  # noqa: F401
 from .test_shared_cache import cache_url
-from .worker import media, media_root, require_services  # noqa: F401
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -265,7 +265,7 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, ca
     refusal was a failure message only: it is a finding of the submission's report."""
     from submissions.checking.pipeline import ingest
 
-    from .test_pages import bundle_bytes
+    from ..intake.test_pages import bundle_bytes
 
     round_ = set_phase(rounds["training-v5.1"], "open")
     # NVIDIA has no account here, but its results are on the leaderboard (an imported round).

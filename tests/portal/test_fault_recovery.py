@@ -22,10 +22,10 @@ from accounts.models import ApiToken
 from submissions.models import Submission, Upload
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from .server import Gunicorn
+from ..intake.test_pages import TARGETS, bundle_bytes
+from ..server import Gunicorn
+from ..worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 from .test_faults import free_port
-from .test_pages import TARGETS, bundle_bytes
-from .worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 
 # Every test here commits its writes: the server and worker processes read the upload.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -420,7 +420,7 @@ def test_a_submission_whose_worker_died_at_the_publication_minute_is_published_w
     from submissions.checking.pipeline import publish_round
     from submissions.intake.submit import submit
 
-    from .live_round import set_phase
+    from ..live_round import set_phase
 
     require_services()
     purge_broker()

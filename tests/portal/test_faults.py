@@ -16,8 +16,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from submissions.models import Submission
 
-from .test_pages import bundle_bytes
-from .worker import QUICK_RECOVERY, ROOT, Worker, require_services
+from ..intake.test_pages import bundle_bytes
+from ..worker import QUICK_RECOVERY, ROOT, Worker, require_services
 
 
 def free_port() -> int:
@@ -258,7 +258,7 @@ def test_pages_and_the_api_answer_while_the_shared_caches_redis_is_down(
 ):
     from portal import cache
 
-    from . import leaderboard_factories as make
+    from .. import leaderboard_factories as make
 
     monkeypatch.setattr(cache, "_warned_at", -cache.WARN_EVERY_S)  # warned by no earlier test
     settings.CACHES = {

@@ -6,7 +6,7 @@ type, body). Bounded: a few examples per operation, so the whole test takes seco
 
 import pytest
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 # Every test here commits its writes: the live server reads the test's rows.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,9 +14,9 @@ from leaderboard.cache import forget_round, invalidate_round
 from leaderboard.models import Result, System
 from submissions.checking.pipeline import publish_round
 
-from .live_round import checked_submission, set_phase
-from .server import Gunicorn
-from .worker import media, media_root, require_services  # noqa: F401
+from ..live_round import checked_submission, set_phase
+from ..server import Gunicorn
+from ..worker import media, media_root, require_services  # noqa: F401
 
 # Committed: the server's processes read what the tests write.
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -15,7 +15,7 @@ from submissions.models import Agent, ReferenceCheck, Submission
 from submissions.refchecks import jobs
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from . import leaderboard_factories as make
+from .. import leaderboard_factories as make
 
 State, Verdict = ReferenceCheck.State, ReferenceCheck.Verdict
 H100_AGENT = {

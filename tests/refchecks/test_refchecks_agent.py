@@ -17,8 +17,8 @@ from django.conf import settings
 from submissions.models import Agent, ReferenceCheck
 from submissions.refchecks import jobs
 
-from . import leaderboard_factories as make
-from .worker import ROOT, media, media_root, require_services, stop_group, worker  # noqa: F401
+from .. import leaderboard_factories as make
+from ..worker import ROOT, media, media_root, require_services, stop_group, worker  # noqa: F401
 
 # Every test here commits its writes: a worker process reads the test's rows.
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -12,7 +12,7 @@ from submissions.checking.pipeline import publish_due_rounds, publish_round
 from submissions.checking.pipeline.publication import final_submissions
 from submissions.models import Submission
 
-from .live_round import checked_submission, set_phase
+from ..live_round import checked_submission, set_phase
 
 pytestmark = pytest.mark.django_db
 

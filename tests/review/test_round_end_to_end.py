@@ -16,7 +16,7 @@ from submissions.models import Submission
 from submissions.review.models import Objection
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from .worker import media, media_root, worker  # noqa: F401
+from ..worker import media, media_root, worker  # noqa: F401
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
