@@ -275,7 +275,7 @@ def test_update_rows_gives_each_row_its_values_sharing_statements_between_alike_
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from submissions.checking.pipeline.common import update_rows
+    from submissions.checking.pipeline.update_rows import update_rows
     from tests import leaderboard_factories as make
 
     result = make.result(make.system(rounds["training-v5.1"]), "retinanet", 10.0, runs=6)

@@ -22,7 +22,8 @@ from ..rules import power as power_rules
 from ..rules import run as run_rules
 from ..rules.library import is_stop
 from ..safejson import describe, storable
-from .common import Status, submission_files, update, update_rows
+from .common import Status, submission_files, update
+from .update_rows import update_rows
 
 log = logging.getLogger(__name__)
 RUN_FIELDS = (

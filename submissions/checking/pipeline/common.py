@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -113,58 +113,6 @@ def clear_work_when_final(submission_id: int) -> None:
         )
         if list(final.values_list("pk", flat=True)):
             clear_work(submission_id)
-
-
-def update_rows(model, rows: list[tuple[int, dict]]) -> None:
-    """UPDATE each row (pk, {field: value}) with its own values. Rows given the same plain values (finalize's
-    counted and dropped marks) share one statement, WHERE pk IN (...). The others: one statement per set of
-    field names, which on PostgreSQL takes the rows' values from a VALUES list, else is executed for each
-    row. The ORM would compile an UPDATE per row (costlier than running it), and bulk_update writes a CASE
-    per row and field (seconds for a whole round)."""
-    alike: dict[tuple, list[int]] = {}  # ((name, value), ...) -> pks
-    groups: dict[tuple, list] = {}  # names -> [(pk, fields)], one statement (or executemany) each
-    for pk, fields in rows:
-        try:
-            alike.setdefault(tuple(fields.items()), []).append(pk)
-        except TypeError:  # a JSON value: unhashable, and rarely shared
-            groups.setdefault(tuple(fields), []).append((pk, fields))
-    for assigned, pks in alike.items():
-        if len(pks) > 1:
-            size = connection.ops.bulk_batch_size(
-                ["pk"], pks
-            )  # SQLite takes 999 parameters at most
-            for start in range(0, len(pks), size):
-                model.objects.filter(pk__in=pks[start : start + size]).update(**dict(assigned))
-        else:
-            groups.setdefault(tuple(name for name, _ in assigned), []).append(
-                (pks[0], dict(assigned))
-            )
-    quote = connection.ops.quote_name
-    table, pk_column = quote(model._meta.db_table), quote(model._meta.pk.column)
-    with connection.cursor() as cursor:
-        for names, group in groups.items():
-            columns = [model._meta.get_field(name) for name in names]
-            values = [
-                [c.get_db_prep_save(fields[c.name], connection) for c in columns] + [pk]
-                for pk, fields in group
-            ]
-            if connection.vendor != "postgresql" or len(group) == 1:
-                sets = ", ".join(f"{quote(c.column)} = %s" for c in columns)
-                cursor.executemany(f"UPDATE {table} SET {sets} WHERE {pk_column} = %s", values)
-                continue
-            # PostgreSQL plans and runs each statement of executemany: for a batch of checked runs, twice the
-            # server's time of one statement. The first row's casts give the VALUES list its columns' types.
-            targets = [quote(c.column) for c in columns] + [pk_column]
-            types = [c.db_type(connection) for c in columns] + [model._meta.pk.db_type(connection)]
-            first = ", ".join(f"%s::{type_}" for type_ in types)
-            tuples = ", ".join(
-                [f"({first})"] + [f"({', '.join(['%s'] * len(targets))})"] * (len(values) - 1)
-            )
-            cursor.execute(
-                f"UPDATE {table} SET {', '.join(f'{name} = v.{name}' for name in targets[:-1])} "
-                f"FROM (VALUES {tuples}) AS v({', '.join(targets)}) WHERE {table}.{pk_column} = v.{pk_column}",
-                [value for row in values for value in row],
-            )
 
 
 def update(submission_id: int, *, only_if: dict | None = None, **fields) -> int:

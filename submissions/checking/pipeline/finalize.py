@@ -16,8 +16,9 @@ from submissions.refchecks import jobs as refchecks
 
 from .. import energy, rules, scoring
 from ..bundles.runlogs import SUMMARIZER_RUN_FILE, result_files
-from .common import Status, clear_work_when_final, submission_files, update, update_rows
+from .common import Status, clear_work_when_final, submission_files, update
 from .publication import publish, published_while_checking
+from .update_rows import update_rows
 
 log = logging.getLogger(__name__)
 
