@@ -10,7 +10,7 @@ import os
 import socket
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from leaderboard.models import Benchmark, Run
@@ -206,11 +206,6 @@ def _store(checked: list[tuple], validation_id: int) -> list[int]:
     worker = f"{socket.gethostname()}:{os.getpid()}"
     per_submission: dict[int, int] = {}
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            # Don't wait for the disk: a check lost in a database crash has no RunCheck
-            # row, so the sweeper queues it again.
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
         # The unique rows claim the runs once; they record which process checked them.
         RunCheck.objects.bulk_create(
             [
