@@ -145,7 +145,8 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
     """The rows of the view in the order shown (table by table), as MLCommons' summary has them:
     Public ID, Organization, Availability, System Name, # of Nodes, Processor, # of Processors,
     Accelerator, # of Accelerators, Software, a column per benchmark in the view's unit, then links
-    to each result, the system and its logs, and notes (findings, why a result has no score)."""
+    to each result, the system, its logs and its code (where MLCommons published the round:
+    roundtable.rows.code_url), and notes (findings, why a result has no score)."""
     rows = view.rows(data)
     # As on the page: benchmark columns with no result in the view are left out.
     benchmarks = [b for b in view.benchmarks(data) if any(b.key in r.cells for r in rows)]
@@ -190,6 +191,7 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
                 record[f"{bench.name} URL"] = base_url + cell.url if cell else None
             record["System URL"] = base_url + row.url
             record["Logs URL"] = f"{base_url}{row.url}#results-h"
+            record["Code URL"] = row.code_url or None
             record["Notes"] = "; ".join(notes)
             records.append(record)
     frame = pd.DataFrame.from_records(
@@ -225,7 +227,7 @@ def _table_columns(view, benchmarks, chosen, energy: bool = False) -> list[str]:
     if energy:
         columns += [f"{b.name} energy (kJ)" for b in benchmarks]
     columns += [f"{b.name} URL" for b in benchmarks]
-    return columns + ["System URL", "Logs URL", "Notes"]
+    return columns + ["System URL", "Logs URL", "Code URL", "Notes"]
 
 
 RUN_COLUMNS = [

@@ -53,6 +53,12 @@ class Round(models.Model):
     history = models.BooleanField(
         default=False, help_text="Imported history: findings are advisory."
     )
+    published_tree = models.URLField(
+        blank=True,
+        help_text="Where MLCommons published the round's results, at the commit the portal's copy was "
+        "taken from (e.g. https://github.com/mlcommons/training_results_v5.1/tree/441d65f): a result's "
+        "code link is <this>/<submitter folder>/benchmarks, as MLCommons' summary links it.",
+    )
     require_init_stop_before_run_start = models.BooleanField(default=False)
     rcp_normalised = models.BooleanField(
         default=True,

@@ -22,6 +22,7 @@ ROUND_FIELDS = [
     "reference_system",
     "notes",
     "history",
+    "published_tree",
     "require_init_stop_before_run_start",
     "rcp_normalised",
     "blocking_rules",

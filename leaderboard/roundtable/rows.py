@@ -9,6 +9,7 @@ into sections (division → category) is done on these by view.py and layout.py.
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from urllib.parse import quote
 
 from django.urls import reverse
 
@@ -83,6 +84,9 @@ class Row:
     cloud_scale: float | None = None
     cloud_scale_note: str = ""  # the tooltip: both prices, their dates and sources
     cloud_scale_unverified: bool = False
+    code_url: str = (
+        ""  # its submitter's code folder where MLCommons published it (code_url), else ''
+    )
     accelerator_family: str = ""  # leaderboard/accelerators.toml; '' for a name in no family
     framework_families: tuple[str, ...] = ()  # leaderboard/frameworks.toml: every one it names
     distinct: str = ""  # where other rows of the round share its name: what tells it apart
@@ -190,6 +194,7 @@ RESULT_FIELDS = [
     "system__uid",
     "power_result",
     "energy_message",
+    "path",
 ]
 
 
@@ -240,6 +245,7 @@ def round_data(round_: Round) -> RoundData:
                 row.cloud_scale = scale.value
                 row.cloud_scale_note = scale.explanation
                 row.cloud_scale_unverified = scale.unverified
+            row.code_url = code_url(round_.published_tree, r["path"])
         if r["benchmark__key"] in order:
             row.cells[r["benchmark__key"]] = Cell(
                 result_id=r["id"],
@@ -263,6 +269,17 @@ def round_data(round_: Round) -> RoundData:
     _flag_disputed(list(rows.values()), round_ids)
     tell_apart(list(rows.values()))
     return RoundData(round_.key, benchmarks, list(rows.values()))
+
+
+def code_url(published_tree: str, result_path: str) -> str:
+    """The code folder of a result's submitter where MLCommons published the round, as MLCommons' summary
+    links it (mlperf-logging's result_summarizer: <repository>/<submitter>/benchmarks): the round's
+    published tree and the submitter's folder, the first of the result's path <Submitter>/results/...
+    '' for a round published nowhere the portal knows, or a path of another layout (v0.5's)."""
+    folder, _, rest = result_path.partition("/")
+    if not published_tree or not folder or not rest.startswith("results/"):
+        return ""
+    return f"{published_tree.rstrip('/')}/{quote(folder)}/benchmarks"
 
 
 def address_apart(rows: list[Row], uids: dict) -> None:
@@ -320,5 +337,3 @@ def tell_apart(rows: list[Row]) -> None:
             if len(alike) > 1 or not parts:
                 parts.append(row.key)
             row.distinct = " · ".join(parts)
-
-

@@ -184,15 +184,19 @@ def test_the_csv_has_mlcommons_columns_and_its_public_ids_open_their_results(liv
         records = list(csv.DictReader(f))
     header = list(records[0])
     assert [c for c in header if c in SUMMARY] == SUMMARY
-    assert {"System URL", "Logs URL", "Notes"} <= set(header)
+    assert {"System URL", "Logs URL", "Code URL", "Notes"} <= set(header)
     assert len(records) == len(rows(d)) and all(r["Organization"] == "Dell" for r in records)
+    # The code: Dell's folder where MLCommons published the round (leaderboard/rounds/training-v5.1.toml).
+    tree = "https://github.com/mlcommons/training_results_v5.1/tree/"
+    assert all(r["Code URL"].startswith(tree) for r in records)
+    assert all(r["Code URL"].endswith("/Dell/benchmarks") for r in records)
     # Every public id of the rows opens the page of one of that row's results.
     opened = 0
     for record in records:
         result_urls = {
             record[c].removeprefix(live_server.url)
             for c in header
-            if c.endswith(" URL") and c not in ("System URL", "Logs URL") and record[c]
+            if c.endswith(" URL") and c not in ("System URL", "Logs URL", "Code URL") and record[c]
         }
         ids = record["Public ID"].split()
         assert ids and len(ids) == len(result_urls), record

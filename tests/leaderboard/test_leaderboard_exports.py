@@ -63,7 +63,7 @@ def test_the_csv_has_mlcommons_summary_columns_then_links_and_notes(client, v51)
     [record] = csv_rows(client, "/r/training-v5.1/?format=csv")
     header = list(record)
     assert [c for c in header if c in MLCOMMONS_SUMMARY] == MLCOMMONS_SUMMARY
-    assert header[-3:] == ["System URL", "Logs URL", "Notes"]
+    assert header[-4:] == ["System URL", "Logs URL", "Code URL", "Notes"]
     assert record["Public ID"] == "5.1-0007 5.1-0008" and record["Organization"] == "Acme"
     assert record["Availability"] == "Available in cloud" and record["# of Nodes"] == "2"
     assert record["Object detection (RetinaNet) (minutes)"] == "2.0"
@@ -72,6 +72,23 @@ def test_the_csv_has_mlcommons_summary_columns_then_links_and_notes(client, v51)
     )
     assert record["System URL"] == "http://testserver/r/training-v5.1/Acme/a2/"
     assert "Graph neural network (R-GAT): not scored: 2 of 5 runs failed" in record["Notes"]
+
+
+def test_the_code_link_is_the_submitters_folder_where_mlcommons_published_the_round(client, v51):
+    v51.published_tree = "https://github.com/mlcommons/training_results_v5.1/tree/441d65f"
+    v51.save()
+    result = make.result(make.system(v51, "Acme", "a2"), "retinanet", 2)
+    result.path = "Acme/results/a2/retinanet"  # as ingest records it: bundle-relative
+    result.save()
+    [record] = csv_rows(client, "/r/training-v5.1/?format=csv")
+    assert record["Code URL"] == (
+        "https://github.com/mlcommons/training_results_v5.1/tree/441d65f/Acme/benchmarks"
+    )
+    v51.published_tree = ""  # a round published nowhere the portal knows: no link
+    v51.save()
+    invalidate_round(v51.key)
+    [record] = csv_rows(client, "/r/training-v5.1/?format=csv")
+    assert record["Code URL"] == ""
 
 
 def test_an_export_follows_the_column_chooser_where_columns_are_chosen(client, catalogue):
