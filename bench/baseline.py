@@ -15,9 +15,12 @@ from submissions.checking.rules import compliance, library
 
 
 def run_mlperf_checker_sequentially(
-    paths_with_benchmarks: Iterable[tuple[str | Path, str]], ruleset: str
+    paths_with_benchmarks: Iterable[tuple[str | Path, str]],
+    ruleset: str,
+    verdicts: dict | None = None,
 ) -> int:
     """Check each (path, benchmark) with mlperf-logging as its CLI would; return how many files it checked.
+    `verdicts`, when given, gets {path: whether the checker found the file valid} (a crash: not valid).
 
     The benchmark only picks the entry config, as `--config` would on the command line (MiniGo
     v0.6 has its own); everything else is the library's. Output is captured, not printed.
@@ -29,9 +32,12 @@ def run_mlperf_checker_sequentially(
     with library.Capture():
         for path, benchmark in paths_with_benchmarks:
             checker = mlp.make_checker(library.USAGE, ruleset, False, False)
+            valid = False
             try:
-                mlp.main(str(path), compliance.entry_config(ruleset, benchmark), checker)
+                valid = mlp.main(str(path), compliance.entry_config(ruleset, benchmark), checker)[0]
             except Exception:  # the CLI would die here; the baseline counts the file and goes on
                 mlp.enqueued_configs.clear()
+            if verdicts is not None:
+                verdicts[path] = valid
             checked += 1
     return checked
