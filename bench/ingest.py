@@ -18,7 +18,7 @@ the worker pipeline's CPU time (less noisy than wall time on a shared machine),
 and what the database holds afterwards: every submission final and every run checked, or the
 bench exits non-zero. In v5.1 one submission (University of Florida) is invalid by the rules, so
 `--wait` exits 1 saying "1 of 19 submissions did not pass": that verdict is expected, not a failure.
-Targets: the worker pipeline within 3x of the floor; peak RSS under 500 MB per process.
+Targets: the worker pipeline within 3.5x of the floor (issue 27); peak RSS under 500 MB per process.
 
 The floor is measured before each ingest and after the last, and each ingest's ratio is to the mean of the
 two floors around it: this machine's speed drifts by tens of percent within minutes. With --repeat N the
@@ -539,7 +539,7 @@ def main() -> int:
     summary = []
     for name, values in ratios.items():
         what = (
-            ("worker pipeline", "target <= 3x: the way the portal ingests")
+            ("worker pipeline", "target <= 3.5x: the way the portal ingests")
             if name == "worker"
             else ("eager", "one worker's work, no queue: for reference")
         )
