@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from operator import mul, sub
+from itertools import repeat
+from operator import mul, sub, truediv
 
 from .logs.power import PowerLog
 
@@ -122,9 +123,8 @@ def score_energy(
 
 def trace(log: PowerLog, origin_ms: float, points: int) -> list[list[float]]:
     """The node's readings as [[seconds from origin, watts], ...], at most `points` of them (every
-    k-th reading), for a plot."""
+    k-th reading), for a plot. Made by map in C and not rounded (the plot rounds what it shows):
+    rounding each of v4.0's 100,000 points per submitter took 0.09 s of 0.12 s CPU (now 0.04)."""
     step = max(1, -(-len(log.times) // max(points, 1)))
-    return [
-        [round((t - origin_ms) / 1000, 1), round(w, 1)]
-        for t, w in zip(log.times[::step], log.watts[::step])
-    ]
+    seconds = map(truediv, map(sub, log.times[::step], repeat(origin_ms)), repeat(1000))
+    return list(map(list, zip(seconds, log.watts[::step])))
