@@ -557,13 +557,17 @@ def power(run) -> dict | None:
     for i, (name, points) in enumerate(
         sorted(nodes.items(), key=lambda kv: int(kv[0].rpartition("_")[2] or 0))
     ):
+        if isinstance(points, dict):
+            x, y = points["s"], points["w"]
+        else:  # [[s, W], ...], as runs checked before 2026-11-28 keep it
+            x, y = [p[0] for p in points], [p[1] for p in points]
         data.append(
             {
                 "type": "scatter",
                 "mode": "lines",
                 "name": name.replace("_", " "),
-                "x": [p[0] for p in points],
-                "y": [p[1] for p in points],
+                "x": x,
+                "y": y,
                 "line": {"color": PALETTE[i % len(PALETTE)], "dash": DASHES[i % len(DASHES)]},
                 "hovertemplate": "%{x:.0f} s, %{y:,.0f} W<extra>" + name + "</extra>",
             }

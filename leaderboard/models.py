@@ -367,7 +367,7 @@ class Run(models.Model):
     power_trace = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Each node's power for the run's plot: {run_s, nodes: {node_N: [[s from run_start, W]]}}.",
+        help_text="Each node's power for the run's plot: {run_s, nodes: {node_N: {s: [s from run_start], w: [W]}}}.",
     )
     counted = models.BooleanField(default=False, help_text="Among the runs that make the score.")
     dropped = models.BooleanField(default=False, help_text="Dropped as fastest or slowest.")

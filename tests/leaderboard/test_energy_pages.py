@@ -54,7 +54,10 @@ def test_a_power_result_page_shows_energy_per_run_and_each_nodes_power(client, v
     )
     trace = {
         "run_s": 600.0,
-        "nodes": {"node_0": [[-30, 900], [300, 5000]], "node_1": [[-29, 950], [310, 5100]]},
+        "nodes": {
+            "node_0": {"s": [-30, 300], "w": [900, 5000]},
+            "node_1": [[-29, 950], [310, 5100]],  # as runs checked before 2026-11-28 keep it
+        },
     }
     Run.objects.filter(result=result).update(energy_j=6e6, power_trace=trace)
     html = client.get(result.get_absolute_url()).content.decode()

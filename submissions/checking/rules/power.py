@@ -43,7 +43,7 @@ RULES = {
 class RunPower:
     energy_j: float | None
     findings: list[Finding] = field(default_factory=list)
-    # For the run's plot: {"nodes": {"node_0": [[s from run_start, W], ...]}, "run_s": time to train}
+    # For the run's plot: {"nodes": {"node_0": {"s": [s from run_start], "w": [W]}}, "run_s": time to train}
     trace: dict = field(default_factory=dict)
 
 
