@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from submissions.checking.rules.divergences import DIVERGENCES, present
 from submissions.models import Finding, Submission
 
-from ..intake.test_pages import bundle_bytes
+from ..bundles import bundle_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "divergences.md"

@@ -18,7 +18,7 @@ from accounts.models import ApiToken
 from submissions.models import Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from ..intake.test_pages import TARGETS, bundle_bytes
+from ..bundles import TARGETS, bundle_bytes
 from ..server import Gunicorn
 from ..worker import ROOT, media, media_root, worker  # noqa: F401
 

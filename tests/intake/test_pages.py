@@ -1,8 +1,6 @@
 """Pages: upload in the browser form, the submission page, the round table, result and system pages."""
 
 import gzip
-import io
-import tarfile
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -11,22 +9,10 @@ from django.core.management import call_command
 from submissions.models import Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
+from ..bundles import TARGETS, bundle_bytes
+
 # Every test here commits its writes: eager tasks run in on_commit hooks.
 pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
-TARGETS = {"retinanet": 0.34, "rgat": 0.72}
-
-
-def bundle_bytes(tmp_path, org="Acme", system="alpha"):
-    root = write_bundle(
-        tmp_path / org,
-        org,
-        [SystemSpec(system, results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})],
-        TARGETS,
-    )
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        tar.add(root, arcname=org)
-    return buffer.getvalue()
 
 
 def test_upload_needs_a_login(client, rounds):

@@ -11,8 +11,8 @@ from leaderboard.calendar import when
 from leaderboard.models import Round
 from submissions.models import Submission
 
+from ..bundles import bundle_bytes
 from ..live_round import set_phase
-from .test_pages import bundle_bytes
 
 pytestmark = pytest.mark.django_db
 

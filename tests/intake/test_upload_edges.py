@@ -12,7 +12,7 @@ from submissions.checking.bundles.limits import size_text
 from submissions.intake.submit import display_name
 from submissions.models import Submission
 
-from .test_pages import bundle_bytes
+from ..bundles import bundle_bytes
 
 pytestmark = pytest.mark.usefixtures("eager")
 UPLOAD = "/submissions/upload/"

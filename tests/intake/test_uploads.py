@@ -15,7 +15,7 @@ from accounts.models import ApiToken
 from audit.models import AuditEvent
 from submissions.models import Submission, Upload
 
-from .test_pages import bundle_bytes
+from ..bundles import bundle_bytes
 
 UPLOADS = "/api/v1/uploads/"
 OCTETS = "application/offset+octet-stream"

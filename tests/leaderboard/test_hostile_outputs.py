@@ -16,7 +16,7 @@ from leaderboard.models import Run
 from submissions.models import Submission
 
 from .. import leaderboard_factories as make
-from ..intake.test_pages import bundle_bytes
+from ..bundles import bundle_bytes
 
 pytestmark = pytest.mark.usefixtures("eager")
 EVIL = "Evil\n\"=cmd|' /C calc'!A0"

@@ -265,7 +265,7 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, ca
     refusal was a failure message only: it is a finding of the submission's report."""
     from submissions.checking.pipeline import ingest
 
-    from ..intake.test_pages import bundle_bytes
+    from ..bundles import bundle_bytes
 
     round_ = set_phase(rounds["training-v5.1"], "open")
     # NVIDIA has no account here, but its results are on the leaderboard (an imported round).

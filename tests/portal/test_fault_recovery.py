@@ -22,7 +22,7 @@ from accounts.models import ApiToken
 from submissions.models import Submission, Upload
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from ..intake.test_pages import TARGETS, bundle_bytes
+from ..bundles import TARGETS, bundle_bytes
 from ..server import Gunicorn
 from ..worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 from .test_faults import free_port

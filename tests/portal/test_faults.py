@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from submissions.models import Submission
 
-from ..intake.test_pages import bundle_bytes
+from ..bundles import bundle_bytes
 from ..worker import QUICK_RECOVERY, ROOT, Worker, require_services
 
 

@@ -23,8 +23,8 @@ from django.utils import timezone
 from portal.settings import s3_storage
 from submissions.models import Submission
 
+from ..bundles import bundle_bytes
 from ..checking.test_log_viewer import log_url, publish
-from ..intake.test_pages import bundle_bytes
 from ..intake.test_uploads import files_under, token_for, upload_whole
 from ..worker import ROOT
 from .test_faults import free_port
