@@ -13,6 +13,7 @@ ACME, GLOBEX, INITECH = 1, 2, 3
 ROUND = SimpleNamespace(pk=10)
 OTHER_ROUND = SimpleNamespace(pk=11)
 
+# The roles by the names of the cast (tests/conftest.py `cast`), as Viewers: member_c is of Initech.
 WHO = {
     "anonymous": policy.ANONYMOUS,
     "staff": policy.Viewer(1, staff=True),
@@ -20,10 +21,10 @@ WHO = {
     "reviewer_of_acme": policy.Viewer(
         3, organisations=frozenset({ACME}), reviewed_rounds=frozenset({ROUND.pk})
     ),
-    "acme_member": policy.Viewer(4, organisations=frozenset({ACME})),
-    "acme_admin": policy.Viewer(5, organisations=frozenset({ACME}), administers=frozenset({ACME})),
-    "globex_member": policy.Viewer(6, organisations=frozenset({GLOBEX})),
-    "outsider": policy.Viewer(7, organisations=frozenset({INITECH})),
+    "member_a": policy.Viewer(4, organisations=frozenset({ACME})),
+    "admin_a": policy.Viewer(5, organisations=frozenset({ACME}), administers=frozenset({ACME})),
+    "member_b": policy.Viewer(6, organisations=frozenset({GLOBEX})),
+    "member_c": policy.Viewer(7, organisations=frozenset({INITECH})),  # party to nothing here
     "other_reviewer": policy.Viewer(8, reviewed_rounds=frozenset({OTHER_ROUND.pk})),
 }
 
@@ -43,9 +44,9 @@ def test_an_objection_is_read_by_its_parties_the_round_s_reviewers_and_staff():
         "staff",
         "reviewer",
         "reviewer_of_acme",
-        "acme_member",
-        "acme_admin",
-        "globex_member",
+        "member_a",
+        "admin_a",
+        "member_b",
     }
     assert _who_may(lambda who: policy.may_reply(who, OBJECTION)) == _who_may(
         lambda who: policy.may_see_objection(who, OBJECTION)
@@ -60,7 +61,7 @@ def test_a_reviewer_of_neither_party_decides():
 
 @pytest.mark.parametrize(
     "name, side",
-    [("acme_member", "objected"), ("globex_member", "objector"), ("reviewer", "reviewer")],
+    [("member_a", "objected"), ("member_b", "objector"), ("reviewer", "reviewer")],
 )
 def test_a_reply_speaks_for_the_writer_s_side(name, side):
     assert policy.reply_side(WHO[name], OBJECTION) == side
@@ -71,8 +72,8 @@ def test_a_member_of_the_organisation_or_staff_withdraws():
     assert _who_may(lambda who: policy.may_withdraw(who, ACME_SUBMISSION)) == {
         "staff",
         "reviewer_of_acme",
-        "acme_member",
-        "acme_admin",
+        "member_a",
+        "admin_a",
     }
     command_line_import = SimpleNamespace(organisation_id=None, round_id=ROUND.pk, uploaded_by_id=1)
     assert _who_may(lambda who: policy.may_withdraw(who, command_line_import)) == {"staff"}
@@ -81,24 +82,24 @@ def test_a_member_of_the_organisation_or_staff_withdraws():
 def test_a_member_uploads_for_their_own_organisation_only():
     acme = SimpleNamespace(pk=ACME, name="Acme")
     allowed = _who_may(lambda who: policy.upload_refusal(who, acme) is None)
-    assert allowed == {"reviewer_of_acme", "acme_member", "acme_admin"}
+    assert allowed == {"reviewer_of_acme", "member_a", "admin_a"}
     assert "not a member of Acme" in policy.upload_refusal(WHO["staff"], acme)
 
 
 def test_admins_and_staff_manage_members_and_members_see_them():
     acme = SimpleNamespace(pk=ACME)
-    assert _who_may(lambda who: policy.may_manage_members(who, acme)) == {"staff", "acme_admin"}
+    assert _who_may(lambda who: policy.may_manage_members(who, acme)) == {"staff", "admin_a"}
     assert _who_may(lambda who: policy.may_see_members(who, acme)) == {
         "staff",
         "reviewer_of_acme",
-        "acme_member",
-        "acme_admin",
+        "member_a",
+        "admin_a",
     }
     assert policy.ADMIN == Membership.Role.ADMIN
 
 
 def test_staff_and_reviewers_never_join_an_organisation():
-    assert _who_may(policy.may_join) == {"acme_member", "acme_admin", "globex_member", "outsider"}
+    assert _who_may(policy.may_join) == {"member_a", "admin_a", "member_b", "member_c"}
 
 
 def test_staff_alone_publish_request_checks_and_see_the_agents():
@@ -111,8 +112,8 @@ def test_a_whole_submission_is_seen_by_its_organisation_its_round_s_reviewers_an
         "staff",
         "reviewer",
         "reviewer_of_acme",
-        "acme_member",
-        "acme_admin",
+        "member_a",
+        "admin_a",
     }
     peer = policy.Viewer(12, organisations=frozenset({GLOBEX}), peer_rounds=frozenset({ROUND.pk}))
     uploader = policy.Viewer(99)
@@ -122,4 +123,4 @@ def test_a_whole_submission_is_seen_by_its_organisation_its_round_s_reviewers_an
 def test_an_objection_to_one_s_own_organisation_is_never_offered():
     """may_object_to answers before asking the round who submitted: a member of the organisation
     objected to is refused without a query."""
-    assert not policy.may_object_to(WHO["acme_member"], ACME_SUBMISSION)
+    assert not policy.may_object_to(WHO["member_a"], ACME_SUBMISSION)
