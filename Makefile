@@ -55,7 +55,7 @@ test: setup-dev
 	$(PY) bin/run_tests.py
 
 # The whole-round comparisons of v1.0 and v4.0 with mlperf-logging (tests marked whole_rounds), which the
-# default run skips for time: 8-15 minutes each on two cores.
+# default run skips for time: about 8 minutes each on two cores. CI (.ci/run) runs them after `make test`.
 test-rounds: setup-dev
 	WHOLE_ROUNDS=1 $(PY) bin/run_tests.py -m whole_rounds
 

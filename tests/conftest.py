@@ -12,9 +12,9 @@ SHARED = Path(
 )
 
 
-# The two largest shared rounds (560-590 MB of logs each): a test that ingests one whole and runs
-# mlperf-logging over every log takes 8-15 minutes on two cores, so they run when WHOLE_ROUNDS=1 is set
-# (`make test-rounds`) and are skipped, saying so, in the default run.
+# The two largest shared rounds (560-590 MB of logs each): tests/test_shared_rounds.py ingests each whole and
+# runs mlperf-logging over every log, about 8 minutes a round on two cores, so they run when WHOLE_ROUNDS=1 is
+# set (`make test-rounds`, which CI runs after `make test`) and are skipped, saying so, in the default run.
 WHOLE_ROUNDS = {"training-v1.0", "training-v4.0"}
 
 
@@ -93,7 +93,7 @@ def pytest_collection_modifyitems(items):
         if item.get_closest_marker("whole_rounds") and not whole:
             item.add_marker(
                 pytest.mark.skip(
-                    reason="a whole large round (v1.0, v4.0) against mlperf-logging: 8-15 min each; "
+                    reason="a whole large round (v1.0, v4.0) against mlperf-logging: about 8 min each; "
                     "run with WHOLE_ROUNDS=1 (make test-rounds)"
                 )
             )

@@ -1,4 +1,6 @@
-"""MLCommons' own scores of a shared round: mlperf-logging's result_summarizer, run on an unpacked copy.
+"""MLCommons' own view of a shared round, run on an unpacked copy: mlperf-logging's result_summarizer's scores,
+its compliance checker's verdict on each log, and package_checker's verdict on each submitter (`round_side`, one
+submitter per process).
 
 Per submitter folder, the command `python -m mlperf_logging.result_summarizer <folder> training <ruleset>
 --csv <file>` is run; it writes its table as JSON beside the CSV, a row per system with a column per
@@ -12,7 +14,8 @@ dropping 4 fastest and 4 slowest for unet3d; times the folder's scaling.json) is
 instead, and the row says so; where that crashes too, the folder has no score and the row says why. Nothing
 of the portal is used.
 
-The copy matters: the command's RCP check deletes and rewrites scaling.json in the folders it reads.
+The copy matters: the command's RCP check, like package_checker's, deletes and rewrites scaling.json in the
+folders it reads.
 """
 
 from __future__ import annotations
