@@ -79,11 +79,6 @@ def eager():
     app.conf.task_always_eager = previous
 
 
-# A file the lead is rewriting (issue 27): until it says its tests' database mode itself, as every
-# other test module does, it is given here. Remove the name when the file is rewritten.
-NOT_YET_MARKED = {"test_energy_v40.py"}
-
-
 def pytest_collection_modifyitems(items):
     """Skips the whole large rounds unless WHOLE_ROUNDS=1, saying why. A test's database mode is
     written in its module (`pytest.mark.django_db`, with transaction=True where other processes or
@@ -97,8 +92,6 @@ def pytest_collection_modifyitems(items):
                     "run with WHOLE_ROUNDS=1 (make test-rounds)"
                 )
             )
-        if item.path.name in NOT_YET_MARKED and not item.get_closest_marker("django_db"):
-            item.add_marker(pytest.mark.django_db(transaction=True))
 
 
 LIVE_ROUND = "training-v5.1"

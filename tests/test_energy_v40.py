@@ -23,7 +23,12 @@ from submissions.models import Finding
 from .conftest import shared_tarball
 from .worker import media, media_root, worker  # noqa: F401 (fixtures)
 
-pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
+# transaction=True: a worker process reads what the test writes.
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.shared_rounds,
+    pytest.mark.django_db(transaction=True),
+]
 FOLDERS = ("smc", "smc-ac-power", "smc-dc-power")
 ROUND = "training-v4.0"
 

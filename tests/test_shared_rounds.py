@@ -37,6 +37,7 @@ from . import summarizer
 from .conftest import round_param, shared_tarball
 from .worker import media, media_root, worker  # noqa: F401 (fixtures)
 
+# transaction=True: the worker process, and the ingest's thread, read what the test writes.
 pytestmark = [
     pytest.mark.services,
     pytest.mark.shared_rounds,
