@@ -52,7 +52,7 @@ PG = os.environ.get(
 )  # a server; the database is ours
 REDIS = os.environ.get("BENCH_REDIS_INGEST", "redis://127.0.0.1:6379/12")  # flushed before use
 MANAGE = [sys.executable, "manage.py"]
-EXPECTED = {"submissions": 19, "runs": 1669}  # as tests/test_shared_rounds.py counts them
+EXPECTED = {"submissions": 19, "runs": 1669}  # as tests/checking/test_shared_rounds.py counts them
 VERIFY = """
 import json
 from collections import Counter

@@ -12,7 +12,7 @@ SHARED = Path(
 )
 
 
-# The two largest shared rounds (560-590 MB of logs each): tests/test_shared_rounds.py ingests each whole and
+# The two largest shared rounds (560-590 MB of logs each): tests/checking/test_shared_rounds.py ingests each whole and
 # runs mlperf-logging over every log, about 8 minutes a round on two cores, so they run when WHOLE_ROUNDS=1 is
 # set (`make test-rounds`, which CI runs after `make test`) and are skipped, saying so, in the default run.
 WHOLE_ROUNDS = {"training-v1.0", "training-v4.0"}

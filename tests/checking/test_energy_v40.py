@@ -20,8 +20,8 @@ from mlperf_logging.result_summarizer import result_summarizer as summarizer
 from leaderboard.models import Result
 from submissions.models import Finding
 
-from .conftest import shared_tarball
-from .worker import media, media_root, worker  # noqa: F401 (fixtures)
+from ..conftest import shared_tarball
+from ..worker import media, media_root, worker  # noqa: F401 (fixtures)
 
 # transaction=True: a worker process reads what the test writes.
 pytestmark = [

@@ -4,7 +4,7 @@ drops it.
 
 The logs come from the shared MLPerf rounds (skips without them); mlperf-logging's own checker, run here on the
 same file, gives each verdict the portal is compared with. The same comparison over every run of every shared
-round, ingested by a real worker, is tests/test_shared_rounds.py's.
+round, ingested by a real worker, is tests/checking/test_shared_rounds.py's.
 """
 
 import logging
@@ -17,7 +17,7 @@ from leaderboard.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking.rules import RunContext, check_run, clock, compliance
 from submissions.checking.rules.library import mlp_compliance
 
-from .conftest import shared_tarball
+from ..conftest import shared_tarball
 
 pytestmark = pytest.mark.shared_rounds
 

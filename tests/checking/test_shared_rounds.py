@@ -33,9 +33,9 @@ from submissions.checking.rules import clock, compliance
 from submissions.checking.rules.divergences import DIVERGENCES
 from submissions.models import Finding, Submission
 
-from . import summarizer
-from .conftest import round_param, shared_tarball
-from .worker import media, media_root, worker  # noqa: F401 (fixtures)
+from .. import summarizer
+from ..conftest import round_param, shared_tarball
+from ..worker import media, media_root, worker  # noqa: F401 (fixtures)
 
 # transaction=True: the worker process, and the ingest's thread, read what the test writes.
 pytestmark = [

@@ -1,7 +1,7 @@
 """One submitter's bundle is one submission: each v0.5 submitter's folder, ingested on its own by a real worker,
 gives that submitter exactly the rows that ingesting the whole round archive gives.
 
-Runs on PostgreSQL and Redis (skips with the reason otherwise), like tests/test_shared_rounds.py.
+Runs on PostgreSQL and Redis (skips with the reason otherwise), like tests/checking/test_shared_rounds.py.
 """
 
 import tarfile
