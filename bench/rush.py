@@ -4,7 +4,7 @@ readers load the round's pages and the API.
 
 1. Unpacks /work/shared/mlperf/training_v5.1_results.tar.xz (MLPERF_SHARED_DIR) once into a temporary folder
    and packs one bundle per submitter, as each would upload it (`tar -czf <name>.tgz <Submitter>`): the 15
-   smallest of its 19 submitters (--orgs).
+   smallest of its 19 submitters (--orgs; --largest takes the largest instead).
 2. A fresh PostgreSQL database (RUSH_DATABASE_URL), Redis as broker and cache (RUSH_REDIS, two of its
    databases, emptied), the round v5.1 opened for uploads, an organisation per submitter with a member and
    an API token. gunicorn as the README deploys it (gunicorn.conf.py: 2 processes of 8 threads), two Celery
@@ -52,8 +52,8 @@ READER_PATHS = [
 ]
 
 
-def bundles(folder: Path, count: int) -> list[tuple[str, Path]]:
-    """(submitter, its .tgz) for the `count` smallest submitters of v5.1."""
+def bundles(folder: Path, count: int, largest: bool) -> list[tuple[str, Path]]:
+    """(submitter, its .tgz) for the `count` smallest (or largest) submitters of v5.1."""
     tree = folder / "tree"
     tree.mkdir()
     with tarfile.open(SHARED / "training_v5.1_results.tar.xz") as tar:
@@ -64,7 +64,8 @@ def bundles(folder: Path, count: int) -> list[tuple[str, Path]]:
         for d in top.iterdir()
         if d.is_dir()
     }
-    chosen = sorted(sizes, key=sizes.get)[:count]
+    by_size = sorted(sizes, key=sizes.get)
+    chosen = by_size[-count:] if largest else by_size[:count]
     made = []
     for name in sorted(chosen):
         target = folder / f"{name}.tgz"
@@ -288,6 +289,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--orgs", type=int, default=15)
+    parser.add_argument(
+        "--largest", action="store_true", help="the largest submitters instead of the smallest"
+    )
     parser.add_argument("--readers", type=int, default=50)
     parser.add_argument("--before", type=float, default=20.0, help="seconds of readers alone")
     parser.add_argument("--chunk-mb", type=int, default=8)
@@ -304,7 +308,7 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="rush-"))
     processes = []
     try:
-        packed = bundles(folder, args.orgs)
+        packed = bundles(folder, args.orgs, args.largest)
         print(
             f"{len(packed)} bundles, {sum(p.stat().st_size for _, p in packed) / 1e6:.0f} MB: "
             + ", ".join(name for name, _ in packed)
