@@ -541,7 +541,7 @@ def test_no_template_writes_an_inline_style():
     one would be styled otherwise than it reads, and only a browser test that opens its page would say so."""
     from pathlib import Path
 
-    templates = Path(__file__).resolve().parents[1] / "templates"
+    templates = Path(__file__).resolve().parents[2] / "templates"
     written = [
         f"{path.relative_to(templates)}:{number}"
         for path in sorted(templates.rglob("*.html"))
