@@ -90,10 +90,9 @@ def refuse(submission: Submission, found) -> None:
     a validation holds the finding (file, rule, what to do) for its report, as any other rule's."""
     now = timezone.now()
     with transaction.atomic():
-        number = (submission.validations.aggregate(n=Max("number"))["n"] or 0) + 1
         validation = Validation.objects.create(
             submission=submission,
-            number=number,
+            number=_next_number(submission),
             reason="ingest",
             status=Validation.Status.DONE,
             verdict="invalid",
@@ -191,12 +190,16 @@ def _check_again(submission: Submission, reason: str, user=None) -> tuple[int, l
 def _start_validation(
     submission: Submission, run_ids: list[int], reason: str, user=None
 ) -> Validation:
-    number = (submission.validations.aggregate(n=Max("number"))["n"] or 0) + 1
     validation = Validation.objects.create(
-        submission=submission, number=number, reason=reason, requested_by=user
+        submission=submission, number=_next_number(submission), reason=reason, requested_by=user
     )
     update(submission.pk, status=Status.CHECKING, runs_total=len(run_ids), runs_checked=0)
     return validation
+
+
+def _next_number(submission: Submission) -> int:
+    """The number of the submission's next validation: one past its latest."""
+    return (submission.validations.aggregate(n=Max("number"))["n"] or 0) + 1
 
 
 def _benchmarks_by_folder(round_) -> dict[str, Benchmark]:
