@@ -4,7 +4,7 @@ mlperf-logging is written as command-line tools: module-global state, files read
 `logging` and `print`. We call its lower-level pieces inside the worker process instead (compliance.py,
 rcp.py), and the module attributes we swap for that are swapped here alone, only for the duration of one
 call, and always put back. Workers are processes (Celery prefork), never threads, so no other code runs
-while a swap is in place. tests/test_mlperf_adapter.py pins what the swaps rely on in the library's code.
+while a swap is in place. tests/checking/test_mlperf_adapter.py pins what the swaps rely on in the library's code.
 
 - compliance_run: mlp_compliance's config queue is the checker's own (`enqueue_config`: config names are
   checked against mlperf-logging's own files); its YAML files are parsed once per process (`yaml`, `open`)
