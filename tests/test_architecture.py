@@ -236,3 +236,27 @@ def test_every_package_of_the_write_side_is_on_the_map():
                 ROOT.joinpath(*prefix.split(".")).with_suffix(".py").exists()
                 or ROOT.joinpath(*prefix.split(".")).is_dir()
             ), f"{prefix} ({name}) is not in the tree"
+
+
+MLPERF_ADAPTER = "submissions.checking.rules.library"
+
+
+def test_only_the_adapter_imports_mlperf_logging():
+    """mlperf-logging is reached through one module (docs/architecture.md, "Cleverness"), whose pieces
+    tests/checking/test_mlperf_adapter.py pins; an import of it elsewhere, or a module path of it given to
+    importlib, would bypass both."""
+    wrong = []
+    for module, path in MODULES.items():
+        if module == MLPERF_ADAPTER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names = [node.value] if node.value.startswith("mlperf_logging.") else []
+            else:
+                continue
+            wrong += [f"{module}: {n}" for n in names if n.split(".")[0] == "mlperf_logging"]
+    assert not wrong, "mlperf_logging reached outside the adapter:\n" + "\n".join(wrong)

@@ -20,7 +20,7 @@ from submissions.checking.rules import (
     check_result,
     check_run,
     check_system,
-    rcp,
+    library,
 )
 from submissions.checking.systems import category_of, fields_of
 from submissions.synthetic.bundles import SystemSpec, log_status, system_json, write_bundle
@@ -183,8 +183,7 @@ def test_the_table_agrees_with_the_round_and_the_rcps(bench):
     spec = BENCHMARKS[bench]
     assert spec["target"] == BENCH[bench]["quality_target"]
     assert spec["higher_is_better"] == BENCH[bench].get("higher_is_better", True)
-    checker = rcp._checker(RULESET, bench)
-    record = checker._find_rcp(spec["hyperparameters"]["global_batch_size"], "pruned_rcps")
+    record = library.rcp_table(RULESET, bench).at(spec["hyperparameters"]["global_batch_size"])
     assert record is not None, "the table's global_batch_size has no RCP"
     low, high = spec["converge"]
     assert record["RCP Mean"] <= low <= high

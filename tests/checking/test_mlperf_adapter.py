@@ -1,7 +1,10 @@
 """What submissions/checking/rules/library.py relies on inside mlperf-logging: the module attributes it swaps
-are the ones the library's code goes through. Should a new version of the library read its configs, run its
-rules or read a run some other way, these fail, before the swaps silently stop doing anything."""
+are the ones the library's code goes through, and the classes, functions and methods it calls or overrides
+are there and behave as it expects. Should a new version of the library read its configs, run its rules,
+read a run or keep its RCPs some other way, these fail, before the swaps silently stop doing anything or a
+worker crashes on every log. Only library.py imports mlperf_logging (tests/test_architecture.py)."""
 
+import json
 from collections import Counter
 
 import pytest
@@ -31,7 +34,7 @@ def test_the_checker_queues_configs_reads_yaml_and_runs_rules_through_the_swappe
     tmp_path, monkeypatch
 ):
     calls = Counter()
-    checker_class = compliance._checker_class("5.1.0")
+    checker_class = library._compliance_checker_class("5.1.0")
     monkeypatch.setattr(checker_class, "enqueue", counted(calls, "enqueue", checker_class.enqueue))
     monkeypatch.setattr(library, "_ConfigFile", counted(calls, "open", library._ConfigFile))
     yaml_cache = library._cached_yaml()
@@ -76,7 +79,7 @@ def test_the_rcp_reader_reads_through_open_strips_with_the_quadratic_pattern_and
     assert decoded  # json.loads, which _Json answers
 
 
-# --- the internals compliance.py and rcp.py still reach (not yet behind library.py) --------------------------
+# --- the pieces library.py names -----------------------------------------------------------------------------
 
 
 # A run_stop record as each parser reads it: 0.6.0's `:::MLL <seconds> <key>: <value>`, MLLOG's JSON from 1.0.0.
@@ -88,54 +91,98 @@ RUN_STOP = {
 
 
 @pytest.mark.parametrize("ruleset", ["0.6.0", "1.0.0", "4.0.0", "5.1.0"])
-def test_the_parser_of_each_shared_rounds_ruleset_has_what_compliance_reads(ruleset):
-    """compliance.read_loglines finds a record by the parser's TOKEN, makes its LogLine with
-    string_to_logline, and builds a LogLine itself for a time_s record (_in_seconds) from five fields."""
-    parser = compliance._parser(ruleset)
+def test_the_log_parser_of_each_shared_rounds_ruleset_reads_and_makes_loglines(ruleset):
+    """library.log_parser takes the parser's TOKEN, string_to_logline and LogLine (five fields, in order):
+    compliance.read_loglines finds records by the token and reads them, _in_seconds makes a LogLine itself."""
+    parser = library.log_parser(ruleset)
     assert parser is not None
-    assert isinstance(parser.TOKEN, str) and parser.TOKEN
-    line = parser.string_to_logline(7, parser.TOKEN + RUN_STOP.get(ruleset, RUN_STOP["1.0.0"]))
+    assert isinstance(parser.token, str) and parser.token
+    line = parser.read_line(7, parser.token + RUN_STOP.get(ruleset, RUN_STOP["1.0.0"]))
     assert (line.key, line.lineno) == ("run_stop", 7) and line.timestamp in (1.0, 1000.0)
-    made = parser.LogLine("text", 2000.0, "run_start", {"value": None, "metadata": {}}, 3)
+    made = parser.logline("text", 2000.0, "run_start", {"value": None, "metadata": {}}, 3)
     assert (made.full_string, made.timestamp, made.key, made.lineno) == (
         "text",
         2000.0,
         "run_start",
         3,
     )
+    assert library.log_parser("9.9.9") is None  # a ruleset this version has no parser for
 
 
 def test_the_compliance_checker_has_what_the_portals_subclass_calls():
-    """compliance._checker_class subclasses ComplianceChecker: it calls configured_checks and put_message,
-    and reads the three message stores its all_messages joins."""
-    checker = compliance._checker_class("5.1.0")()
+    """library's ComplianceChecker subclasses the library's: it calls configured_checks and put_message, and
+    reads the three message stores (warnings, overwritable, not_overwritable) that put_warning and
+    put_message fill."""
+    checker = library.compliance_checker("5.1.0")
+    assert isinstance(checker, mlp.ComplianceChecker)
     for name in ("configured_checks", "put_message"):
         assert callable(getattr(mlp.ComplianceChecker, name)), name
     assert isinstance(checker.warnings, dict)
     assert isinstance(checker.overwritable, dict)
     assert isinstance(checker.not_overwritable, list)
-    checker.put_message("a message of the test")
-    assert "a message of the test" in checker.all_messages()
+    checker.put_message("an error of the test")
+    checker.put_message("an overwritable error of the test", key="k")
+    checker.put_warning("a warning of the test", key="w")
+    assert checker.error_messages() == ["an overwritable error of the test", "an error of the test"]
+    assert checker.warning_messages() == ["a warning of the test"]
 
 
-def test_the_rcp_checker_has_what_rcp_py_overrides_and_calls():
-    """rcp._checker overrides the two methods through which the library writes scaling.json; were they
-    renamed, the override would silently stop and the checker would write into the bundle. _evaluate calls
-    the rest, and read_submission_file reads a run."""
+def test_the_compliance_checker_runs_the_queued_configs_and_refuses_others():
+    parser = library.log_parser("5.1.0")
+    line = parser.read_line(1, parser.token + RUN_STOP["1.0.0"])
+    checker = library.compliance_checker("5.1.0")
+    with library.Capture(), library.compliance_run(checker.enqueue):
+        checker.check_loglines([line], "training_5.1.0/common.yaml")
+    assert checker.crash is None and checker.refused == []
+    errors = checker.error_messages()
+    assert errors  # one run_stop alone misses every required key
+    assert set(checker.config_of.values()) >= {"training_5.1.0/common.yaml"}
+    checker.enqueue("training_5.1.0/../training_0.7.0/common.yaml")
+    assert checker.refused == ["training_5.1.0/../training_0.7.0/common.yaml"]
+
+
+def test_the_rcp_table_finds_records_by_batch_size_and_judges_epochs():
+    """RcpTable answers through RCP_Checker's _find_rcp, _find_top_min_rcp, _find_bottom_max_rcp,
+    _find_min_rcp, _create_interp_rcp and _eval_submission_record: each is called here, on the library's
+    own 5.1.0 rgat table, and its answer has the shape rcp._evaluate reads."""
     rcp_checker = pytest.importorskip("mlperf_logging.rcp_checker.rcp_checker")
-    for name in (
-        "_set_results_scaling",
-        "_reset_results_scaling",
-        "_create_interp_rcp",
-        "_eval_submission_record",
-        "_find_bottom_max_rcp",
-        "_find_min_rcp",
-        "_find_rcp",
-        "_find_top_min_rcp",
-    ):
+    table = library.rcp_table("5.1.0", "rgat")
+    assert isinstance(table.checker, rcp_checker.RCP_Checker)
+    listed = json.loads((library.rcp_folder("5.1.0") / "rcps_rgat.json").read_text())
+    records = {r["BS"]: table.at(r["BS"]) for r in listed.values()}
+    # the pruned set: 3 of 5 in 4.1.68
+    kept = sorted(bs for bs, r in records.items() if r is not None)
+    assert len(kept) >= 2 and all(records[bs]["BS"] == bs for bs in kept), records
+    assert table.smallest()["BS"] == kept[0]
+    between = (kept[0] + kept[1]) // 2
+    assert table.at(between) is None
+    low, high = table.below(between), table.above(between)
+    assert low["BS"] < between < high["BS"]
+    made = table.interpolated(between, low, high)
+    assert made["BS"] == between and low["RCP Mean"] <= made["RCP Mean"] <= high["RCP Mean"]
+    record = records[kept[0]]
+    slow, fast = [record["RCP Mean"] * 1.2] * 10, [record["RCP Mean"] * 0.5] * 10
+    assert table.judge(record, slow) == (True, 1.0)
+    assert table.judge(record, fast)[0] is False
+
+
+def test_the_rcp_checker_writes_no_scaling_json():
+    """The library writes scaling.json through these two methods; library.rcp_table's checker overrides
+    both. Were they renamed, the override would silently stop and the checker would write into the bundle."""
+    rcp_checker = pytest.importorskip("mlperf_logging.rcp_checker.rcp_checker")
+    for name in ("_set_results_scaling", "_reset_results_scaling"):
         assert callable(getattr(rcp_checker.RCP_Checker, name, None)), name
-    assert set(rcp._checker("5.1.0", "rgat").__class__.__dict__) >= {
+    assert set(library.rcp_table("5.1.0", "rgat").checker.__class__.__dict__) >= {
         "_set_results_scaling",
         "_reset_results_scaling",
     }
     assert callable(rcp_checker.read_submission_file)
+    assert (library.rcp_folder("5.1.0") / "rcps_rgat.json").is_file()
+
+
+def test_the_system_description_checker_gives_a_verdict_and_logs_its_reasons(tmp_path):
+    path = tmp_path / "system.json"
+    path.write_text("{}")
+    with library.Capture() as capture:
+        assert library.check_system_desc(str(path), "5.1.0") is False
+    assert capture.records  # the reasons systems.py reads from the library's log records

@@ -24,13 +24,15 @@ How this differs from its command line (`python -m mlperf_logging.compliance_che
   library's bare `except:` around each rule: it is raised again when the library returns.
 - Its messages are read from the checker's state, not scraped from its log output; what it
   prints or logs on the side is captured, never left on the worker's stdout.
+
+The parser and the checker are reached through library.py (log_parser, compliance_checker), the one
+module that imports mlperf-logging.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import json
 import re
 from pathlib import Path
@@ -55,7 +57,6 @@ MAX_PARSE_FINDINGS = 20
 MAX_SIDE_OUTPUT = 5
 # A benchmark whose rules do not start from common.yaml ("minigo should use its dedicated config directly").
 ENTRY_CONFIGS = {("0.6.0", "minigo"): "minigo.yaml"}
-_CONFIG_NAME = re.compile(r"^[a-z]+_\d+\.\d+\.\d+/[A-Za-z0-9_]+\.yaml$")
 
 
 def supports(ruleset: str) -> bool:
@@ -67,16 +68,7 @@ def supports(ruleset: str) -> bool:
 def _has_rules(ruleset: str) -> bool:
     if not (library.compliance_dir() / f"{library.USAGE}_{ruleset}" / "common.yaml").is_file():
         return False
-    return _parser(ruleset) is not None
-
-
-def _parser(ruleset: str):
-    try:
-        return importlib.import_module(
-            f"mlperf_logging.compliance_checker.mlp_parser.ruleset_{ruleset.replace('.', '')}"
-        )
-    except ImportError:
-        return None
+    return library.log_parser(ruleset) is not None
 
 
 def gives_verdict(ruleset: str) -> bool:
@@ -101,67 +93,6 @@ def entry_config(ruleset: str, benchmark: str) -> str:
     return f"{library.USAGE}_{ruleset}/" + ENTRY_CONFIGS.get((ruleset, benchmark), "common.yaml")
 
 
-@functools.lru_cache(maxsize=512)
-def config_path(name: str) -> Path | None:
-    """The file for a config name the rules ask for, if it is one of mlperf-logging's own."""
-    if not isinstance(name, str) or not _CONFIG_NAME.match(name):
-        return None
-    base = library.compliance_dir()
-    path = (base / name).resolve()
-    if path.parent.parent != base or not path.is_file():
-        return None
-    return path
-
-
-def _make_checker(ruleset: str):
-    return _checker_class(ruleset)()
-
-
-@functools.lru_cache(maxsize=64)
-def _checker_class(ruleset: str):
-    base = library.mlp_compliance.ComplianceChecker
-
-    class Checker(base):
-        """The library's checker with a private, guarded config queue."""
-
-        def __init__(self):
-            super().__init__(library.USAGE, ruleset, quiet=False, werror=False)
-            self.queue: list[str] = []
-            self.refused: list[str] = []  # config names that are not mlperf-logging files
-            self.config_of: dict[str, str] = {}  # message -> the config that produced it
-            self.crash: tuple[str, BaseException] | None = None
-
-        def enqueue(self, config) -> None:  # replaces mlp_compliance.enqueue_config while we run
-            if not isinstance(config, str) or config_path(config) is None:
-                self.refused.append(str(config)[:200])
-            else:
-                self.queue.append(config)
-
-        def check_loglines(self, loglines, config, unruled: int = 0):
-            if (
-                not loglines and not unruled
-            ):  # lines no rule names were left out, but the log has lines
-                self.put_message("No log lines detected")
-            self.enqueue(config)
-            while self.queue:
-                current = self.queue.pop(0)
-                try:
-                    self.configured_checks(loglines, str(config_path(current)))
-                except Exception as exc:  # e.g. an ATLEAST_ONE_CHECK on a value of the wrong type
-                    if library.is_stop(exc):
-                        raise
-                    self.crash = (current, exc)
-                    break
-                finally:
-                    for msg in self.all_messages():
-                        self.config_of.setdefault(msg, current)
-
-        def all_messages(self):
-            return [*self.warnings.values(), *self.overwritable.values(), *self.not_overwritable]
-
-    return Checker
-
-
 def read_loglines(path, ruleset: str, benchmark: str | None, max_line_bytes: int):
     """(loglines, errors) as the library's parser makes them, numbered by file line.
 
@@ -169,8 +100,8 @@ def read_loglines(path, ruleset: str, benchmark: str | None, max_line_bytes: int
     split at '\\r' as the library's text-mode reading does; the text from the last token on is
     parsed. The logged submission_benchmark is replaced by `benchmark` when one is given.
     """
-    parser = _parser(ruleset)
-    token_bytes = parser.TOKEN.encode("latin-1")
+    parser = library.log_parser(ruleset)
+    token_bytes = parser.token.encode("latin-1")
     loglines, errors = [], []
     with open_binary(path) as f:
         for n, raw in enumerate(_read_lines(f, max_line_bytes), start=1):
@@ -188,14 +119,14 @@ def _read_text(
 ) -> None:
     """The library's loglines (or errors) for line n, its text without the LF, split at '\\r' as its reading
     does (a '\\r' before the LF only adds an empty piece)."""
-    token = parser.TOKEN
+    token = parser.token
     for piece in text.split("\r"):
         i = piece.rfind(token)
         if i < 0:
             continue
         piece = piece[i:].strip()
         try:
-            logline = parser.string_to_logline(n, piece)
+            logline = parser.read_line(n, piece)
         except Exception as exc:  # the library's parser raises more than the ValueError it catches
             if library.is_stop(exc):
                 raise
@@ -217,12 +148,12 @@ def _in_seconds(parser, n: int, piece: str):
     time_ms, with that time in milliseconds; None for any other line it cannot read. The portal reads such
     records (logs.formats.mllog) and reports them (SECONDS_RULE); the checker then judges the rest of the line."""
     try:
-        record = json.loads(piece[len(parser.TOKEN) :])
+        record = json.loads(piece[len(parser.token) :])
         if not isinstance(record, dict) or "time_ms" in record:
             return None
         time_ms = float(record[mllog.SECONDS]) * 1000.0
         value = {"value": record["value"], "metadata": record["metadata"]}
-        return parser.LogLine(piece, time_ms, record["key"], value, n)
+        return parser.logline(piece, time_ms, record["key"], value, n)
     except Exception as exc:
         if library.is_stop(exc):
             raise
@@ -247,10 +178,10 @@ def loglines_from(mllog_lines, ruleset: str, benchmark: str | None, skipped: lis
     no LogLine: its number goes in `skipped` instead. The checker passes over such lines without a trace,
     and they are most of a log (v5.1's tracked_stats: 3 lines in 4).
     """
-    parser = _parser(ruleset)
-    token = parser.TOKEN
+    parser = library.log_parser(ruleset)
+    token = parser.token
     skip = len(token)
-    make = parser.LogLine
+    make = parser.logline
     loglines, errors = [], []
     for n, text, record, start, end in mllog_lines:
         if text is None or not text.isascii():
@@ -307,12 +238,8 @@ def names_a_rule(key: str) -> bool:
 def _records_agree(ruleset: str) -> bool:
     """True when the ruleset's parser reads ":::MLLOG {json}" lines and builds from sample lines the
     LogLines that loglines_from builds (a guard against another version of the library's parser)."""
-    parser = _parser(ruleset)
-    if (
-        parser is None
-        or getattr(parser, "TOKEN", None) != mllog.MARKER + " "
-        or not hasattr(parser, "LogLine")
-    ):
+    parser = library.log_parser(ruleset)
+    if parser is None or parser.token != mllog.MARKER + " ":
         return False
     samples = [
         ':::MLLOG {"namespace": "", "time_ms": 1760000000123, "event_type": "POINT_IN_TIME", "key": "tracked_stats", '
@@ -379,7 +306,7 @@ def check_file(
     loglines, errors = (
         read if read is not None else read_loglines(path, ruleset, benchmark, max_line_bytes)
     )
-    checker = _make_checker(ruleset)
+    checker = library.compliance_checker(ruleset)
     with library.Capture() as capture, library.compliance_run(checker.enqueue, cache=cache):
         unruled = len(skipped) + left_out if read is not None else 0
         checker.check_loglines(loglines, entry_config(ruleset, benchmark), unruled)
@@ -434,8 +361,8 @@ def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -
         occurrences.setdefault(ll.key, []).append(ll.lineno)
 
     for severity, messages in (
-        ("warning", checker.warnings.values()),
-        ("error", [*checker.overwritable.values(), *checker.not_overwritable]),
+        ("warning", checker.warning_messages()),
+        ("error", checker.error_messages()),
     ):
         told = set()
         for msg in messages:

@@ -1,10 +1,20 @@
-"""The adapter to mlperf-logging: the import guard, its rule folders, and the one place that reaches inside it.
+"""The adapter to mlperf-logging: the one module that imports it and reaches inside it.
 
 mlperf-logging is written as command-line tools: module-global state, files read by name, reports through
-`logging` and `print`. We call its lower-level pieces inside the worker process instead (compliance.py,
-rcp.py), and the module attributes we swap for that are swapped here alone, only for the duration of one
-call, and always put back. Workers are processes (Celery prefork), never threads, so no other code runs
-while a swap is in place. tests/checking/test_mlperf_adapter.py pins what the swaps rely on in the library's code.
+`logging` and `print`. We call its lower-level pieces inside the worker process instead; everything of it
+that is not a command-line entry point is named here alone, and tests/checking/test_mlperf_adapter.py
+pins each piece, so that a new version of the library that changes one fails there, not in a worker:
+
+- log_parser: one ruleset's log line parser (its record marker, string_to_logline, LogLine), which
+  compliance.py reads lines with;
+- compliance_checker: its ComplianceChecker, with our config queue (only its own config files), its
+  messages read from the checker's stores instead of its log output;
+- rcp_table and read_submission_file: its RCP_Checker without its writes of scaling.json, asked for the
+  RCP records by name (its private `_find_*` methods), and its reader of one run;
+- check_system_desc: its system description checker.
+
+Module attributes are swapped, only for the duration of one call and always put back. Workers are
+processes (Celery prefork), never threads, so no other code runs while a swap is in place.
 
 - compliance_run: mlp_compliance's config queue is the checker's own (`enqueue_config`: config names are
   checked against mlperf-logging's own files); its YAML files are parsed once per process (`yaml`, `open`)
@@ -15,24 +25,29 @@ while a swap is in place. tests/checking/test_mlperf_adapter.py pins what the sw
   line's length, is replaced by a linear equivalent (`re`: a 300 KB line took half a minute); its JSON is
   decoded by msgspec (`json`).
 
-Kept because issue 27's validation target is missed without them: the v5.1 round validated end to end on
-two worker processes at 8x or more the speed of mlperf-logging's checker alone (bench/validate.py), with
-identical verdicts. Measured 2026-11-28 on the shared 2-core machine, each against its own baseline in the
-same run: 7.95x with the swaps (15.3 s against 121.6 s), 2.11x without the yaml/open/eval/exec and re/json
-swaps (52.5 s against 111.1 s). The re/json swaps alone: rcp.read_run over 150 v5.1 logs took 0.07 s of CPU
-with them and 0.17 s without (2.18 s without when the file is read whole, 0.14 s with).
+The swaps are kept because issue 27's validation target is missed without them: the v5.1 round validated
+end to end on two worker processes at 8x or more the speed of mlperf-logging's checker alone
+(bench/validate.py), with identical verdicts. Measured 2026-11-28 on the shared 2-core machine, each
+against its own baseline in the same run: 7.95x with the swaps (15.3 s against 121.6 s), 2.11x without the
+yaml/open/eval/exec and re/json swaps (52.5 s against 111.1 s); 9.37x with them on the quiet machine. The
+re/json swaps alone: read_run over 150 v5.1 logs took 0.07 s of CPU with them and 0.17 s without (2.18 s
+without when the file is read whole, 0.14 s with).
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
+import dataclasses
 import functools
+import importlib
 import io
 import json
 import logging
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ..logs.formats import mllog
@@ -141,7 +156,7 @@ class _Json:
 class _YamlCache:
     """Stands in for the yaml module inside mlp_compliance: each config file is parsed once per process.
     The checker only reads the parsed rules (it never changes them), so one copy is shared. Config
-    files are mlperf-logging's own (compliance.config_path), named by their resolved path."""
+    files are mlperf-logging's own (config_path, below), named by their resolved path."""
 
     def __init__(self, yaml_module):
         self._yaml = yaml_module
@@ -289,3 +304,191 @@ class Capture(logging.Handler):
 
 
 _LIBRARY_PATH = f"{os.sep}mlperf_logging{os.sep}"
+
+
+# --- the log parser -----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class LogParser:
+    """One ruleset's mlp_parser: `token` marks a record on a line; read_line(lineno, text) makes the
+    LogLine of a record's text from the token on (string_to_logline: it raises on a line it cannot read);
+    logline(full_string, timestamp, key, value, lineno) makes one from its fields (LogLine)."""
+
+    token: str
+    read_line: Callable
+    logline: Callable
+
+
+@functools.lru_cache(maxsize=64)
+def log_parser(ruleset: str) -> LogParser | None:
+    """The ruleset's parser, or None when this version of the library has none for it."""
+    try:
+        module = importlib.import_module(
+            f"mlperf_logging.compliance_checker.mlp_parser.ruleset_{ruleset.replace('.', '')}"
+        )
+        return LogParser(module.TOKEN, module.string_to_logline, module.LogLine)
+    except (ImportError, AttributeError):
+        return None
+
+
+# --- the compliance checker ---------------------------------------------------------------------------------
+
+_CONFIG_NAME = re.compile(r"^[a-z]+_\d+\.\d+\.\d+/[A-Za-z0-9_]+\.yaml$")
+
+
+@functools.lru_cache(maxsize=512)
+def config_path(name: str) -> Path | None:
+    """The file for a config name the rules ask for, if it is one of mlperf-logging's own."""
+    if not isinstance(name, str) or not _CONFIG_NAME.match(name):
+        return None
+    base = compliance_dir()
+    path = (base / name).resolve()
+    if path.parent.parent != base or not path.is_file():
+        return None
+    return path
+
+
+def compliance_checker(ruleset: str):
+    """A new ComplianceChecker of the ruleset, as ComplianceChecker below describes it."""
+    return _compliance_checker_class(ruleset)()
+
+
+@functools.lru_cache(maxsize=64)
+def _compliance_checker_class(ruleset: str):
+    class ComplianceChecker(mlp_compliance.ComplianceChecker):
+        """The library's checker with a private, guarded config queue. check_loglines runs the rules of
+        `config` and of every config they queue (enqueue, standing in for the library's enqueue_config
+        within compliance_run); afterwards `refused` lists the config names that are not mlperf-logging's
+        files, `crash` holds (config, exception) when a config's rules raised, `config_of` maps a message
+        to the config that produced it, and warning_messages/error_messages give the messages."""
+
+        def __init__(self):
+            super().__init__(USAGE, ruleset, quiet=False, werror=False)
+            self.queue: list[str] = []
+            self.refused: list[str] = []
+            self.config_of: dict[str, str] = {}
+            self.crash: tuple[str, BaseException] | None = None
+
+        def enqueue(self, config) -> None:
+            if not isinstance(config, str) or config_path(config) is None:
+                self.refused.append(str(config)[:200])
+            else:
+                self.queue.append(config)
+
+        def check_loglines(self, loglines, config, unruled: int = 0):
+            """unruled: how many lines of the log were left out of loglines (no rule names their key)."""
+            if not loglines and not unruled:
+                self.put_message("No log lines detected")
+            self.enqueue(config)
+            while self.queue:
+                current = self.queue.pop(0)
+                try:
+                    self.configured_checks(loglines, str(config_path(current)))
+                except Exception as exc:  # e.g. an ATLEAST_ONE_CHECK on a value of the wrong type
+                    if is_stop(exc):
+                        raise
+                    self.crash = (current, exc)
+                    break
+                finally:
+                    for msg in self.all_messages():
+                        self.config_of.setdefault(msg, current)
+
+        def warning_messages(self) -> list[str]:
+            return list(self.warnings.values())
+
+        def error_messages(self) -> list[str]:
+            return [*self.overwritable.values(), *self.not_overwritable]
+
+        def all_messages(self) -> list[str]:
+            return self.warning_messages() + self.error_messages()
+
+    return ComplianceChecker
+
+
+# --- the RCP checker ----------------------------------------------------------------------------------------
+
+
+def rcp_module():
+    """mlperf_logging.rcp_checker.rcp_checker; ImportError when it or numpy/scipy, which it brings, is missing
+    (a second to import: callers import it early, see rcp.preload)."""
+    from mlperf_logging.rcp_checker import rcp_checker
+
+    return rcp_checker
+
+
+def rcp_folder(ruleset: str) -> Path:
+    """The folder of the ruleset's RCP files (rcps_<benchmark>.json)."""
+    return Path(rcp_module().__file__).resolve().parent / f"{USAGE}_{ruleset}"
+
+
+def read_submission_file(name: str, ruleset: str, open_text) -> tuple:
+    """rcp_checker's reader on the text stream `open_text()` gives, under rcp_reading: (not_converged,
+    epochs to converge, global_batch_size, the rest it returns)."""
+    rcp_checker = rcp_module()
+    with rcp_reading(rcp_checker, open_text):
+        return rcp_checker.read_submission_file(name, ruleset, False)
+
+
+@functools.lru_cache(maxsize=64)
+def rcp_table(ruleset: str, benchmark: str) -> RcpTable:
+    """The benchmark's RCPs, read once per process. Raises what the library raises on a table it cannot load."""
+    rcp_checker = rcp_module()
+
+    class Checker(rcp_checker.RCP_Checker):
+        """The library's RCP checker, without its writes to the file system."""
+
+        def _set_results_scaling(self, scale_factor, results_dir):
+            pass
+
+        def _reset_results_scaling(self, results_dir):
+            pass
+
+    with Capture():
+        return RcpTable(Checker(USAGE, ruleset, benchmark, verbose=False))
+
+
+class RcpTable:
+    """The RCP records of one benchmark (the library's pruned set), asked for by what they are. A record is
+    the library's dict ("BS", "RCP Mean", ...)."""
+
+    PRUNED = "pruned_rcps"
+
+    def __init__(self, checker):
+        self.checker = checker
+
+    def at(self, batch_size):
+        """The record for exactly this global batch size, or None."""
+        return self.checker._find_rcp(batch_size, self.PRUNED)
+
+    def below(self, batch_size):
+        """The record of the largest batch size below this one, or None."""
+        return self.checker._find_top_min_rcp(batch_size, self.PRUNED)
+
+    def above(self, batch_size):
+        """The record of the smallest batch size above this one, or None."""
+        return self.checker._find_bottom_max_rcp(batch_size, self.PRUNED)
+
+    def smallest(self):
+        """The record of the smallest batch size."""
+        return self.checker._find_min_rcp(self.PRUNED)
+
+    def interpolated(self, batch_size, below, above):
+        """A record for this batch size interpolated between two records."""
+        return self.checker._create_interp_rcp(batch_size, below, above)[1]
+
+    def judge(self, record, epochs: list) -> tuple[bool, float]:
+        """(the runs' epochs to converge pass the record's statistics, the normalisation factor)."""
+        ok, factor = self.checker._eval_submission_record(copy.deepcopy(record), list(epochs), "")
+        return bool(ok), float(factor)
+
+
+# --- the system description checker -------------------------------------------------------------------------
+
+
+def check_system_desc(path: str, ruleset: str) -> bool:
+    """system_desc_checker's verdict on the system.json at `path`; it logs its reasons (see Capture)."""
+    from mlperf_logging.system_desc_checker import system_desc_checker
+
+    valid, *_ = system_desc_checker.check_system_desc(path, USAGE, ruleset)
+    return bool(valid)

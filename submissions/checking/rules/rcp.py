@@ -3,7 +3,8 @@
 The library's `check_directory` is its command-line path; we use its pieces instead:
 - the RCP table comes from the round's benchmark key, never from the logs' submission_benchmark
   (which the library turns into a file name, and which crashes it when unknown or missing);
-- the RCP_Checker (its JSON read and statistics) is built once per process and benchmark;
+- the RCP_Checker (its JSON read and statistics) is built once per process and benchmark, and asked
+  for the RCP records by what they are (library.rcp_table, the one module that imports mlperf-logging);
 - each run is read by the library's own reader (read_run), under the linear stand-in for its
   quadratic prefix-stripping regular expression, and only when no line is over the limit. check_run
   reads it while it checks the log, from the lines it has already parsed, so finalize reads no file;
@@ -14,7 +15,6 @@ The library's `check_directory` is its command-line path; we use its pieces inst
 
 from __future__ import annotations
 
-import copy
 import fnmatch
 import functools
 import io
@@ -32,17 +32,11 @@ SCALING_RULE = "result.rcp-scaling"
 FIRST_RULESET = (1, 0, 0)
 
 
-def _modules():
-    from mlperf_logging.rcp_checker import rcp_checker
-
-    return rcp_checker
-
-
 def preload() -> None:
     """Import the RCP checker now (it brings scipy, a second to import). A missing one is reported by the
     first RCP check that needs it."""
     try:
-        _modules()
+        library.rcp_module()
     except ImportError:
         pass
 
@@ -57,26 +51,8 @@ def applies(ruleset: str, benchmark: str) -> bool:
 
 
 def rcp_file(ruleset: str, benchmark: str) -> Path | None:
-    base = Path(_modules().__file__).resolve().parent / f"{library.USAGE}_{ruleset}"
-    path = base / f"rcps_{benchmark}.json"
+    path = library.rcp_folder(ruleset) / f"rcps_{benchmark}.json"
     return path if "/" not in benchmark and path.is_file() else None
-
-
-@functools.lru_cache(maxsize=64)
-def _checker(ruleset: str, benchmark: str):
-    rcp_checker = _modules()
-
-    class Checker(rcp_checker.RCP_Checker):
-        """The library's RCP checker, without its writes to the file system."""
-
-        def _set_results_scaling(self, scale_factor, results_dir):
-            pass
-
-        def _reset_results_scaling(self, results_dir):
-            pass
-
-    with library.Capture():
-        return Checker(library.USAGE, ruleset, benchmark, verbose=False)
 
 
 # read_submission_file acts only on token lines holding one of these words; any other line leaves it as it was.
@@ -129,14 +105,13 @@ def read_run(
         scan = prescan(path, max_line_bytes)
         if scan.binary or scan.long_line_count:
             return {"unreadable": True}
-    rcp_checker = _modules()
     if text is not None:
         open_text = functools.partial(io.StringIO, text, newline=None)
     else:  # as the library opens it (text, latin-1), from a path or a file read in place
         open_text = functools.partial(_latin1_text, path)
-    with library.Capture(), library.rcp_reading(rcp_checker, open_text):
+    with library.Capture():
         try:
-            not_converged, epochs, bs, _ = rcp_checker.read_submission_file(name, ruleset, False)
+            not_converged, epochs, bs, _ = library.read_submission_file(name, ruleset, open_text)
         except Exception as exc:  # e.g. a run_stop with success but no eval: UnboundLocalError
             if library.is_stop(exc):
                 raise
@@ -167,7 +142,7 @@ def rcp_check(
     if not applies(ruleset, benchmark):
         return list(found), None
     try:
-        _modules()
+        library.rcp_module()
     except ImportError as exc:  # numpy or scipy missing on this worker
         found.warning(
             RULE,
@@ -216,7 +191,7 @@ def rcp_check(
     runs = [(path, r["not_converged"], r["epochs"], r["batch_size"]) for path, r in runs]
     with library.Capture():
         try:
-            checker = _checker(ruleset, benchmark)
+            table = library.rcp_table(ruleset, benchmark)
         except Exception as exc:  # the library's RCP table or statistics for this benchmark
             if library.is_stop(exc):
                 raise
@@ -226,7 +201,7 @@ def rcp_check(
                 f"({type(exc).__name__}: {exc}); convergence was not compared.",
             )
             return list(found), None
-        passed, message, factor = _evaluate(checker, runs, benchmark)
+        passed, message, factor = _evaluate(table, runs, benchmark)
 
     if passed:
         text = f"RCP check passed ({message})"
@@ -249,7 +224,7 @@ def rcp_check(
     return list(found), None
 
 
-def _evaluate(checker, runs, benchmark: str) -> tuple[bool, str, float | None]:
+def _evaluate(table, runs, benchmark: str) -> tuple[bool, str, float | None]:
     """The decision of the library's check_directory, on runs already read."""
     sizes = list(
         {repr(bs): bs for _, _, _, bs in runs}.values()
@@ -268,26 +243,18 @@ def _evaluate(checker, runs, benchmark: str) -> tuple[bool, str, float | None]:
         return False, f"{not_converged} of {len(runs)} runs did not converge", None
     epochs = [e for _, _, e, _ in runs]
 
-    def evaluate(record):
-        ok, factor = checker._eval_submission_record(copy.deepcopy(record), list(epochs), "")
-        return bool(ok), float(factor)
-
-    record = checker._find_rcp(bs, "pruned_rcps")
+    record = table.at(bs)
     if record is not None:
-        ok, factor = evaluate(record)
+        ok, factor = table.judge(record, epochs)
         return ok, f"RCP found for batch size {bs}", factor if ok else None
-    low, high = (
-        checker._find_top_min_rcp(bs, "pruned_rcps"),
-        checker._find_bottom_max_rcp(bs, "pruned_rcps"),
-    )
+    low, high = table.below(bs), table.above(bs)
     if low is not None and high is not None:
-        _, interpolated = checker._create_interp_rcp(bs, low, high)
-        ok, factor = evaluate(interpolated)
+        ok, factor = table.judge(table.interpolated(bs, low, high), epochs)
         return ok, f"RCP interpolated for batch size {bs}", factor if ok else None
     if low is not None:
         return False, f"no RCP for batch size {bs} or above; an RCP for it must be submitted", None
     if high is not None:
-        ok, factor = evaluate(checker._find_min_rcp("pruned_rcps"))
+        ok, factor = table.judge(table.smallest(), epochs)
         if ok:
             return (
                 True,

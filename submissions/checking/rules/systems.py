@@ -43,14 +43,12 @@ def rules() -> dict:
 
 def _library_check(description: dict, ruleset: str) -> tuple[bool, list[str]]:
     """(valid, reasons) from mlperf-logging's system_desc_checker run on `description`."""
-    from mlperf_logging.system_desc_checker import system_desc_checker
-
     fd, name = tempfile.mkstemp(suffix=".json", prefix="system-")
     try:
         with os.fdopen(fd, "w") as f:
             json.dump(description, f)
         with library.Capture() as capture:
-            valid, *_ = system_desc_checker.check_system_desc(name, library.USAGE, ruleset)
+            valid = library.check_system_desc(name, ruleset)
     finally:
         os.unlink(name)
     reasons: list[str] = []
