@@ -43,11 +43,14 @@ def media(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(autouse=True)
 def fast_passwords(settings):
     """Users' passwords hashed with MD5 in tests: Django's PBKDF2 costs about a second a user on a busy
-    machine, and the role fixtures make six."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    machine, and the cast makes six."""
+    settings.PASSWORD_HASHERS = FAST_HASHERS
 
 
 @pytest.fixture(autouse=True)
@@ -121,6 +124,11 @@ def published_rounds():
 
 @pytest.fixture
 def cast():
+    """The tests' people, one for every role, and their two organisations (make_cast below)."""
+    return make_cast()
+
+
+def make_cast() -> dict:
     """The tests' people, one for every role, and their two organisations; every password is "pw" and
     every address `<name>@example.org`:
 
@@ -133,7 +141,9 @@ def cast():
     - outsider: an account and nothing else;
     - anonymous: no account (Django's AnonymousUser).
 
-    A test that needs someone else (an invited or removed member) adds them to this dict."""
+    A test that needs someone else (an invited or removed member) adds them to this dict. The `cast`
+    fixture makes them in the test's own database; the browser tests, whose live server shares one
+    database across their package, make them once there (tests/browser/conftest.py)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import AnonymousUser
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from ..conftest import SHARED
+from ..conftest import FAST_HASHERS, SHARED, make_cast
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -134,6 +134,19 @@ def shared_catalogue(django_db_setup, django_db_blocker, tmp_path_factory, brows
         finally:
             app.conf.task_always_eager = eager
             call_command("flush", interactive=False, verbosity=0)
+
+
+@pytest.fixture(scope="package")
+def cast(shared_catalogue, django_db_blocker):
+    """The one cast (tests/conftest.py's make_cast: member_a of Acme, staff, outsider, ...), made once
+    in the package's shared database beside the catalogue: the browser tests have no database of their
+    own to make it in per test (the live server reads the package's), and the catalogue's flush at the
+    package's end takes the cast with it. Their passwords are hashed as every test's are (fast_passwords,
+    set per test, after this fixture of the package): a test's login accepts only that hasher's."""
+    from django.test.utils import override_settings
+
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=FAST_HASHERS):
+        return make_cast()
 
 
 def _ingest_rounds(media: Path, timeout: float = 600) -> None:

@@ -198,16 +198,10 @@ document.querySelectorAll('body *').forEach(function (e) {
 return out.slice(-4);"""
 
 
-def _login(d, live_server, django_db_blocker):
-    from django.contrib.auth import get_user_model
-
-    with django_db_blocker.unblock():
-        User = get_user_model()
-        if not User.objects.filter(username="reader-staff").exists():
-            User.objects.create_user("reader-staff", password="a-long-password-2", is_staff=True)
+def _login(d, live_server, staff):
     open_page(d, f"{live_server.url}/accounts/login/?next=/submissions/upload/")
-    d.find_element(By.ID, "id_username").send_keys("reader-staff")
-    d.find_element(By.ID, "id_password").send_keys("a-long-password-2")
+    d.find_element(By.ID, "id_username").send_keys(staff.username)
+    d.find_element(By.ID, "id_password").send_keys("pw")  # the cast's password
     d.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
     wait(d, lambda d: urlparse(d.current_url).path == "/submissions/upload/")
 
@@ -236,7 +230,7 @@ def _shoot(d, name: str, width: int, height: int) -> Path:
 
 
 def test_a_screenshot_of_every_page_at_desktop_and_phone_width(
-    live_server, browser, django_db_blocker
+    live_server, browser, django_db_blocker, cast
 ):
     from submissions.models import Submission
 
@@ -246,7 +240,7 @@ def test_a_screenshot_of_every_page_at_desktop_and_phone_width(
     pages = {**PUBLIC_PAGES}
     pages["submission"] = dell.get_absolute_url()
     pages["upload"] = "/submissions/upload/"
-    _login(d, live_server, django_db_blocker)
+    _login(d, live_server, cast["staff"])
     shots = []
     try:
         for number, (name, path) in enumerate(pages.items(), start=1):

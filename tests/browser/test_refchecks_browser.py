@@ -24,10 +24,11 @@ AGENT = {
 }
 
 
-def _log_in(d, url, username, password):
+def _log_in(d, url, user):
+    """Logs a member of the cast in (every password of the cast is "pw")."""
     open_page(d, f"{url}/accounts/login/")
-    d.find_element(By.ID, "id_username").send_keys(username)
-    d.find_element(By.ID, "id_password").send_keys(password)
+    d.find_element(By.ID, "id_username").send_keys(user.username)
+    d.find_element(By.ID, "id_password").send_keys("pw")
     d.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
     wait(d, lambda d: "/accounts/login/" not in d.current_url)
 
@@ -119,11 +120,10 @@ def test_a_result_page_shows_its_check_waiting_then_its_verdict(
 
 
 def test_staff_see_the_agents_page_and_others_do_not(
-    live_server, browser, django_db_blocker, planned_as_live
+    live_server, browser, django_db_blocker, planned_as_live, cast
 ):
     from datetime import timedelta
 
-    from django.contrib.auth import get_user_model
     from django.utils import timezone
 
     from leaderboard.models import Result
@@ -143,10 +143,6 @@ def test_staff_see_the_agents_page_and_others_do_not(
         )
         assert b200 is not None
         planned_as_live(b200.system.submission_id)  # the B200 results' checks wait for an agent
-        users = get_user_model().objects
-        users.filter(username__in=["chair", "member"]).delete()
-        users.create_user("chair", password="a-long-password-1", is_staff=True)
-        users.create_user("member", password="a-long-password-2")
         Agent.objects.all().delete()
         jobs.heartbeat(AGENT)
         Agent.objects.create(
@@ -159,12 +155,12 @@ def test_staff_see_the_agents_page_and_others_do_not(
             last_seen=timezone.now() - timedelta(hours=3),
         )
     d = browser
-    _log_in(d, live_server.url, "member", "a-long-password-2")
+    _log_in(d, live_server.url, cast["member_a"])
     open_page(d, f"{live_server.url}/agents/")
     assert "/admin/login/" in d.current_url and not d.find_elements(By.ID, "agents")
     d.delete_all_cookies()
 
-    _log_in(d, live_server.url, "chair", "a-long-password-1")
+    _log_in(d, live_server.url, cast["staff"])
     d.find_element(By.LINK_TEXT, "Agents").click()
     wait(d, lambda d: d.find_elements(By.ID, "agents"))
     table = d.find_element(By.ID, "agents")

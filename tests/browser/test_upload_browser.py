@@ -44,17 +44,10 @@ def v51_open(live_server, django_db_blocker):
 
 
 def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
-    live_server, browser, tmp_path, django_db_blocker, v51_open
+    live_server, browser, tmp_path, django_db_blocker, v51_open, cast
 ):
-    from django.contrib.auth import get_user_model
-
-    from accounts.models import Membership, Organisation
     from submissions.models import Submission
 
-    with django_db_blocker.unblock():
-        user = get_user_model().objects.create_user("submitter", password="a-long-password-1")
-        acme, _ = Organisation.objects.get_or_create(name="Acme")
-        Membership.objects.create(user=user, organisation=acme)
     root = write_bundle(
         tmp_path,
         "Acme",
@@ -68,8 +61,8 @@ def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
     d = browser
     open_page(d, f"{live_server.url}/submissions/upload/")  # not logged in: sent to the login page
     assert "/accounts/login/" in d.current_url
-    d.find_element(By.ID, "id_username").send_keys("submitter")
-    d.find_element(By.ID, "id_password").send_keys("a-long-password-1")
+    d.find_element(By.ID, "id_username").send_keys("member_a")  # of Acme, in the cast
+    d.find_element(By.ID, "id_password").send_keys("pw")
     d.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
     wait(d, lambda d: urlparse(d.current_url).path == "/submissions/upload/")
 
@@ -90,30 +83,23 @@ def test_a_submitter_logs_in_uploads_a_bundle_and_sees_it_validated(
 
     with django_db_blocker.unblock():
         submission = Submission.objects.get(original_name="acme.tgz")
-        assert submission.uploaded_by.username == "submitter" and submission.status == "valid"
+        assert submission.uploaded_by == cast["member_a"] and submission.status == "valid"
 
 
 def test_an_upload_cut_off_before_a_reload_goes_on_from_the_offset_the_portal_holds(
-    live_server, browser, tmp_path, django_db_blocker, v51_open
+    live_server, browser, tmp_path, django_db_blocker, v51_open, cast
 ):
     """Half of the bundle went up before the page was closed (here: sent through the API); the page, shown
     the same file again, asks the offset, sends the rest and completes that same upload."""
     import hashlib
 
     import requests
-    from django.contrib.auth import get_user_model
 
-    from accounts.models import ApiToken, Membership, Organisation
+    from accounts.models import ApiToken
     from submissions.models import Upload
 
     with django_db_blocker.unblock():
-        user, created = get_user_model().objects.get_or_create(username="submitter")
-        if created:
-            user.set_password("a-long-password-1")
-            user.save()
-        acme, _ = Organisation.objects.get_or_create(name="Acme")
-        Membership.objects.get_or_create(user=user, organisation=acme)
-        key = ApiToken.create(user, "half")[1]
+        key = ApiToken.create(cast["member_a"], "half")[1]
     root = write_bundle(
         tmp_path,
         "Acme",
@@ -141,8 +127,8 @@ def test_an_upload_cut_off_before_a_reload_goes_on_from_the_offset_the_portal_ho
     d = browser
     open_page(d, f"{live_server.url}/submissions/upload/")
     if "/accounts/login/" in d.current_url:
-        d.find_element(By.ID, "id_username").send_keys("submitter")
-        d.find_element(By.ID, "id_password").send_keys("a-long-password-1")
+        d.find_element(By.ID, "id_username").send_keys("member_a")
+        d.find_element(By.ID, "id_password").send_keys("pw")
         d.find_element(By.CSS_SELECTOR, "main button[type=submit]").click()
         wait(d, lambda d: urlparse(d.current_url).path == "/submissions/upload/")
     Select(d.find_element(By.ID, "id_round")).select_by_value("training-v5.1")
