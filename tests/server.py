@@ -1,6 +1,8 @@
 """The portal served by gunicorn on loopback, against the test database, as a site serves it: with the
 deployment's settings (gunicorn.conf.py, read from the project's folder: threaded workers), two worker
-processes unless told otherwise; its access log names the process that answered each request."""
+processes unless told otherwise; its access log names the process that answered each request. And what
+the tests of served processes share: a free loopback port (free_port), the Redis a served portal may use
+as its shared cache (cache_url)."""
 
 import http.client
 import os
@@ -13,12 +15,37 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 from django.db import connection
 
 from .worker import ROOT, stop_group
 
 ACCESS = re.compile(r"^<(?P<pid>\d+)> (?P<status>\d{3}) (?P<method>\S+) (?P<path>\S+)$")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cache_url() -> str:
+    """The Redis database the tests may use as the shared cache (TEST_CACHE_URL; bin/run_tests.py sets it
+    when it answers); the test skips, saying why, without one."""
+    import redis
+
+    url = os.environ.get("TEST_CACHE_URL", "")
+    if not url:
+        pytest.skip(
+            "needs a Redis for the shared cache: TEST_CACHE_URL is not set (bin/run_tests.py sets it "
+            "when the Redis it names answers, by default redis://127.0.0.1:6379/14)"
+        )
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as error:
+        pytest.skip(f"the shared cache's Redis at TEST_CACHE_URL does not answer ({error})")
+    return url
 
 
 class Gunicorn:

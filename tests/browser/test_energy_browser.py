@@ -11,8 +11,7 @@ from django.core.management import call_command
 from selenium.webdriver.common.by import By
 
 from ..conftest import SHARED
-from .test_leaderboard_browser import charts_drawn, open_page
-from .test_reading_browser import axe_violations
+from .pages import axe_violations, charts_drawn, open_page
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 TARBALL = SHARED / "training_v4.0_results.tar.xz"

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
-from .test_leaderboard_browser import open_page, wait
-from .test_reading_browser import PHONE, in_view
+from .pages import PHONE, axe_violations, charts_drawn, in_view, open_page, wait
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 
@@ -182,8 +181,6 @@ def _vendor(name: str) -> str:
 
 
 def test_no_two_vendors_share_a_colour_in_the_scaling_chart(live_server, browser):
-    from .test_leaderboard_browser import charts_drawn
-
     d = browser
     d.set_window_size(1400, 900)
     # Llama 2 70B LoRA in v5.1: AMD's MI300X, MI325X, MI350X, MI355X beside NVIDIA's H100 to GB300.
@@ -212,9 +209,6 @@ MORE_PAGES = {
 
 
 def test_no_serious_or_critical_accessibility_violations_on_the_other_pages(live_server, browser):
-    from .test_leaderboard_browser import charts_drawn
-    from .test_reading_browser import axe_violations
-
     d = browser
     found = {}
     try:

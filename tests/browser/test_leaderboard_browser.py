@@ -4,61 +4,15 @@ table, a phone-width layout, and the detail pages' charts."""
 
 import csv
 import time
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
 
 from .conftest import screenshot
+from .pages import charts_drawn, open_filters, open_page, query, rows, settled, wait
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
-
-
-def wait(driver, condition, timeout=20, message=""):
-    return WebDriverWait(driver, timeout).until(lambda d: condition(d), message)
-
-
-def open_page(driver, url):
-    driver.get(url)
-    wait(driver, lambda d: d.execute_script("return document.readyState") == "complete")
-
-
-def charts_drawn(driver):
-    """Wait until every chart on the page is drawn; return {chart id: number of points}."""
-
-    def drawn(d):
-        # charts.js draws a chart when it comes near the screen: bring each one there.
-        return d.execute_script("""
-            var out = {}, all = true;
-            document.querySelectorAll('script[data-chart]').forEach(function (s) {
-              var el = document.getElementById(s.dataset.chart);
-              if (el && !el.dataset.drawn) el.scrollIntoView({block: "center"});
-              if (!el || !el.dataset.drawn || !el.data) { all = false; return; }
-              out[el.id] = el.data.reduce(function (n, t) { return n + (t.x ? t.x.length : 0); }, 0);
-            });
-            return all ? out : null;""")
-
-    return wait(driver, drawn, message="charts not drawn")
-
-
-def open_filters(driver):
-    """Unfold the filters (folded so that the table starts on the first screen)."""
-    fold = driver.find_element(By.ID, "filters-fold")
-    if not fold.get_attribute("open"):
-        fold.find_element(By.TAG_NAME, "summary").click()
-
-
-def settled(driver):
-    wait(driver, lambda d: d.find_element(By.ID, "results").get_attribute("aria-busy") is None)
-
-
-def rows(driver):
-    return [
-        tr.get_attribute("data-system")
-        for tr in driver.find_elements(By.CSS_SELECTOR, "#results tr[data-system]")
-    ]
 
 
 def cell_text(td):
@@ -74,10 +28,6 @@ def table(driver):
         name = tr.find_element(By.CSS_SELECTOR, "th[scope=row] a[data-name]").text
         out.append((name, [cell_text(td) for td in tr.find_elements(By.CSS_SELECTOR, "td.num")]))
     return out
-
-
-def query(driver):
-    return parse_qs(urlparse(driver.current_url).query)
 
 
 def test_filters_change_the_table_and_the_charts_and_the_permalink_reloads_the_same_view(

@@ -10,11 +10,10 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from .conftest import SCREENSHOTS
-from .test_leaderboard_browser import charts_drawn, open_page, wait
+from .pages import DESKTOP, PHONE, axe_violations, charts_drawn, in_view, open_page, wait
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 
-AXE = Path(__file__).resolve().parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 # Dell's H200 rgat: run 7's log ends without run_stop, a finding on its last line (5141).
 SYSTEM = "/r/training-v5.1/Dell/1xXE9680Lx8H200-SXM-141GB/"
 RESULT = SYSTEM + "rgat/"
@@ -28,8 +27,6 @@ PUBLIC_PAGES = {
     "progress": "/progress/",
     "log": f"{RESULT}log/{FLAGGED_RUN}/?line={FLAGGED_LINE}#L{FLAGGED_LINE}",
 }
-DESKTOP = (1400, 900)
-PHONE = (390, 844)
 
 
 @pytest.fixture(autouse=True)
@@ -39,14 +36,6 @@ def catalogue_media(request, media, settings):
     database, and asking for the catalogue there set the package up again (Chromium and the three rounds)."""
     if "live_server" in request.fixturenames:
         settings.MEDIA_ROOT = request.getfixturevalue("shared_catalogue")
-
-
-def in_view(d, element) -> bool:
-    return d.execute_script(
-        "var r = arguments[0].getBoundingClientRect();"
-        "return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;",
-        element,
-    )
 
 
 def test_a_runs_log_opens_from_the_result_page_and_a_findings_line_link_lands_on_it(
@@ -85,21 +74,6 @@ def test_a_runs_log_opens_from_the_result_page_and_a_findings_line_link_lands_on
 def lines_after(d):
     """An unmarked line of the page, to compare the marked one with."""
     return d.find_element(By.CSS_SELECTOR, ".log .ln:not(.flagged):not(.target):not(.rec)")
-
-
-def axe_violations(d) -> list[dict]:
-    if not AXE.is_file():
-        pytest.fail(f"{AXE} is missing: run make setup-dev (npm installs axe-core there)")
-    d.execute_script(AXE.read_text())
-    d.set_script_timeout(60)
-    return d.execute_async_script(
-        """var done = arguments[arguments.length - 1];
-        axe.run(document, {resultTypes: ['violations']}).then(function (r) {
-          done(r.violations.filter(function (v) { return v.impact === 'serious' || v.impact === 'critical'; })
-            .map(function (v) { return {id: v.id, impact: v.impact, help: v.help,
-              nodes: v.nodes.slice(0, 3).map(function (n) { return n.target.join(' '); })}; }));
-        });"""
-    )
 
 
 def test_no_serious_or_critical_accessibility_violations_on_the_public_pages(live_server, browser):

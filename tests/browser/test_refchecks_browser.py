@@ -5,7 +5,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from .conftest import screenshot
-from .test_leaderboard_browser import open_page, wait
+from .pages import open_page, wait
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 

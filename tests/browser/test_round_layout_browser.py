@@ -10,7 +10,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from .conftest import screenshot
-from .test_leaderboard_browser import open_filters, open_page, query, settled, wait
+from .pages import open_filters, open_page, query, settled, wait
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 

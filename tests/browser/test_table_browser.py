@@ -18,7 +18,7 @@ from selenium.webdriver.common.keys import Keys
 
 from ..conftest import shared_tarball
 from .conftest import screenshot
-from .test_leaderboard_browser import open_filters, open_page, query, rows, settled, wait
+from .pages import open_filters, open_page, query, rows, settled, wait
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 LORA = "llama2_70b_lora"

@@ -11,7 +11,7 @@ from selenium.webdriver.support.ui import Select
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from .conftest import screenshot
-from .test_leaderboard_browser import open_page, wait
+from .pages import open_page, wait
 
 
 def _is_uuid(text: str) -> bool:

@@ -3,18 +3,16 @@ is; the lines that findings name linked from the result page and marked, in a re
 
 import gzip
 import io
-import tarfile
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 
 from leaderboard import logview
 from leaderboard.models import Result, Run
-from submissions.models import Finding, Submission
-from submissions.synthetic.bundles import SystemSpec, write_bundle
+from submissions.models import Finding
 
-TARGETS = {"retinanet": 0.34, "rgat": 0.72}
+from ..bundles import log_url, publish
+
 EXPRESSION = "v['value'] >= 0.72 and v['value'] < 1.0"
 
 
@@ -138,29 +136,6 @@ def test_a_hit_on_a_long_line_is_shown_around_the_match():
 
 
 # --- through the pages ------------------------------------------------------------------------------------
-
-
-def publish(tmp_path, archive: str | None = None) -> Submission:
-    """Acme's alpha (published) and beta (held: two failed runs), ingested from a folder (stored as a plain
-    tar) or, with archive="tgz", from a gzipped tar (stored as uploaded)."""
-    systems = [
-        SystemSpec("alpha", results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]}),
-        SystemSpec("beta", results={"retinanet": [20.0, None, None, 22.0, 23.0]}),
-    ]
-    root = write_bundle(tmp_path / "src", "Acme", systems, TARGETS)
-    path = root
-    if archive == "tgz":
-        path = tmp_path / "acme.tgz"
-        with tarfile.open(path, "w:gz") as tar:
-            tar.add(root, arcname="Acme")
-    call_command(
-        "ingest", str(path), "--round", "training-v5.1", "--wait", "--publish", stdout=io.StringIO()
-    )
-    return Submission.objects.get()
-
-
-def log_url(system: str, index: int) -> str:
-    return f"/r/training-v5.1/Acme/{system}/retinanet/log/{index}/"
 
 
 @pytest.mark.usefixtures("eager")

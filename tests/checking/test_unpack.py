@@ -13,6 +13,8 @@ import pytest
 from submissions.checking.bundles import BundleError, Limits, unpack
 from submissions.checking.bundles.unpack import _Writer
 
+from ..bundles import info, make_tar
+
 SHARED = Path(
     os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared" / "mlperf")
 )
@@ -28,20 +30,6 @@ def media():
     return None
 
 
-def make_tar(path: Path, members, mode="w", format=tarfile.DEFAULT_FORMAT):
-    """members: (name, bytes) for files, or ready TarInfo objects (links, devices, dirs)."""
-    with tarfile.open(path, mode, format=format) as tf:
-        for m in members:
-            if isinstance(m, tarfile.TarInfo):
-                tf.addfile(m)
-            else:
-                name, data = m
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                tf.addfile(info, io.BytesIO(data))
-    return path
-
-
 def make_zip(path: Path, members):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for m in members:
@@ -50,14 +38,6 @@ def make_zip(path: Path, members):
             else:
                 zf.writestr(*m)
     return path
-
-
-def info(name, type_, **attrs):
-    ti = tarfile.TarInfo(name)
-    ti.type = type_
-    for k, v in attrs.items():
-        setattr(ti, k, v)
-    return ti
 
 
 def refused(archive, dest, rule, limits=Limits()):  # noqa: B008 - a frozen dataclass

@@ -9,28 +9,12 @@ from django.core.management import call_command
 from leaderboard.models import Result
 from submissions.checking.tasks import revalidate
 from submissions.models import Finding, Submission, Validation
-from submissions.synthetic.bundles import SystemSpec, write_bundle
 
+from ..bundles import bundle_with_broken_runs
 from ..conftest import shared_tarball
 
 # Every test here commits its writes: eager tasks run in on_commit hooks.
 pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
-TARGETS = {"retinanet": 0.34}
-
-
-def bundle_with_broken_runs(tmp_path, broken=(2, 3)):
-    """A valid bundle, then run_stop cut from the given runs' logs."""
-    root = write_bundle(
-        tmp_path,
-        "Acme",
-        [SystemSpec("alpha", results={"retinanet": [10.0, 11.0, 12.0, 13.0, 14.0]})],
-        TARGETS,
-    )
-    for index in broken:
-        log = root / "results" / "alpha" / "retinanet" / f"result_{index}.txt"
-        lines = log.read_text().splitlines()
-        log.write_text("\n".join(line for line in lines if '"run_stop"' not in line) + "\n")
-    return root
 
 
 @pytest.fixture

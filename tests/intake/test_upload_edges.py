@@ -13,6 +13,7 @@ from submissions.intake.submit import display_name
 from submissions.models import Submission
 
 from ..bundles import bundle_bytes
+from ..uploads import files_under
 
 pytestmark = pytest.mark.usefixtures("eager")
 UPLOAD = "/submissions/upload/"
@@ -22,10 +23,6 @@ def upload(client, name: str, data: bytes, **extra):
     return client.post(
         UPLOAD, {"round": "training-v5.1", "bundle": SimpleUploadedFile(name, data)}, **extra
     )
-
-
-def files_under(folder) -> list[Path]:
-    return sorted(p for p in Path(folder).rglob("*") if p.is_file())
 
 
 # Names
@@ -243,7 +240,7 @@ def test_a_failed_submission_uploaded_again_keeps_its_earlier_validations_run_ch
     from submissions.checking import pipeline
     from submissions.models import Finding, RunCheck, Validation
 
-    from ..checking.test_validation import bundle_with_broken_runs
+    from ..bundles import bundle_with_broken_runs
 
     root = bundle_with_broken_runs(tmp_path)  # two runs without run_stop: findings on runs
     buffer = io.BytesIO()

@@ -16,46 +16,16 @@ from audit.models import AuditEvent
 from submissions.models import Submission, Upload
 
 from ..bundles import bundle_bytes
-
-UPLOADS = "/api/v1/uploads/"
-OCTETS = "application/offset+octet-stream"
-
-
-def files_under(folder) -> list[Path]:
-    return sorted(p for p in Path(folder).rglob("*") if p.is_file())
-
-
-def token_for(user) -> dict:
-    return {"HTTP_AUTHORIZATION": f"Token {ApiToken.create(user, 'test')[1]}"}
-
-
-def start(client, auth, data: bytes, name="acme.tgz", **extra):
-    return client.post(
-        UPLOADS,
-        {"round": "training-v5.1", "name": name, "size": len(data), **extra},
-        content_type="application/json",
-        **auth,
-    )
-
-
-def send(client, auth, uid, offset: int, part: bytes):
-    return client.patch(
-        f"{UPLOADS}{uid}/", part, content_type=OCTETS, HTTP_UPLOAD_OFFSET=str(offset), **auth
-    )
-
-
-def complete(client, auth, uid, sha256=""):
-    return client.post(
-        f"{UPLOADS}{uid}/complete/", {"sha256": sha256}, content_type="application/json", **auth
-    )
-
-
-def upload_whole(client, auth, data: bytes, parts=3, **extra):
-    uid = start(client, auth, data, **extra).json()["uid"]
-    step = -(-len(data) // parts)
-    for offset in range(0, len(data), step):
-        assert send(client, auth, uid, offset, data[offset : offset + step]).status_code == 204
-    return complete(client, auth, uid, hashlib.sha256(data).hexdigest())
+from ..uploads import (
+    OCTETS,
+    UPLOADS,
+    complete,
+    files_under,
+    send,
+    start,
+    token_for,
+    upload_whole,
+)
 
 
 @pytest.mark.usefixtures("eager")

@@ -6,8 +6,8 @@ import pytest
 from leaderboard import accelerators
 from leaderboard.accelerators import family_of, placement
 
-from ..checking.test_systems_real import ROUNDS, descriptions
 from ..conftest import shared_tarball
+from ..system_descriptions import ROUNDS, descriptions
 
 
 @pytest.fixture(scope="module")

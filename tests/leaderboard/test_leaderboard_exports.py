@@ -9,9 +9,19 @@ import pytest
 from leaderboard.cache import invalidate_round
 
 from .. import leaderboard_factories as make
-from .test_leaderboard_table import catalogue, names, page, table_rows, v51  # noqa: F401 (fixtures)
+from ..round_table import five_systems, names, page, table_rows
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def v51(rounds):
+    return rounds["training-v5.1"]
+
+
+@pytest.fixture
+def catalogue(v51):
+    return five_systems(v51)
 
 
 def csv_rows(client, url):

@@ -13,32 +13,12 @@ from leaderboard.cache import invalidate_round
 from leaderboard.models import Round
 
 from .. import leaderboard_factories as make
+from ..round_table import five_systems, names, page, table_rows
 
 
 @pytest.fixture
 def v51(rounds):
     return rounds["training-v5.1"]
-
-
-def page(client, url):
-    response = client.get(url)
-    assert response.status_code == 200, response.content[:500]
-    return response.content.decode()
-
-
-def table_rows(html):
-    """[(system name, [cell texts])] of every row in the page's tables, in order."""
-    rows = []
-    for tr in re.findall(r'<tr data-system="[^"]*"[^>]*>(.*?)</tr>', html, re.S):
-        name = re.search(
-            r'<th scope="row" class="sys">.*?<a [^>]*data-name[^>]*>(.*?)</a>', tr
-        ).group(1)
-        cells = [
-            re.sub(r"<[^>]+>", "", c).strip()
-            for c in re.findall(r'<td class="num">(.*?)</td>', tr, re.S)
-        ]
-        rows.append((name, cells))
-    return rows
 
 
 def section_titles(html):
@@ -142,70 +122,7 @@ def test_the_round_shows_minutes_and_speedups_as_a_mode_of_one_unit(client, roun
 
 @pytest.fixture
 def catalogue(v51):
-    rows = [
-        (
-            "Acme",
-            "a1",
-            "closed",
-            "onprem",
-            "NVIDIA H100-SXM5-80GB",
-            8,
-            "PyTorch 25.09",
-            {"retinanet": 10, "rgat": 5},
-        ),
-        (
-            "Acme",
-            "a2",
-            "closed",
-            "cloud",
-            "NVIDIA H100-SXM5-80GB",
-            64,
-            "PyTorch 25.09",
-            {"retinanet": 2},
-        ),
-        (
-            "Beta",
-            "b1",
-            "closed",
-            "onprem",
-            "AMD Instinct MI355X",
-            8,
-            "JAX 0.5",
-            {"retinanet": 12, "flux1": 30},
-        ),
-        ("Beta", "b2", "open", "research", "AMD Instinct MI355X", 512, "JAX 0.5", {"rgat": 1}),
-        (
-            "Gamma",
-            "g1",
-            "closed",
-            "preview",
-            "NVIDIA GB200",
-            72,
-            "NeMo 25.04",
-            {"retinanet": 3, "rgat": 2},
-        ),
-    ]
-    for submitter, key, division, category, acc, count, fw, results in rows:
-        s = make.system(
-            v51,
-            submitter,
-            key,
-            division=division,
-            category=category,
-            accelerator_model=acc,
-            accelerator_count=count,
-            framework=fw,
-            processor_model="AMD EPYC 9575F"
-            if submitter == "Beta"
-            else "Intel Xeon Platinum 8480C",
-        )
-        for bench, minutes in results.items():
-            make.result(s, bench, minutes)
-    return v51
-
-
-def names(html):
-    return [key for key in re.findall(r'<tr data-system="[^/"]*/([^"]*)"', html)]
+    return five_systems(v51)
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,8 @@ from submissions.models import Submission, Upload
 
 from .. import leaderboard_factories as make
 from ..live_round import checked_submission, set_phase
-from ..server import Gunicorn
+from ..server import Gunicorn, cache_url
 from ..worker import media, media_root, require_services  # noqa: F401
-from .test_shared_cache import cache_url
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

@@ -23,9 +23,8 @@ from submissions.models import Submission, Upload
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from ..bundles import TARGETS, bundle_bytes
-from ..server import Gunicorn
+from ..server import Gunicorn, free_port
 from ..worker import QUICK_RECOVERY, Worker, purge_broker, require_services
-from .test_faults import free_port
 
 # Every test here commits its writes: the server and worker processes read the upload.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -3,7 +3,6 @@
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,13 +16,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from submissions.models import Submission
 
 from ..bundles import bundle_bytes
+from ..server import free_port
 from ..worker import QUICK_RECOVERY, ROOT, Worker, require_services
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class PrivateRedis:

@@ -3,7 +3,6 @@ processes: a client's API requests are counted together, a publication made in a
 the very next request, and nothing reaches anonymous readers early through the cache."""
 
 import gzip
-import os
 from datetime import timedelta
 
 import pytest
@@ -15,7 +14,7 @@ from leaderboard.models import Result, System
 from submissions.checking.pipeline import publish_round
 
 from ..live_round import checked_submission, set_phase
-from ..server import Gunicorn
+from ..server import Gunicorn, cache_url
 from ..worker import media, media_root, require_services  # noqa: F401
 
 # Committed: the server's processes read what the tests write.
@@ -23,24 +22,6 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 # 5 API answers a minute for an anonymous client, in the served portal.
 RATE = 5
-
-
-def cache_url() -> str:
-    """The Redis database the tests may use as the shared cache (TEST_CACHE_URL; bin/run_tests.py sets it
-    when it answers); the test skips, saying why, without one."""
-    import redis
-
-    url = os.environ.get("TEST_CACHE_URL", "")
-    if not url:
-        pytest.skip(
-            "needs a Redis for the shared cache: TEST_CACHE_URL is not set (bin/run_tests.py sets it "
-            "when the Redis it names answers, by default redis://127.0.0.1:6379/14)"
-        )
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except redis.RedisError as error:
-        pytest.skip(f"the shared cache's Redis at TEST_CACHE_URL does not answer ({error})")
-    return url
 
 
 @pytest.fixture(scope="module")

@@ -23,11 +23,10 @@ from django.utils import timezone
 from portal.settings import s3_storage
 from submissions.models import Submission
 
-from ..bundles import bundle_bytes
-from ..checking.test_log_viewer import log_url, publish
-from ..intake.test_uploads import files_under, token_for, upload_whole
+from ..bundles import bundle_bytes, log_url, publish
+from ..server import free_port
+from ..uploads import files_under, token_for, upload_whole
 from ..worker import ROOT
-from .test_faults import free_port
 
 REGION = "us-east-1"
 
