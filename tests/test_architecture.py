@@ -260,3 +260,24 @@ def test_only_the_adapter_imports_mlperf_logging():
                 continue
             wrong += [f"{module}: {n}" for n in names if n.split(".")[0] == "mlperf_logging"]
     assert not wrong, "mlperf_logging reached outside the adapter:\n" + "\n".join(wrong)
+
+
+def test_no_test_module_imports_another():
+    """What two test modules share lives in a helper module (tests/bundles.py, tests/uploads.py,
+    tests/browser/pages.py ...), never in a test module: a reader of one test module finds what it uses
+    without reading another's tests, and a test module moved to another room breaks no other."""
+    wrong = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        module = _module_name(path)
+        package = module.split(".")[:-1]  # no test module is a package
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                named = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                source = ".".join(base + ([node.module] if node.module else []))
+                named = [source] + [f"{source}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            wrong += [f"{module}: {n}" for n in named if n.split(".")[-1].startswith("test_")]
+    assert not wrong, "a test module imported by another module:\n" + "\n".join(wrong)
