@@ -11,7 +11,7 @@ the screen (commit 49d38e0: blocking time 350 ms -> none flagged; the server's a
 240 -> 150 ms). Lighthouse with the template loop and the blocks alone was not measured: the loop's
 100-300 ms of server time at this load is what the figure above puts at stake.
 
-Every piece of text is escaped here (tests/checking/test_log_viewer.py feeds it markup).
+Every piece of text is escaped here (tests/leaderboard/test_log_viewer.py feeds it markup).
 """
 
 from django.utils.html import escape

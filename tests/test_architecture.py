@@ -243,7 +243,7 @@ MLPERF_ADAPTER = "submissions.checking.rules.library"
 
 def test_only_the_adapter_imports_mlperf_logging():
     """mlperf-logging is reached through one module (docs/architecture.md, "Cleverness"), whose pieces
-    tests/checking/test_mlperf_adapter.py pins; an import of it elsewhere, or a module path of it given to
+    tests/checking/rules/test_mlperf_adapter.py pins; an import of it elsewhere, or a module path of it given to
     importlib, would bypass both."""
     wrong = []
     for module, path in MODULES.items():

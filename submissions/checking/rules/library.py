@@ -2,7 +2,7 @@
 
 mlperf-logging is written as command-line tools: module-global state, files read by name, reports through
 `logging` and `print`. We call its lower-level pieces inside the worker process instead; everything of it
-that is not a command-line entry point is named here alone, and tests/checking/test_mlperf_adapter.py
+that is not a command-line entry point is named here alone, and tests/checking/rules/test_mlperf_adapter.py
 pins each piece, so that a new version of the library that changes one fails there, not in a worker:
 
 - log_parser: one ruleset's log line parser (its record marker, string_to_logline, LogLine), which

@@ -20,9 +20,9 @@ from submissions.checking.bundles import (
 from submissions.checking.bundles.split import RoundSplit
 from submissions.checking.rules import RunContext, check_run, rcp_check
 
-from ..bundles import info as entry
-from ..bundles import make_tar
-from ..conftest import shared_tarball
+from ...bundles import info as entry
+from ...bundles import make_tar
+from ...conftest import shared_tarball
 
 
 @pytest.fixture(autouse=True)

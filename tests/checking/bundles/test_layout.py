@@ -13,7 +13,7 @@ import pytest
 from submissions.checking.bundles import LayoutError, detect
 
 SHARED = Path(
-    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared" / "mlperf")
+    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[4] / "shared" / "mlperf")
 )
 RESULT = re.compile(r"result_\d+\.txt")
 

@@ -312,10 +312,10 @@ def test_an_ingest_that_stops_early_leaves_no_split_behind(tmp_path):
         "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
     }
     manage = [sys.executable, "manage.py"]
-    subprocess.run(manage + ["migrate", "-v0"], cwd=Path(__file__).parents[2], env=env, check=True)
+    subprocess.run(manage + ["migrate", "-v0"], cwd=Path(__file__).parents[3], env=env, check=True)
     done = subprocess.run(
         manage + ["ingest", str(tmp_path / "round.tgz"), "--round", "no-such-round"],
-        cwd=Path(__file__).parents[2],
+        cwd=Path(__file__).parents[3],
         capture_output=True,
         text=True,
         env=env,
@@ -337,7 +337,7 @@ def test_an_ingest_refused_by_its_options_leaves_no_split_behind(tmp_path):
     media = tmp_path / "media"
     done = subprocess.run(
         [sys.executable, "manage.py", "ingest", str(tmp_path / "round.tgz")],
-        cwd=Path(__file__).parents[2],
+        cwd=Path(__file__).parents[3],
         capture_output=True,
         text=True,
         env={**os.environ, "MEDIA_ROOT": str(media)},

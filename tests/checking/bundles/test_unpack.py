@@ -13,10 +13,10 @@ import pytest
 from submissions.checking.bundles import BundleError, Limits, unpack
 from submissions.checking.bundles.unpack import _Writer
 
-from ..bundles import info, make_tar
+from ...bundles import info, make_tar
 
 SHARED = Path(
-    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared" / "mlperf")
+    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[4] / "shared" / "mlperf")
 )
 FILES = {
     "NVIDIA/systems/dgx.json": b'{"submitter": "NVIDIA"}',

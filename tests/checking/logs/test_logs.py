@@ -733,7 +733,7 @@ def test_mllog_loads_is_json_loads(text):
 def test_count_lf_counts_as_bytes_count():
     import random
 
-    from ..conftest import c_scanner
+    from ...conftest import c_scanner
 
     count_lf = c_scanner().count_lf  # without the scanner, logs.count_lf is bytes.count itself
     rnd = random.Random(5)

@@ -12,7 +12,7 @@ from leaderboard.models import Result
 from submissions.models import Finding, Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from ..conftest import shared_tarball
+from ...conftest import shared_tarball
 
 # Every test here commits its writes: eager tasks run in on_commit hooks.
 pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]

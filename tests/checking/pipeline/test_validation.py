@@ -10,8 +10,8 @@ from leaderboard.models import Result
 from submissions.checking.tasks import revalidate
 from submissions.models import Finding, Submission, Validation
 
-from ..bundles import bundle_with_broken_runs
-from ..conftest import shared_tarball
+from ...bundles import bundle_with_broken_runs
+from ...conftest import shared_tarball
 
 # Every test here commits its writes: eager tasks run in on_commit hooks.
 pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]

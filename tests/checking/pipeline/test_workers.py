@@ -14,8 +14,8 @@ from submissions.checking.bundles.split import submitter_root
 from submissions.checking.tasks import revalidate
 from submissions.models import Finding, RunCheck, Submission, TaskLease, Validation
 
-from ..conftest import shared_tarball
-from ..worker import QUICK_RECOVERY, Worker, purge_broker, require_services
+from ...conftest import shared_tarball
+from ...worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 
 pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
 

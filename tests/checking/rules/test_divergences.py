@@ -10,9 +10,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from submissions.checking.rules.divergences import DIVERGENCES, present
 from submissions.models import Finding, Submission
 
-from ..bundles import bundle_bytes
+from ...bundles import bundle_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "divergences.md"
 
 

@@ -17,7 +17,7 @@ from submissions.checking.rules import RunContext, check_run, check_speed, clock
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.synthetic.logs import mllog_run
 
-from ..conftest import shared_tarball
+from ...conftest import shared_tarball
 
 T0 = 1_760_000_000_000
 V51_KEYS = frozenset(

@@ -36,7 +36,7 @@ def media():
 
 ROUND = tomllib.loads(
     (
-        Path(__file__).resolve().parents[2] / "leaderboard" / "rounds" / "training-v5.1.toml"
+        Path(__file__).resolve().parents[3] / "leaderboard" / "rounds" / "training-v5.1.toml"
     ).read_text()
 )
 RULESET = ROUND["ruleset"]

@@ -12,7 +12,7 @@ import pytest
 from submissions.checking.logs import parse_file
 from submissions.checking.rules import compliance, library, rcp
 
-from ..mllogs import REL, generated_rgat_log, write
+from ...mllogs import REL, generated_rgat_log, write
 
 mlp = pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
 

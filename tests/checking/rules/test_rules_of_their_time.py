@@ -17,7 +17,7 @@ from leaderboard.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking.rules import RunContext, check_run, clock, compliance
 from submissions.checking.rules.library import mlp_compliance
 
-from ..conftest import shared_tarball
+from ...conftest import shared_tarball
 
 pytestmark = pytest.mark.shared_rounds
 

@@ -18,7 +18,7 @@ from submissions.checking.rules import (
 )
 from submissions.checking.systems import fields_of
 
-from ..conftest import shared_tarball
+from ...conftest import shared_tarball
 
 pytestmark = pytest.mark.shared_rounds
 
