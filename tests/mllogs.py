@@ -1,6 +1,6 @@
 """Logs in mlperf-logging's format for the tests of the rules: one `:::MLLOG` line (mllog), a v5.1 R-GAT
 log from the demo generator that mlperf-logging's checker passes (generated_rgat_log), and a log
-written to a file (write) under the bundle path REL."""
+written to a file (write) under the bundle path REL, and the benchmark keys of 5.1.0 (V51_KEYS)."""
 
 import json
 
@@ -8,6 +8,10 @@ from submissions.synthetic.logs import mllog_run
 
 T0 = 1_760_000_000_000
 REL = "ACME/results/sys/rgat/result_0.txt"
+# The benchmarks of the 5.1.0 ruleset (RunContext.benchmark_keys).
+V51_KEYS = frozenset(
+    {"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"}
+)
 
 
 def mllog(key, value=None, t=0, **metadata):

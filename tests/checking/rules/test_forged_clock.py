@@ -18,14 +18,10 @@ from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.synthetic.logs import mllog_run
 
 from ...conftest import shared_tarball
+from ...mllogs import REL, T0, V51_KEYS
 
-T0 = 1_760_000_000_000
-V51_KEYS = frozenset(
-    {"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"}
-)
 TARGET = 0.72
 RGAT = RunContext("5.1.0", "rgat", V51_KEYS, quality_target=TARGET)
-REL = "ACME/results/sys/rgat/result_0.txt"
 CLOCK_ERRORS = set(clock.UNTIMED_RULES)
 
 

@@ -1,7 +1,5 @@
 """check_result, check_system and rcp_check: the rules about a result's runs together (no Django)."""
 
-import json
-
 import pytest
 
 from submissions.checking.rules import (
@@ -14,6 +12,8 @@ from submissions.checking.rules import (
     rcp_check,
 )
 from submissions.checking.rules import systems as system_rules
+
+from ...mllogs import mllog
 
 
 @pytest.fixture
@@ -292,20 +292,6 @@ def test_v06_system_json_needs_division_and_status():
 
 
 # --- RCP ------------------------------------------------------------------------------------------------------
-
-T0 = 1_760_000_000_000
-
-
-def mllog(key, value=None, t=0, **metadata):
-    record = {
-        "namespace": "",
-        "time_ms": T0 + t,
-        "event_type": "POINT_IN_TIME",
-        "key": key,
-        "value": value,
-        "metadata": {"file": "train.py", "lineno": 1, **metadata},
-    }
-    return ":::MLLOG " + json.dumps(record)
 
 
 def rgat_result(folder, epochs, batch_size=16384):

@@ -6,31 +6,16 @@ import pytest
 
 from submissions.checking.rules import RunContext, check_run
 
+from ...mllogs import REL, V51_KEYS, mllog
+
 
 @pytest.fixture
 def media():
     """Shadow the project-wide autouse fixture that needs Django settings: these tests are pure Python."""
 
 
-T0 = 1_760_000_000_000
-V51_KEYS = frozenset(
-    {"llama31_405b", "llama31_8b", "llama2_70b_lora", "flux1", "dlrm_dcnv2", "rgat", "retinanet"}
-)
 V06_KEYS = frozenset({"resnet", "ssd", "maskrcnn", "gnmt", "transformer", "ncf", "minigo"})
 RGAT = RunContext(ruleset="5.1.0", benchmark="rgat", benchmark_keys=V51_KEYS, quality_target=0.72)
-REL = "ACME/results/sys/rgat/result_0.txt"
-
-
-def mllog(key, value=None, t=0, **metadata):
-    record = {
-        "namespace": "",
-        "time_ms": T0 + t,
-        "event_type": "POINT_IN_TIME",
-        "key": key,
-        "value": value,
-        "metadata": {"file": "train.py", "lineno": 1, **metadata},
-    }
-    return ":::MLLOG " + json.dumps(record)
 
 
 def rgat_lines(*, benchmark="rgat", last_accuracy=0.725, status="success"):
