@@ -1,6 +1,8 @@
 """The round table as the tests build and read it: five systems to fill a round with (five_systems), a
-page's HTML (page), its table's rows (table_rows) and the systems' keys in order (names)."""
+page's HTML (page), its table's rows (table_rows), the systems' keys in order (names) and a chart's
+plotly figure (figure)."""
 
+import json
 import re
 
 from . import leaderboard_factories as make
@@ -95,3 +97,12 @@ def five_systems(v51):
 
 def names(html):
     return [key for key in re.findall(r'<tr data-system="[^/"]*/([^"]*)"', html)]
+
+
+def figure(html, chart_id):
+    """The plotly figure (data, layout) of the page's chart with this id; fails when the page has none."""
+    match = re.search(
+        rf'<script type="application/json" data-chart="{chart_id}">(.*?)</script>', html, re.S
+    )
+    assert match, f"no {chart_id} on the page"
+    return json.loads(match.group(1))

@@ -1,25 +1,15 @@
 """Charts that do not mislead: a colour-blind-safe colour and a marker of its own per series, log axes
 labelled in full, compare as dots on a log axis, progress holders linked, a table for every chart."""
 
-import json
-import re
-
 import pytest
 
 from leaderboard import charts
 from leaderboard.roundtable.rows import Bench, Cell, Row
 
 from .. import leaderboard_factories as make
+from ..round_table import figure
 
 OKABE_ITO = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"}
-
-
-def figure(html, chart_id):
-    match = re.search(
-        rf'<script type="application/json" data-chart="{chart_id}">(.*?)</script>', html, re.S
-    )
-    assert match, f"no {chart_id} on the page"
-    return json.loads(match.group(1))
 
 
 def row(accelerator: str, count: int, minutes: float, key: str = "") -> Row:

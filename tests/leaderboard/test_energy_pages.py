@@ -1,7 +1,6 @@
 """Energy on the pages: the time/energy front, a power result's page (energy per run, each node's power
 plot), and results published side by side at one address (smc, smc-ac-power, smc-dc-power)."""
 
-import json
 import re
 
 import pytest
@@ -10,18 +9,7 @@ from leaderboard import charts
 from leaderboard.models import Run
 
 from .. import leaderboard_factories as make
-
-
-@pytest.fixture
-def v51(rounds):
-    return rounds["training-v5.1"]
-
-
-def chart_json(html, chart_id):
-    found = re.search(
-        rf'<script type="application/json" data-chart="{chart_id}">(.*?)</script>', html, re.S
-    )
-    return json.loads(found.group(1)) if found else None
+from ..round_table import figure
 
 
 def test_the_front_holds_what_nothing_beats_on_both_time_and_energy():
@@ -39,8 +27,8 @@ def test_time_and_energy_chart_on_the_round_page(client, v51):
     worse = make.system(v51, "Beta", "worse")
     make.result(worse, "retinanet", 25, energy_j=7e6, power_result=True)
     html = client.get("/r/training-v5.1/").content.decode()
-    figure = chart_json(html, "chart-energy")
-    on, behind = figure["data"]
+    fig = figure(html, "chart-energy")
+    on, behind = fig["data"]
     assert on["name"] == "On the front" and on["x"] == [10, 20] and on["y"] == [9000, 5000]
     assert behind["x"] == [25] and "worse" in behind["text"][0]
     assert "Power results only" in html
@@ -63,10 +51,10 @@ def test_a_power_result_page_shows_energy_per_run_and_each_nodes_power(client, v
     html = client.get(result.get_absolute_url()).content.decode()
     assert "6,000.0 kJ · 750.0 kJ per accelerator" in html
     assert html.count("6,000.0</td>") == 3  # each run's energy, in kJ
-    figure = chart_json(html, "chart-power")
-    assert [t["name"] for t in figure["data"]] == ["node 0", "node 1"]
-    assert [s["x0"] for s in figure["layout"]["shapes"]] == [0, 600.0]
-    assert [a["text"] for a in figure["layout"]["annotations"]] == ["run_start", "run_stop"]
+    fig = figure(html, "chart-power")
+    assert [t["name"] for t in fig["data"]] == ["node 0", "node 1"]
+    assert [s["x0"] for s in fig["layout"]["shapes"]] == [0, 600.0]
+    assert [a["text"] for a in fig["layout"]["annotations"]] == ["run_start", "run_stop"]
     assert client.get(result.get_absolute_url() + "?power_run=2").status_code == 200
 
 

@@ -15,11 +15,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def v51(rounds):
-    return rounds["training-v5.1"]
-
-
-@pytest.fixture
 def catalogue(v51):
     return five_systems(v51)
 

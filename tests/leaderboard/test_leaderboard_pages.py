@@ -1,8 +1,5 @@
 """Detail pages, compare, progress across rounds, charts as data, and plotly served locally."""
 
-import json
-import re
-
 import pytest
 from django.contrib.staticfiles import finders
 
@@ -10,19 +7,7 @@ from leaderboard import charts, panels
 from leaderboard.staticfinders import PLOTLY_BASIC_STATIC_PATH, PLOTLY_STATIC_PATH
 
 from .. import leaderboard_factories as make
-
-
-@pytest.fixture
-def v51(rounds):
-    return rounds["training-v5.1"]
-
-
-def figure(html, chart_id):
-    match = re.search(
-        rf'<script type="application/json" data-chart="{chart_id}">(.*?)</script>', html, re.S
-    )
-    assert match, f"no {chart_id} on the page"
-    return json.loads(match.group(1))
+from ..round_table import figure
 
 
 @pytest.mark.django_db

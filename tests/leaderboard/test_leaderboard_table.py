@@ -16,11 +16,6 @@ from .. import leaderboard_factories as make
 from ..round_table import five_systems, names, page, table_rows
 
 
-@pytest.fixture
-def v51(rounds):
-    return rounds["training-v5.1"]
-
-
 def section_titles(html):
     return re.findall(r'<h2 id="h-[^"]+">(.*?) <span', html)
 
