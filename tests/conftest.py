@@ -7,9 +7,9 @@ import pytest
 
 from .flush_by_delete import flush_by_delete  # noqa: F401 (the one patch of Django, measured there)
 
-SHARED = Path(
-    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared" / "mlperf")
-)
+# The repository's root, and the shared MLPerf rounds beside it (../shared/mlperf unless MLPERF_SHARED_DIR).
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", ROOT.parent / "shared" / "mlperf"))
 
 
 # The two largest shared rounds (560-590 MB of logs each): tests/checking/test_shared_rounds.py ingests each whole and

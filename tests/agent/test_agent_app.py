@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..conftest import ROOT
 
 
 def python(code: str, **env) -> subprocess.CompletedProcess:

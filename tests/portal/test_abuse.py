@@ -18,6 +18,7 @@ from accounts.models import Membership
 from submissions.models import Submission, Upload
 
 from .. import leaderboard_factories as make
+from ..conftest import ROOT
 from ..live_round import checked_submission, set_phase
 from ..server import Gunicorn, cache_url
 from ..worker import media, media_root, require_services  # noqa: F401
@@ -538,9 +539,8 @@ def test_every_page_has_a_strict_content_security_policy(server, rounds):
 def test_no_template_writes_an_inline_style():
     """The policy refuses <style> elements and style attributes (style-src 'self'): a template that wrote
     one would be styled otherwise than it reads, and only a browser test that opens its page would say so."""
-    from pathlib import Path
 
-    templates = Path(__file__).resolve().parents[2] / "templates"
+    templates = ROOT / "templates"
     written = [
         f"{path.relative_to(templates)}:{number}"
         for path in sorted(templates.rglob("*.html"))

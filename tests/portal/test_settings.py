@@ -3,12 +3,12 @@
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from django.test import RequestFactory
 from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
-ROOT = Path(__file__).parents[2]
+from ..conftest import ROOT
+
 PRODUCTION = {  # the README's production settings
     "SECRET_KEY": "a-long-random-string-for-tests-only-" + "k" * 30,
     "ALLOWED_HOSTS": "results.example.org",

@@ -12,9 +12,8 @@ import pytest
 
 from submissions.checking.bundles import LayoutError, detect
 
-SHARED = Path(
-    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[4] / "shared" / "mlperf")
-)
+from ...conftest import SHARED
+
 RESULT = re.compile(r"result_\d+\.txt")
 
 

@@ -2,7 +2,6 @@
 docs/divergences.md, each a rule the checks make, shown to reviewers on the submission page."""
 
 import re
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -11,8 +10,8 @@ from submissions.checking.rules.divergences import DIVERGENCES, present
 from submissions.models import Finding, Submission
 
 from ...bundles import bundle_bytes
+from ...conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "divergences.md"
 
 

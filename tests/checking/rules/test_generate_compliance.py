@@ -8,7 +8,6 @@ upload, with mlperf-logging's 5.1.0 compliance rules, RCPs and system descriptio
 import json
 import time
 import tomllib
-from pathlib import Path
 
 import pytest
 
@@ -26,6 +25,8 @@ from submissions.checking.systems import category_of, fields_of
 from submissions.synthetic.bundles import SystemSpec, log_status, system_json, write_bundle
 from submissions.synthetic.logs import BENCHMARKS, mllog_run
 
+from ...conftest import ROOT
+
 pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
 
 
@@ -34,11 +35,7 @@ def media():
     """Shadow the project-wide autouse fixture that needs Django settings: these tests are pure Python."""
 
 
-ROUND = tomllib.loads(
-    (
-        Path(__file__).resolve().parents[3] / "leaderboard" / "rounds" / "training-v5.1.toml"
-    ).read_text()
-)
+ROUND = tomllib.loads((ROOT / "leaderboard" / "rounds" / "training-v5.1.toml").read_text())
 RULESET = ROUND["ruleset"]
 BENCH = {b["key"]: b for b in ROUND["benchmarks"]}
 KEYS = frozenset(BENCH)

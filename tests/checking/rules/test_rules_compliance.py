@@ -5,7 +5,6 @@ import dataclasses
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -15,7 +14,7 @@ from submissions.checking.rules import compliance, library
 from submissions.checking.rules.library import LinearRe
 from submissions.synthetic.logs import mllog_run
 
-from ...conftest import c_scanner
+from ...conftest import ROOT, c_scanner
 from ...mllogs import REL, T0, generated_rgat_log, mllog, write
 
 mlp = pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
@@ -699,7 +698,7 @@ def test_the_findings_of_a_log_do_not_depend_on_the_workers_hash_seed(tmp_path):
             text=True,
             check=True,
             env={**os.environ, "PYTHONHASHSEED": str(seed)},
-            cwd=Path(__file__).resolve().parents[3],
+            cwd=ROOT,
         ).stdout
         for seed in range(12)
     }

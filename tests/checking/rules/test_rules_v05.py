@@ -1,12 +1,13 @@
 """The v0.5 checks written as data (submissions/checking/rules/v05.toml), through check_run (no Django)."""
 
 import tomllib
-from pathlib import Path
 
 import pytest
 
 from submissions.checking.rules import RunContext, check_run, v05
 from submissions.synthetic.logs import mlperf05_run
+
+from ...conftest import ROOT
 
 
 @pytest.fixture
@@ -174,9 +175,7 @@ def test_a_log_of_another_benchmark_is_named(tmp_path):
 
 
 def test_the_rules_file_covers_every_benchmark_of_the_round():
-    round_file = (
-        Path(__file__).resolve().parents[3] / "leaderboard" / "rounds" / "training-v0.5.toml"
-    )
+    round_file = ROOT / "leaderboard" / "rounds" / "training-v0.5.toml"
     with open(round_file, "rb") as f:
         benchmarks = {b["key"] for b in tomllib.load(f)["benchmarks"]}
     assert benchmarks <= set(v05.rules()["benchmarks"])
