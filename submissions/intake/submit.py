@@ -137,7 +137,13 @@ def store_part(path: Path, original_name: str, sha: str, size: int) -> tuple[str
 def _drop_unused(relative: str, existing: Submission) -> None:
     """The file just stored, when the submission given back keeps its bundle under another name (the same
     bytes uploaded under another name) and no other submission has it: it would be kept for nothing."""
-    if relative != existing.bundle.name and not Submission.objects.filter(bundle=relative).exists():
+    if relative != existing.bundle.name:
+        drop_unused(relative)
+
+
+def drop_unused(relative: str) -> None:
+    """Delete the stored bundle `relative` (store_bundle's name) where no submission has it."""
+    if not Submission.objects.filter(bundle=relative).exists():
         storage.delete(relative)
 
 

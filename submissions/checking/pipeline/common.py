@@ -76,12 +76,46 @@ def room_to_open(submission):
         UnpackRoom.objects.filter(submission_id=submission.pk).delete()
 
 
+def _listing_path(sha256: str) -> Path:
+    """Where `manage.py ingest` leaves the listing of a plain tar it stored, for the bundle's ingest."""
+    return Path(settings.MEDIA_ROOT) / "work" / f"listing-{sha256}.json"
+
+
+def leave_listing(files: TarFiles, sha256: str) -> None:
+    """Leave the listing of a stored plain tar whose sha256 is `sha256` (open_bundle's, under the settings'
+    limits, of the stored bytes themselves) for the ingest of the submission holding those bytes, which
+    then reads it in place without listing its headers again: `manage.py ingest` lists a plain tar to
+    know whether it is one submitter's bundle or a round to split."""
+    files.save(_listing_path(sha256))
+
+
+def drop_listing(sha256: str) -> None:
+    """The listing left for a bundle that no ingest will take (the same bytes were submitted before)."""
+    _listing_path(sha256).unlink(missing_ok=True)
+
+
+def _take_listing(sha256: str, bundle: Path, name: str) -> TarFiles | None:
+    """The listing left for the bytes `sha256` (then gone from where it was left), as the files of `bundle`,
+    their local copy; None where none was left."""
+    path = _listing_path(sha256)
+    try:
+        listed = TarFiles.load(path)
+    except FileNotFoundError:
+        return None
+    path.unlink(missing_ok=True)
+    return TarFiles(str(bundle), listed.files, listed.folders, name)
+
+
 def open_submission(submission) -> FolderFiles | TarFiles:
     """Check the submission's bundle under the limits and make its files readable by the later steps:
-    indexed in place when it is a plain tar, else unpacked into its work folder. Raises BundleError."""
+    indexed in place when it is a plain tar, else unpacked into its work folder. Raises BundleError. A
+    listing left for its bytes (leave_listing) is taken as the index."""
     clear_work(submission.pk)  # a retried step starts clean
     bundle = storage.readable_copy(submission.bundle.name, _copy_path(submission.pk))
-    files = open_bundle(bundle, work_dir(submission.pk), configured_limits())
+    work = work_dir(submission.pk)
+    files = _take_listing(submission.sha256, bundle, work.name)
+    if files is None:
+        files = open_bundle(bundle, work, configured_limits())
     if isinstance(files, TarFiles):
         files.save(_index_path(submission.pk))
     return files
