@@ -3,7 +3,8 @@
 A plain tar (every streamed part of a round, and any uploaded .tar) keeps each member's bytes
 in one contiguous range, so its files need not be written out again: creating a file costs
 more than reading it on some file systems (about a millisecond each on an ext4 VM). The
-unpacker checks such a tar as it would unpack it and returns a TarFiles, the list of ranges.
+unpacker checks such a tar as it would unpack it and returns a TarFiles, the list of ranges; a
+compressed tar it decompresses into one plain tar, indexed as it is written.
 
 Both kinds answer the same questions: the listing (for the layout), a file's bytes, the files
 of one folder (for the RCP check). A file is given as something with open() -> binary file:

@@ -150,11 +150,13 @@ class _NotInPlace(Exception):
 
 class _Indexer(_Writer):
     """Checks each member of a plain tar as _Writer does, but writes nothing: it records where the
-    bytes of each file lie. A file and a folder of the same name are refused, as writing them would be."""
+    bytes of each file lie. A file and a folder of the same name are refused, as writing them would be.
+    tar_bytes: the size of the plain tar, None where it is being written as it is read (a compressed
+    archive's: a file's bytes that are not there then stop the reading)."""
 
-    def __init__(self, limits: Limits, archive_bytes: int):
+    def __init__(self, limits: Limits, archive_bytes: int, tar_bytes: int | None):
         super().__init__("", limits, archive_bytes)
-        self.archive_bytes = archive_bytes
+        self.tar_bytes = tar_bytes
         self.ranges: dict[str, tuple[int, int]] = {}
         self.folders: set[str] = {""}
 
@@ -167,9 +169,9 @@ class _Indexer(_Writer):
         if info.issparse():
             raise _NotInPlace(member)
         self.count_file(member, info.size)
-        if info.offset_data + info.size > self.archive_bytes:
+        if self.tar_bytes is not None and info.offset_data + info.size > self.tar_bytes:
             raise _corrupt(
-                member, EOFError(f"the file's bytes end past the archive's {self.archive_bytes}")
+                member, EOFError(f"the file's bytes end past the archive's {self.tar_bytes}")
             )
         self.total += info.size
         self._add_folders(parts[:-1], member)
@@ -289,7 +291,21 @@ class _Inflater:
         self.thread.join()
 
 
-def _untar(archive: str, fmt: str, w: _Writer) -> None:
+class _Copying:
+    """A stream whose bytes are written to `out` as they are read."""
+
+    def __init__(self, stream, out):
+        self.stream, self.out = stream, out
+
+    def read(self, n=-1):
+        data = self.stream.read(n)
+        self.out.write(data)
+        return data
+
+
+def _untar(archive: str, fmt: str, w: _Writer, copy_to=None) -> None:
+    """Check each member with w (which writes it out, or indexes it); copy_to: a binary file that the
+    tar's bytes, decompressed, are written to as they are read."""
     member, done = None, False
     with open(archive, "rb") as raw:
         # Our own decompressor wrappers bound each read's output, unlike tarfile's 'r|xz'.
@@ -298,10 +314,12 @@ def _untar(archive: str, fmt: str, w: _Writer) -> None:
             if fmt == "tar"
             else _Inflater(gzip.GzipFile(fileobj=raw) if fmt == "tar.gz" else lzma.LZMAFile(raw))
         )
-        mode = "r:" if isinstance(w, _Indexer) else "r|"  # the indexer seeks past the files' bytes
+        # The indexer seeks past the files' bytes of a plain tar; those of a tar being copied are read.
+        mode = "r:" if isinstance(w, _Indexer) and copy_to is None else "r|"
+        read_from = stream if copy_to is None else _Copying(stream, copy_to)
         try:
             with tarfile.open(
-                fileobj=stream, mode=mode, bufsize=_TAR_READAHEAD, tarinfo=_StrictInfo
+                fileobj=read_from, mode=mode, bufsize=_TAR_READAHEAD, tarinfo=_StrictInfo
             ) as tf:
                 for info in tf:
                     member, done = info.name, False
@@ -475,14 +493,24 @@ def _empty() -> BundleError:
     return BundleError("bundle.empty", f"The archive holds no files. {_PACK_HINT}")
 
 
+PLAIN_TAR = "bundle.tar"  # what a compressed tar is decompressed into, in open_bundle's dest
+
+
 def open_bundle(
     archive: str | os.PathLike, dest: str | os.PathLike, limits: Limits = Limits()
 ) -> TarFiles | FolderFiles:
     """The bundle's files, checked under limits as unpack checks them: read in place when archive is a
-    plain tar (nothing is written), else unpacked into dest. A BundleError leaves dest absent (or empty)."""
+    plain tar (nothing is written); a compressed tar is decompressed into one plain tar in dest
+    (PLAIN_TAR), indexed as it is written, and read in place there; anything else (a zip, a tar with a
+    sparse file) is unpacked into dest. A BundleError leaves dest absent (or empty).
+
+    Decompressing into one file instead of unpacking a file per member: smc-ac-power's v4.0 power
+    bundle as a .tar.gz took 0.7 to 2.7 s CPU and 2,000 files created, now 0.6 s (0.4 s of it gunzip)."""
     archive, dest = os.fspath(archive), os.fspath(dest)
-    if sniff(archive) == "tar":
-        w = _Indexer(limits, os.path.getsize(archive))
+    fmt = sniff(archive)
+    name = os.path.basename(os.path.abspath(dest))
+    if fmt == "tar":
+        w = _Indexer(limits, os.path.getsize(archive), os.path.getsize(archive))
         try:
             _untar(archive, "tar", w)
         except _NotInPlace:
@@ -490,6 +518,22 @@ def open_bundle(
         else:
             if w.files == 0:
                 raise _empty()
-            return TarFiles(archive, w.ranges, w.folders, os.path.basename(os.path.abspath(dest)))
+            return TarFiles(archive, w.ranges, w.folders, name)
+    elif fmt in ("tar.gz", "tar.xz"):
+        created = _prepare(dest)
+        plain = os.path.join(dest, PLAIN_TAR)
+        w = _Indexer(limits, os.path.getsize(archive), None)
+        try:
+            with open(plain, "wb") as out:
+                _untar(archive, fmt, w, copy_to=out)
+            if w.files == 0:
+                raise _empty()
+        except _NotInPlace:
+            _clear(dest, created)  # unpacked below
+        except BaseException:
+            _clear(dest, created)
+            raise
+        else:
+            return TarFiles(plain, w.ranges, w.folders, name)
     unpack(archive, dest, limits)
     return FolderFiles(dest)

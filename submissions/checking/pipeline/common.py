@@ -21,7 +21,7 @@ Status = Submission.Status
 
 
 def work_dir(submission_id: int) -> Path:
-    """The submission's private folder for its unpacked bundle."""
+    """The submission's private folder for its bundle, unpacked or decompressed."""
     return Path(settings.MEDIA_ROOT) / "work" / str(submission_id)
 
 
@@ -108,8 +108,9 @@ def _take_listing(sha256: str, bundle: Path, name: str) -> TarFiles | None:
 
 def open_submission(submission) -> FolderFiles | TarFiles:
     """Check the submission's bundle under the limits and make its files readable by the later steps:
-    indexed in place when it is a plain tar, else unpacked into its work folder. Raises BundleError. A
-    listing left for its bytes (leave_listing) is taken as the index."""
+    indexed in place when it is a plain tar, decompressed into one plain tar in its work folder when it
+    is a compressed one, else unpacked there (open_bundle). Raises BundleError. A listing left for its
+    bytes (leave_listing) is taken as the index."""
     clear_work(submission.pk)  # a retried step starts clean
     bundle = storage.readable_copy(submission.bundle.name, _copy_path(submission.pk))
     work = work_dir(submission.pk)

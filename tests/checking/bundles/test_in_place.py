@@ -1,6 +1,8 @@
 """A plain tar read in place (open_bundle -> TarFiles) against the same tar unpacked: the same refusals,
-the same bytes, the same layout and the same check outcomes, down to the real rounds."""
+the same bytes, the same layout and the same check outcomes, down to the real rounds. A compressed tar
+is decompressed into one plain tar and read in place there: the same again."""
 
+import gzip
 import random
 import shutil
 import subprocess
@@ -18,6 +20,7 @@ from submissions.checking.bundles import (
     unpack,
 )
 from submissions.checking.bundles.split import RoundSplit
+from submissions.checking.bundles.unpack import PLAIN_TAR
 from submissions.checking.rules import RunContext, check_run, rcp_check
 
 from ...bundles import info as entry
@@ -62,13 +65,17 @@ BAD = {
 LIMITS = Limits(max_files=5, max_file_bytes=4096, max_total_bytes=5000)
 
 
+FORMS = {"tar": "w", "tar.gz": "w:gz", "tar.xz": "w:xz"}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_in_place_refuses_what_unpack_refuses_and_writes_nothing(tmp_path, case):
-    archive = make_tar(tmp_path / "b.tar", BAD[case])
+def test_in_place_refuses_what_unpack_refuses_and_writes_nothing(tmp_path, case, form):
+    archive = make_tar(tmp_path / f"b.{form}", BAD[case], FORMS[form])
     unpacked = outcome(lambda: unpack(archive, tmp_path / "unpacked", LIMITS))
     assert unpacked is not None, "the case must be one unpack refuses"
     assert outcome(lambda: open_bundle(archive, tmp_path / "in-place", LIMITS)) == unpacked
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.tar"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"b.{form}"]
 
 
 @pytest.mark.parametrize(
@@ -90,6 +97,11 @@ def test_a_truncated_plain_tar_is_refused_naming_the_member(tmp_path, where):
     assert unpacked is not None and unpacked[0] == "bundle.truncated"
     in_place = outcome(lambda: open_bundle(tmp_path / "cut.tar", tmp_path / "in-place"))
     assert in_place == unpacked, where
+    assert not (tmp_path / "in-place").exists()
+    (tmp_path / "cut.tar.gz").write_bytes(gzip.compress(data[:at]))
+    unpacked = outcome(lambda: unpack(tmp_path / "cut.tar.gz", tmp_path / "unpacked"))
+    in_place = outcome(lambda: open_bundle(tmp_path / "cut.tar.gz", tmp_path / "in-place"))
+    assert in_place == unpacked and in_place[0] == "bundle.truncated", where
     assert not (tmp_path / "in-place").exists()
 
 
@@ -120,6 +132,25 @@ def test_in_place_gives_the_bytes_and_listing_unpack_gives(tmp_path, seed):
     files = open_bundle(archive, tmp_path / "unused")
     assert isinstance(files, TarFiles)
     assert not (tmp_path / "unused").exists(), "nothing is written for a plain tar"
+    _same_as_unpacked(files, archive, tmp_path, rng)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("form", ["tar.gz", "tar.xz"])
+def test_a_compressed_tar_is_read_in_place_from_one_plain_tar_written_for_it(tmp_path, seed, form):
+    rng = random.Random(seed)
+    fmt = rng.choice([tarfile.PAX_FORMAT, tarfile.GNU_FORMAT])
+    archive = make_tar(tmp_path / f"b.{form}", _random_tree(rng), FORMS[form], format=fmt)
+    files = open_bundle(archive, tmp_path / "work")
+    assert isinstance(files, TarFiles)
+    assert [p.name for p in (tmp_path / "work").iterdir()] == [PLAIN_TAR]  # one file, not one each
+    assert files.archive == str(tmp_path / "work" / PLAIN_TAR) and files.name == "work"
+    _same_as_unpacked(files, archive, tmp_path, rng)
+
+
+def _same_as_unpacked(files: TarFiles, archive, tmp_path, rng: random.Random) -> None:
+    """The bundle's files read in place are the bytes, listing and folders that unpacking it gives, and
+    read the same from their saved index with the media folder moved."""
     unpack(archive, tmp_path / "out")
     folder = FolderFiles(tmp_path / "out")
     assert files.walk() == folder.walk()
@@ -137,11 +168,12 @@ def test_in_place_gives_the_bytes_and_listing_unpack_gives(tmp_path, seed):
     assert {n: m.read_bytes() for n, m in files.folder(parent).items()} == {
         p.name: p.read_bytes() for p in folder.folder(parent).iterdir() if p.is_file()
     }
-    files.save(tmp_path / "work" / "index.json")
+    files.save(tmp_path / "index" / "index.json")
     (tmp_path / "moved").mkdir()
-    for name in ("b.tar", "work"):  # the media folder mounted elsewhere
-        (tmp_path / name).rename(tmp_path / "moved" / name)
-    again = TarFiles.load(tmp_path / "moved" / "work" / "index.json")
+    for path in tmp_path.iterdir():  # the media folder mounted elsewhere
+        if path.name not in ("moved", "out"):
+            path.rename(tmp_path / "moved" / path.name)
+    again = TarFiles.load(tmp_path / "moved" / "index" / "index.json")
     assert (again.files, again.folders, again.walk()) == (files.files, files.folders, files.walk())
     assert again.file(some).read_bytes() == folder.read_bytes(some)
 
@@ -178,6 +210,12 @@ def test_a_sparse_member_is_unpacked_instead(tmp_path):
     files = open_bundle(tmp_path / "b.tar", tmp_path / "out")
     assert isinstance(files, FolderFiles)
     assert files.read_bytes("Org/sparse.txt") == sparse.read_bytes()
+    (tmp_path / "b.tar.gz").write_bytes(gzip.compress((tmp_path / "b.tar").read_bytes()))
+    files = open_bundle(tmp_path / "b.tar.gz", tmp_path / "out-gz")
+    assert (
+        isinstance(files, FolderFiles) and files.read_bytes("Org/sparse.txt") == sparse.read_bytes()
+    )
+    assert not (tmp_path / "out-gz" / PLAIN_TAR).exists()  # the plain tar begun is gone
 
 
 def test_a_member_reader_refuses_to_read_past_a_shrunken_archive(tmp_path):
