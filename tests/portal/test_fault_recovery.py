@@ -220,16 +220,24 @@ class CuttableProxy:
             end.close()
 
 
-def _many_runs_bundle(tmp_path) -> bytes:
-    """Twelve systems of five runs each: 60 runs, checked in batches of four by the worker."""
+def _many_runs_bundle(tmp_path, packed_as: str = "tgz") -> bytes:
+    """Twelve systems of five runs each: 60 runs, checked in batches of four by the worker. As a zip it is
+    unpacked file by file, so its ingest lasts long enough to be caught while it unpacks; a tar.gz is read
+    from one plain tar, which can be over before a poll of the database sees it."""
     specs = [
         SystemSpec(f"sys{n}", results={"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]})
         for n in range(12)
     ]
     root = write_bundle(tmp_path / "Acme", "Acme", specs, TARGETS)
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        tar.add(root, arcname="Acme")
+    if packed_as == "zip":
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(root.rglob("*")):
+                if path.is_file():
+                    zf.write(path, f"Acme/{path.relative_to(root)}")
+    else:
+        with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+            tar.add(root, arcname="Acme")
     return buffer.getvalue()
 
 
@@ -261,9 +269,9 @@ def test_a_database_outage_of_30_s_mid_step_is_recovered_within_two_minutes_of_i
         database_port=proxy.port,
     )
     try:
-        data = _many_runs_bundle(tmp_path)
+        data = _many_runs_bundle(tmp_path, packed_as="zip")
         submission, _ = submit(
-            rounds["training-v5.1"], [data], "acme.tgz", user=cast["member_a"], organisation=None
+            rounds["training-v5.1"], [data], "acme.zip", user=cast["member_a"], organisation=None
         )
         state = _wait(
             lambda: (s := Submission.objects.get(pk=submission.pk)).status == during and s,
@@ -475,8 +483,8 @@ def test_two_workers_killed_in_a_row_while_unpacking_leave_the_submission_valid(
     try:
         submission, _ = submit(
             rounds["training-v5.1"],
-            [_many_runs_bundle(tmp_path)],
-            "acme.tgz",
+            [_many_runs_bundle(tmp_path, packed_as="zip")],
+            "acme.zip",
             user=cast["member_a"],
         )
         killed = set()
