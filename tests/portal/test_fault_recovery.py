@@ -481,12 +481,10 @@ def test_two_workers_killed_in_a_row_while_unpacking_leave_the_submission_valid(
     )
     workers = []
     try:
-        submission, _ = submit(
-            rounds["training-v5.1"],
-            [_many_runs_bundle(tmp_path, packed_as="zip")],
-            "acme.zip",
-            user=cast["member_a"],
-        )
+        # Thousands of files to unpack: each attempt stays in its ingest for seconds, long enough to be
+        # caught there and killed, however busy the machine.
+        data, _ = _bundle_with_many_files(tmp_path)
+        submission, _ = submit(rounds["training-v5.1"], [data], "acme.zip", user=cast["member_a"])
         killed = set()
         for attempt in (1, 2):
             workers.append(Worker(media, concurrency=1, name=f"dies{attempt}", env=QUICK_RECOVERY))
