@@ -2,8 +2,10 @@
 
 The pipeline's work folder is gone once a submission is final; the bundle itself is kept. A plain
 tar (every part of a split round, any uploaded .tar) is read in place through an index made once
-(milliseconds: tar headers only) and kept beside the other caches; a compressed bundle is unpacked
-once, under the same limits as at ingest, into a folder of its own. Both live under
+(milliseconds: tar headers only) and kept beside the other caches; a compressed tar (.tar.gz, .tgz,
+.tar.xz) is decompressed once, under the same limits as at ingest, into a plain tar kept in the cache
+(its uncompressed size on disk, as long as the bundle is kept) and read in place the same way; a zip
+is unpacked once into a folder of its own. All live under
 MEDIA_ROOT/logs/<submission id>, apart from the pipeline's work folder, whose clean-up never
 touches them; a missing bundle (deleted by retention) gives None. A bundle kept in a bucket is copied in
 first (the copy of a plain tar is kept beside its index).
@@ -21,7 +23,7 @@ from submissions import storage
 from .bundles.files import FolderFiles, TarFiles
 from .bundles.limits import BundleError
 from .bundles.split import configured_limits
-from .bundles.unpack import open_bundle
+from .bundles.unpack import open_bundle, sniff
 
 
 def _cache(submission_id: int) -> Path:
@@ -37,8 +39,14 @@ def bundle_files(submission_id: int, bundle_name: str) -> FolderFiles | TarFiles
         files = TarFiles.load(index)
     except (FileNotFoundError, ValueError, KeyError):
         pass
-    else:  # the index outlives a bundle that retention deleted
-        return files if os.path.isfile(files.archive) else None
+    else:
+        if not os.path.isfile(files.archive):  # the index outlives a bundle that retention deleted
+            return None
+        if sniff(files.archive) == "tar":
+            return files
+        # An index that reads a compressed bundle's bytes as if they were its plain tar's (left by the portal
+        # before this was mended): made again.
+        forget(submission_id)
     if folder.is_dir():
         return FolderFiles(folder)
     if not bundle_name:
@@ -56,9 +64,12 @@ def bundle_files(submission_id: int, bundle_name: str) -> FolderFiles | TarFiles
         files = open_bundle(archive, scratch / "files", configured_limits())
         cache.mkdir(exist_ok=True)
         if isinstance(files, TarFiles):
-            if archive.is_relative_to(scratch):
-                archive = archive.replace(cache / "bundle")
-            files.archive = os.path.abspath(archive)
+            # The plain tar read in place: the stored bundle itself, or one made in scratch (a compressed
+            # bundle's decompressed form, a bucket's copy), kept in the cache; never the compressed bytes.
+            plain = Path(files.archive)
+            if plain.is_relative_to(scratch):
+                plain = plain.replace(cache / "bundle.tar")
+            files.archive = os.path.abspath(plain)
             files.save(index)
             return files
         try:

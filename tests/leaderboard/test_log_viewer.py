@@ -3,15 +3,20 @@ is; the lines that findings name linked from the result page and marked, in a re
 
 import gzip
 import io
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from leaderboard import logview
 from leaderboard.models import Result, Run
-from submissions.models import Finding
+from submissions.checking.bundles.files import TarFiles
+from submissions.models import Finding, Submission
+from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from ..bundles import log_url, publish
+from ..bundles import TARGETS, log_url, publish
+from ..uploads import token_for, upload_whole
 
 EXPRESSION = "v['value'] >= 0.72 and v['value'] < 1.0"
 
@@ -230,6 +235,84 @@ def test_the_raw_log_downloads_as_stored_and_only_when_the_log_page_may_be_seen(
     assert client.get(log_url("beta", 0) + "raw/").status_code == 404  # held: not public
     page = client.get(log_url("alpha", 2)).content.decode()
     assert f'href="{log_url("alpha", 2)}raw/"' in page
+
+
+# Every archive form an upload may take (submissions/intake/forms.py), as tarfile writes it; None: a zip.
+ARCHIVES = {
+    ".tar": "w",
+    ".tar.gz": "w:gz",
+    ".tgz": "w:gz",
+    ".tar.xz": "w:xz",
+    ".txz": "w:xz",
+    ".zip": None,
+}
+
+
+def packed(root: Path, suffix: str) -> bytes:
+    """The submitter's folder `root` as an archive of the form `suffix`, in memory."""
+    buffer = io.BytesIO()
+    if ARCHIVES[suffix] is None:
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zipped:
+            for path in sorted(root.rglob("*")):
+                zipped.write(path, path.relative_to(root.parent))
+    else:
+        with tarfile.open(fileobj=buffer, mode=ARCHIVES[suffix]) as tar:
+            tar.add(root, arcname=root.name)
+    return buffer.getvalue()
+
+
+def upload_alpha(client, cast, tmp_path, suffix: str) -> Path:
+    """Acme's alpha uploaded through the API as an archive of the form `suffix` and checked (the work folder
+    is cleared once the submission is final); its member signed in. Returns the folder it was packed from."""
+    runs = {"retinanet": [10.0, 12.0, 11.0, 13.0, 9.0]}
+    root = write_bundle(tmp_path / "src", "Acme", [SystemSpec("alpha", results=runs)], TARGETS)
+    data = packed(root, suffix)
+    done = upload_whole(client, token_for(cast["member_a"]), data, name=f"acme{suffix}")
+    assert done.status_code == 201, done.content
+    assert Submission.objects.get().status == Submission.Status.VALID
+    client.force_login(cast["member_a"])  # the result is not public: its organisation reads it
+    return root.parent
+
+
+def assert_logs_read_as_uploaded(client, src: Path, suffix: str):
+    """Each run's raw file is its member's bytes, and its log page finds its run_stop on its line."""
+    for run in Run.objects.filter(result__system__key="alpha").order_by("index"):
+        member = (src / run.path).read_bytes()
+        raw = client.get(log_url("alpha", run.index) + "raw/")
+        assert raw.status_code == 200, (suffix, run.path)
+        assert b"".join(raw.streaming_content) == member, (suffix, run.path)
+        page = client.get(log_url("alpha", run.index) + "?q=run_stop")
+        assert page.status_code == 200, (suffix, run.path)
+        lines = member.splitlines()
+        stop = next(n for n, line in enumerate(lines, start=1) if b'"run_stop"' in line)
+        assert f'data-hit="{stop}"' in page.content.decode(), (suffix, run.path)
+
+
+@pytest.mark.usefixtures("eager")
+@pytest.mark.parametrize("suffix", list(ARCHIVES))
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
+def test_an_uploaded_runs_log_page_and_raw_file_are_the_bytes_uploaded_in_every_archive_form(
+    client, rounds, cast, tmp_path, suffix
+):
+    """A .tgz's raw file was cut off (the member's offsets read in the compressed bundle)."""
+    src = upload_alpha(client, cast, tmp_path, suffix)
+    assert_logs_read_as_uploaded(client, src, suffix)
+
+
+@pytest.mark.usefixtures("eager")
+@pytest.mark.django_db(transaction=True)  # eager tasks run in on_commit hooks
+def test_an_index_that_reads_a_compressed_bundle_as_its_plain_tar_is_made_again(
+    client, rounds, cast, tmp_path, settings
+):
+    """The log viewer's index of a .tgz that the portal left before, pointing at the compressed bundle."""
+    src = upload_alpha(client, cast, tmp_path, ".tgz")
+    submission = Submission.objects.get()
+    index = Path(settings.MEDIA_ROOT) / "logs" / str(submission.pk) / "index.json"
+    assert client.get(log_url("alpha", 0)).status_code == 200  # the index is made
+    stale = TarFiles.load(index)
+    stale.archive = submission.bundle.path
+    stale.save(index)
+    assert_logs_read_as_uploaded(client, src, ".tgz")
 
 
 @pytest.mark.usefixtures("eager")
