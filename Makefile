@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: run test test-rounds test-fast bench setup setup-dev lighthouse test-browser bench-leaderboard browser-deps fuzz lint format
+.PHONY: run test test-rounds test-fast bench setup setup-dev lighthouse test-browser bench-leaderboard browser-deps server-deps fuzz lint format
 
 # `make run` installs the runtime alone (requirements.txt); the tests, lint, fuzzing and benches add
 # requirements-dev.txt (pytest, selenium, atheris, moto, ruff, and the agent's torch for its CPU-mode tests).
@@ -25,8 +25,8 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-agent.txt
 setup: $(VENV)/.runtime node_modules/.installed
 	@$(PY) bin/build_scan.py
 
-# What the tests need besides: the dev packages, axe-core, and Debian's chromium with its driver.
-setup-dev: setup $(VENV)/.dev tests/browser/axe/node_modules/.installed browser-deps
+# What the tests need besides: the dev packages, axe-core, Debian's chromium with its driver, and nginx.
+setup-dev: setup $(VENV)/.dev tests/browser/axe/node_modules/.installed browser-deps server-deps
 
 # Browser-side files the pages serve themselves (package.json: plotly.js's basic bundle); without npm
 # the pages fall back to the full bundle from the plotly Python package (check leaderboard.W002).
@@ -83,6 +83,13 @@ browser-deps:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) || \
 	  echo "chromium and chromium-driver could not be installed: the browser tests skip (apt-get install -y chromium chromium-driver)"
+
+# Debian's nginx, the deployment's front (deploy/nginx.conf), for the tests that serve the portal as the README
+# deploys it; installed where apt-get may (as root), elsewhere those tests skip with the reason.
+server-deps:
+	@command -v nginx >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null) || \
+	  echo "nginx could not be installed: the tests of the deployment skip (apt-get install -y nginx)"
 
 # The browser tests alone (screenshots in artifacts/screenshots/).
 test-browser: setup-dev

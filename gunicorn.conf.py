@@ -5,9 +5,10 @@ Threaded workers (gthread): a connection waits for its request in the worker's p
 of its own. With gunicorn's sync workers each process read one request head until its 120 s timeout, so
 two clients that open a connection and send half a request held both processes of a two-process site
 for two minutes. A gthread worker waits up to 5 s for a new connection's first bytes in a thread, then
-hands the connection back to its poller; a client that sends half a head and stalls holds one thread of
-`threads`, and the others serve everyone else. A site facing many such clients puts a proxy that
-buffers requests (nginx) in front (README, Deployment).
+hands the connection back to its poller; but a client that sends half a head and stalls holds one thread
+of `threads` for as long as it likes, and 16 of them stopped a site of 2 x 8 threads. So gunicorn listens
+on loopback (127.0.0.1:8000, its default) behind Debian's nginx (deploy/nginx.conf), which passes it only
+whole requests (README, Deployment; bench/slow_clients.py).
 """
 
 import os

@@ -1,4 +1,5 @@
-"""The portal under gunicorn on loopback, for the benchmarks that load it over HTTP."""
+"""The portal under gunicorn on loopback, for the benchmarks that load it over HTTP; and Debian's nginx in
+front of it as the README deploys it (deploy/nginx.conf), for the benchmarks and the tests alike."""
 
 import os
 import socket
@@ -53,6 +54,23 @@ def serve(
         except OSError:
             time.sleep(0.2)
     return server, base
+
+
+def nginx(folder: Path, port: int, upstream: int, log) -> subprocess.Popen:
+    """deploy/nginx.conf in the foreground, listening on loopback's `port` and passing to gunicorn on
+    `upstream`, with its files (pid, temporary bodies) under `folder`; the leader of its own process group.
+    Its workers run as nobody: `folder` must be readable to them."""
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    conf = conf.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    conf = conf.replace("server 127.0.0.1:8000;", f"server 127.0.0.1:{upstream};")
+    (folder / "var").mkdir(parents=True, exist_ok=True)
+    (folder / "nginx.conf").write_text(conf)
+    return subprocess.Popen(
+        ["nginx", "-p", str(folder), "-c", "nginx.conf", "-g", "daemon off;"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def stop(server: subprocess.Popen) -> None:

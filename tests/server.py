@@ -1,15 +1,18 @@
 """The portal served by gunicorn on loopback, against the test database, as a site serves it: with the
 deployment's settings (gunicorn.conf.py, read from the project's folder: threaded workers), two worker
-processes unless told otherwise; its access log names the process that answered each request. And what
+processes unless told otherwise; its access log names the process that answered each request. With
+`behind_nginx`, the README's whole deployment: Debian's nginx (deploy/nginx.conf) in front. And what
 the tests of served processes share: a free loopback port (free_port), the Redis a served portal may use
 as its shared cache (cache_url)."""
 
 import http.client
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -18,6 +21,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+
+from bench.serving import nginx
 
 from .worker import ROOT, stop_group
 
@@ -50,17 +55,29 @@ def cache_url() -> str:
 
 class Gunicorn:
     def __init__(
-        self, folder: Path, media_root: Path, workers: int = 2, worker_class: str = "", **env
+        self,
+        folder: Path,
+        media_root: Path,
+        workers: int = 2,
+        worker_class: str = "",
+        behind_nginx: bool = False,
+        **env,
     ):
         """`env`: settings of the served portal's own (CACHE_URL, API_THROTTLE_ANON ...).
-        `worker_class`: "sync" for get_on_two_processes, else "" for the deployment's (gunicorn.conf.py)."""
+        `worker_class`: "sync" for get_on_two_processes, else "" for the deployment's (gunicorn.conf.py).
+        `behind_nginx`: nginx in front, as deployed (API_NUM_PROXIES=1); skips, saying why, without it."""
+        if behind_nginx and not shutil.which("nginx"):
+            pytest.skip(
+                "needs Debian's nginx, the deployment's front (make server-deps installs it)"
+            )
         db = connection.settings_dict
         folder.mkdir(parents=True, exist_ok=True)
         self.access = folder / "access.log"
         self.access.write_text("")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
+        gunicorn_port = free_port() if behind_nginx else self.port
+        if behind_nginx:
+            env = {"API_NUM_PROXIES": "1", **env}
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(folder / "gunicorn.log", "w")
         self.process = subprocess.Popen(
@@ -70,7 +87,7 @@ class Gunicorn:
                 "gunicorn",
                 "portal.wsgi:application",
                 "-b",
-                f"127.0.0.1:{self.port}",
+                f"127.0.0.1:{gunicorn_port}",
                 "-w",
                 str(workers),
                 "--access-logfile",
@@ -95,18 +112,25 @@ class Gunicorn:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        self.nginx = None
+        if behind_nginx:  # its files in a folder its workers (nobody) reach, unlike pytest's
+            self.nginx_folder = Path(tempfile.mkdtemp(prefix="nginx-"))
+            self.nginx_folder.chmod(0o755)
+            self.nginx = nginx(self.nginx_folder, self.port, gunicorn_port, self.log)
         deadline = time.monotonic() + 60
         while True:
             try:
                 urllib.request.urlopen(f"{self.url}/", timeout=2).read()
                 break
-            except urllib.error.HTTPError:  # an answer all the same: it is up
-                break
+            except urllib.error.HTTPError as error:  # an answer all the same: it is up ...
+                if error.code != 502:  # ... unless nginx's, before gunicorn listens
+                    break
             except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"gunicorn did not start; see {self.log.name}") from None
-                time.sleep(0.2)
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"gunicorn did not start; see {self.log.name}") from None
+            time.sleep(0.2)
 
     def answered(self) -> list[dict]:
         """The requests answered so far, oldest first: pid, status, method, path (without the query)."""
@@ -142,5 +166,8 @@ class Gunicorn:
         return [first, second]
 
     def stop(self):
+        if self.nginx is not None:
+            stop_group(self.nginx)
+            shutil.rmtree(self.nginx_folder, ignore_errors=True)
         stop_group(self.process)
         self.log.close()

@@ -5,7 +5,6 @@ names. Each failed on the code before its fix."""
 import hashlib
 import html
 import re
-import socket
 import threading
 import time
 
@@ -188,29 +187,6 @@ def test_a_complete_upload_answers_honestly(server, rounds, cast):
     deleted = client.delete(f"{server.url}/api/v1/uploads/{uid}/", timeout=30)
     assert deleted.status_code == 409 and "Withdraw the submission" in deleted.json()["detail"]
     assert client.get(f"{server.url}/api/v1/uploads/{uid}/", timeout=30).status_code == 200
-
-
-# -- 7. half-open connections ------------------------------------------------------------------------
-
-
-def test_half_open_connections_do_not_stop_the_site(server):
-    """With sync workers, two connections that sent half a request head held both processes of the
-    site for gunicorn's timeout (120 s). Here 6 such clients (three times the processes) stall while
-    others are served at once."""
-    held = []
-    try:
-        for _ in range(6):
-            connection = socket.create_connection(("127.0.0.1", server.port), timeout=30)
-            connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the rest
-            held.append(connection)
-        time.sleep(1)  # the server has read what they sent
-        for path in ("/", "/api/v1/rounds/", "/accounts/login/"):
-            started = time.monotonic()
-            assert requests.get(server.url + path, timeout=30).status_code == 200, path
-            assert time.monotonic() - started < 5, path
-    finally:
-        for connection in held:
-            connection.close()
 
 
 # -- 6. pages that fill the cache, pages without a rate ----------------------------------------------
