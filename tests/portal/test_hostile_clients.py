@@ -1,11 +1,14 @@
 """Clients that misbehave, against the deployment as the README serves it: Debian's nginx (deploy/nginx.conf)
 in front of gunicorn (gunicorn.conf.py), on PostgreSQL (issue 34). Each failed on the deployment before."""
 
+import json
 import socket
 import time
 
 import pytest
 import requests
+
+from accounts import tokens
 
 from ..server import Gunicorn
 from ..worker import media_root, require_services  # noqa: F401
@@ -67,3 +70,32 @@ def test_64_half_open_connections_leave_every_other_request_answered(deployed):
     # A floor of 20 ms: on a busy machine an idle p95 of a few ms would make the ratio noise.
     ratio = p95(loaded) / max(p95(idle), 0.02)
     assert ratio < 5, f"p95 {p95(loaded) * 1000:.0f} ms held, {p95(idle) * 1000:.0f} ms idle"
+
+
+DEEP_ARRAYS = b"[" * 100_000 + b"]" * 100_000
+DEEP_OBJECTS = b'{"a":' * 50_000 + b"1" + b"}" * 50_000
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/uploads/", "/api/v1/objections/", "/api/v1/tokens/"],
+)
+@pytest.mark.parametrize("body", [DEEP_ARRAYS, DEEP_OBJECTS], ids=["arrays", "objects"])
+def test_a_json_body_nested_too_deep_is_answered_400_saying_so(deployed, cast, path, body):
+    """100,000 nested arrays (200 kB) raised RecursionError in the JSON parser: an HTML 500."""
+    key = tokens.issue(cast["member_a"], "deep")[1]
+    answer = requests.post(
+        deployed.url + path,
+        data=body,
+        headers={"Authorization": f"Token {key}", "Content-Type": "application/json"},
+        timeout=30,
+    )
+    assert answer.status_code == 400, answer.text[:300]
+    assert "nests arrays or objects too deeply" in answer.json()["detail"]
+    flat = requests.post(  # the same endpoint still reads a body it can
+        deployed.url + path,
+        data=json.dumps({"round": "no-such-round"}),
+        headers={"Authorization": f"Token {key}", "Content-Type": "application/json"},
+        timeout=30,
+    )
+    assert flat.status_code == 400 and "nests" not in flat.text
