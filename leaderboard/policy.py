@@ -4,8 +4,7 @@ Every answer starts from a Viewer: who one user is (staff; the organisations the
 those they administer; the rounds they review; the rounds whose review their organisations take
 part in), worked out once (per request) by `viewer(user)`. The rules below are plain functions of
 a Viewer, the record asked about and the time. They read the records' attributes and never import
-the write side: its rows arrive as arguments, and its statuses and roles are named as strings
-(participation.py does the same).
+the write side: its rows arrive as arguments, and its statuses and roles are named as strings.
 
     see       results, systems, runs: results_for, runs_for (the public's: public.py);
               whole submissions: Viewer.submission_filter, Viewer.may_see;
@@ -22,14 +21,14 @@ the write side: its rows arrive as arguments, and its statuses and roles are nam
 
 Besides the public's results, signed-in users see whole submissions (their results, runs, findings
 and logs): a member of an organisation every submission of that organisation; during a round's review
-phase, a member of an organisation that submitted to the round every submission of that round (MLPerf's
-peer review); a reviewer of a round every submission of that round; staff everything; anyone the
-submissions they uploaded themselves.
+phase, a member of an organisation that takes part in the round's review every submission of that round
+(MLPerf's peer review: "who takes part in a round's review" below); a reviewer of a round every submission of
+that round; staff everything; anyone the submissions they uploaded themselves.
 
 When a round takes uploads, objections and decisions is its calendar's (calendar.py: the moments);
-who, here. Which organisations submitted to a round is participation.py's. What a record's state
-allows (an objection already decided, a submission already withdrawn) is its room's. What a user may
-not see answers 404, as if it did not exist; what they see but may not do, 403.
+who, here. What a record's state allows (an objection already decided, a submission already withdrawn)
+is its room's. What a user may not see answers 404, as if it did not exist; what they see but may not
+do, 403.
 
 A Viewer also marks, on a page, what is not public yet: public.py (with_public_flag, why_not_public).
 """
@@ -37,10 +36,11 @@ A Viewer also marks, on a page, what is not public yet: public.py (with_public_f
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.apps import apps
 from django.db.models import Q
 from django.utils import timezone
 
-from . import calendar, participation
+from . import calendar
 from .models import Result, Round, Run
 from .public import VISIBLE, embargo_over
 
@@ -118,14 +118,70 @@ def viewer(user, now: datetime | None = None) -> Viewer:
     reviewed = frozenset(user.reviewed_rounds.values_list("pk", flat=True))
     peer = frozenset()
     if organisations:
-        # Rounds the user's organisations submitted to that are in their review phase now.
-        submitted = Round.objects.filter(
-            Q(publish_at__isnull=True) | Q(publish_at__gt=now),
-            participation.rounds_of(organisations),
-            deadline_at__lte=now,
+        # Rounds in their review phase now that the user's organisations take part in.
+        in_review = Q(submission__round__deadline_at__lte=now) & (
+            Q(submission__round__publish_at__isnull=True) | Q(submission__round__publish_at__gt=now)
         )
-        peer = frozenset(r.pk for r in submitted if r.phase(now) == calendar.REVIEW)
+        peer = frozenset(
+            round_.pk
+            for round_, _ in _review_parties(in_review, organisations)
+            if round_.phase(now) == calendar.REVIEW
+        )
     return Viewer(user.pk, False, organisations, reviewed, peer, administers)
+
+
+# -- who takes part in a round's review -----------------------------------------------------------
+#
+# MLCommons' submission rules (mlcommons/policies, submission_rules.adoc, "Visibility of results and
+# code during review"): during review the submitters inspect all results and code, the public none; and
+# "How to Submit": a submission is confirmed after the submission checker has shown its results, or it is
+# disregarded; a results summary is distributed half an hour after the deadline, and each submitter is
+# assigned others to review by its number of results. A bundle in which the checker scores nothing is no
+# submitter's: the portal's own checker stands in for MLCommons', and it must have scored something.
+#
+# So an organisation takes part in a round's review (reads the others' unpublished submissions, objects
+# to them) when one of its submissions to the round, neither failed nor withdrawn, had a pass of the
+# portal's checks (submissions.Validation) that scored at least one result, and that pass was the check
+# of the bundle as uploaded, or started before the round's uploads closed (its deadline and grace).
+#
+# The rights are fixed when uploads close, as MLCommons' results summary is: a re-validation begun later
+# (after a rules fix, or one asked for by the submitter) gives none to a bundle that scored nothing by
+# then, or every submitter could buy the others' results with a junk upload and a later fix; and a pass
+# that loses a score later takes none away from an organisation that reviewed in good faith (its
+# objections stand; the reviewers decide what the new findings mean). The first check of a bundle counts
+# whenever it ends, so that an upload taken in time and checked in the rush after the deadline is not
+# shut out. Withdrawing or failing the submission as a whole leaves the round, as before.
+
+# submissions.Submission.Status.FAILED and WITHDRAWN; submissions.Validation.Status.DONE.
+NOT_TAKING_PART = ("failed", "withdrawn")
+PASS_DONE = "done"
+
+
+def buys_review_rights(number: int, started_at: datetime, closes_at: datetime | None) -> bool:
+    """Whether a finished pass that scored a result gives its organisation a part in the round's review:
+    the check of the bundle as uploaded (its first pass), or a pass started before uploads closed."""
+    return number == 1 or closes_at is None or started_at <= closes_at
+
+
+def _review_parties(which: Q, organisations) -> set[tuple[Round, int]]:
+    """(round, organisation) for each of `organisations` that takes part in the review of a round, among
+    the passes `which` picks (a Q over submissions.Validation: submission__round__...)."""
+    passes = (
+        apps.get_model("submissions", "Validation")
+        .objects.filter(
+            which,
+            submission__organisation_id__in=organisations,
+            status=PASS_DONE,
+            scored__gt=0,
+        )
+        .exclude(submission__status__in=NOT_TAKING_PART)
+        .select_related("submission__round")
+    )
+    return {
+        (p.submission.round, p.submission.organisation_id)
+        for p in passes
+        if buys_review_rights(p.number, p.started_at, p.submission.round.calendar.closes_at)
+    }
 
 
 # -- see ------------------------------------------------------------------------------------------
@@ -181,11 +237,11 @@ def upload_refusal(who: Viewer, organisation) -> str | None:
 
 
 def objecting_organisations(who: Viewer, round_) -> set[int]:
-    """The organisations `who` may object for in the round: theirs that submitted to it (a failed or
-    withdrawn submission does not count: participation.py)."""
+    """The organisations `who` may object for in the round: theirs that take part in its review (see
+    "who takes part in a round's review" above)."""
     if not who.organisations:
         return set()
-    return set(who.organisations) & participation.organisation_ids(round_)
+    return {org for _, org in _review_parties(Q(submission__round=round_), who.organisations)}
 
 
 def may_object(who: Viewer, round_, now: datetime | None = None) -> bool:

@@ -6,7 +6,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from leaderboard.models import Result, Round, Submitter, System
-from submissions.models import Submission
+from submissions.models import Submission, Validation
 
 HOUR = timedelta(hours=1)
 
@@ -48,5 +48,8 @@ def checked_submission(round_: Round, organisation, submitter: str, system_key: 
         benchmark=round_.benchmarks.get(key="retinanet"),
         path=f"{submitter}/results/{system_key}/retinanet",
         score_s=600.0,
+    )
+    Validation.objects.create(
+        submission=submission, number=1, status="done", verdict="valid", scored=1
     )
     return submission

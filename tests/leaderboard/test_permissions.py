@@ -39,12 +39,14 @@ ROLES = (
     "staff",
     "member_f",
     "member_x",
+    "member_j",
     "invited_a",
     "removed_a",
 )
-# Members of organisations that did not really submit: F's only submission failed (a junk upload),
-# X's only one is withdrawn. Neither takes part in peer review (leaderboard/participation.py).
-NON_SUBMITTERS = {"member_f": "f", "member_x": "x"}
+# Members of organisations that did not really submit: F's only submission failed (nothing in it could
+# be read), X's only one is withdrawn, J's is invalid with no result scored (a junk bundle: issue 34).
+# None takes part in peer review (leaderboard/policy.py, "who takes part in a round's review").
+NON_SUBMITTERS = {"member_f": "f", "member_x": "x", "member_j": "j"}
 PHASES = ("open", "review", "published")
 
 # Words that only the pages about one owner's records may hold.
@@ -55,6 +57,7 @@ MARKERS = {
     "objection": ("OBJECTION-5T",),
     "f": ("BUNDLE-F-9J",),  # F's failed submission
     "x": ("BUNDLE-X-2V",),  # X's withdrawn submission
+    "j": ("BUNDLE-J-8R",),  # J's junk submission: invalid, nothing scored
 }
 BENCHMARK = "bert"
 # The signed-in user's name in the site header (templates/base.html); the roles' usernames are their names.
@@ -74,7 +77,7 @@ def may_see(role: str, owner: str, phase: str) -> bool:
         return phase == "published" and owner in ("a", "b")
     if role in NON_SUBMITTERS:  # no peer review: their own submission and what is public
         return owner == NON_SUBMITTERS[role] or (phase == "published" and owner in ("a", "b"))
-    if owner in ("f", "x"):
+    if owner in ("f", "x", "j"):
         return phase == "review"
     own = "a" if role == "member_a" else "b"
     if owner == "objection":
@@ -272,7 +275,11 @@ def _build(cast) -> World:
             status=Submission.Status.VALID,
         )
         validation = Validation.objects.create(
-            submission=submission, number=1, status=Validation.Status.DONE, verdict="valid"
+            submission=submission,
+            number=1,
+            status=Validation.Status.DONE,
+            verdict="valid",
+            scored=2 if owner == "a" else 1,
         )
         world.submissions[owner] = submission
         systems = [(owner, f"{owner}-sys")] + ([("w", "w-sys")] if owner == "a" else [])
@@ -357,7 +364,8 @@ def _removed_member(round_: Round, cast, world: World) -> None:
 
 
 def _non_submitters(round_: Round, cast, world: World) -> None:
-    """F (Initech) and X (Umbrella), each with a member and one submission that does not count."""
+    """F (Initech), X (Umbrella) and J (Hooli), each with a member and one submission that does not
+    count: J's was checked (it was read) and scored nothing."""
     from django.contrib.auth import get_user_model
 
     from accounts.models import Membership, Organisation
@@ -365,6 +373,7 @@ def _non_submitters(round_: Round, cast, world: World) -> None:
     for role, owner, org, status in (
         ("member_f", "f", "Initech", Submission.Status.FAILED),
         ("member_x", "x", "Umbrella", Submission.Status.WITHDRAWN),
+        ("member_j", "j", "Hooli", Submission.Status.INVALID),
     ):
         organisation = Organisation.objects.create(name=org)
         cast[role] = get_user_model().objects.create_user(role, password="pw")
@@ -379,6 +388,15 @@ def _non_submitters(round_: Round, cast, world: World) -> None:
             size=14,
             status=status,
         )
+        if status == Submission.Status.INVALID:  # checked: one result, scored by nothing
+            Validation.objects.create(
+                submission=world.submissions[owner],
+                number=1,
+                status=Validation.Status.DONE,
+                verdict="invalid",
+                errors=1,
+                scored=0,
+            )
 
 
 def _set_phase(world: World, phase: str, cast) -> None:
@@ -484,7 +502,7 @@ def _targets(name: str, row: Row, world: World) -> list[tuple[str, str | None]]:
     owners = {
         None: [(None, None)],
         "round": [(None, world.round)],
-        "submission": [(o, world.submissions[o]) for o in ("a", "b", "f", "x")],
+        "submission": [(o, world.submissions[o]) for o in ("a", "b", "f", "x", "j")],
         "system": [(o, world.systems[o]) for o in ("a", "b", "w")],
         "result": [(o, world.results[o]) for o in ("a", "b", "w")],
         "objection": [("objection", world.objection)] if world.objection else [],
@@ -518,7 +536,7 @@ def _allowed_count(kind: str, role: str, phase: str, world: World) -> int:
     owners = {
         "result": ("a", "b", "w"),
         "system": ("a", "b", "w"),
-        "submission": ("a", "b", "f", "x"),
+        "submission": ("a", "b", "f", "x", "j"),
         "objection": ("objection",) if world.objection else (),
     }[kind]
     return sum(may_see(role, owner, phase) for owner in owners)

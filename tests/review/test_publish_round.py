@@ -101,8 +101,8 @@ def test_a_held_result_stays_unpublished(live):
     round_, acme, globex = live
     from submissions.models import Finding, Validation
 
-    validation = Validation.objects.create(
-        submission=acme, number=1, status=Validation.Status.DONE, verdict="invalid"
+    validation = Validation.objects.create(  # a second pass, which found an error
+        submission=acme, number=2, status=Validation.Status.DONE, verdict="invalid"
     )
     Finding.objects.create(
         validation=validation,

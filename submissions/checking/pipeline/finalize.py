@@ -350,6 +350,7 @@ def _give_verdict(
         errors=severities["error"],
         warnings=severities["warning"],
         infos=severities["info"],
+        scored=scored,
     )
     if not update(
         submission.pk,
