@@ -11,6 +11,9 @@ PORT ?= 8000
 # `make run` installs the runtime alone (requirements.txt); the tests, lint, fuzzing and benches add
 # requirements-dev.txt (pytest, selenium, atheris, moto, ruff, and the agent's torch for its CPU-mode tests).
 $(VENV)/.runtime: requirements.txt
+	@pkg-config --exists icu-i18n 2>/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libicu-dev pkg-config g++ >/dev/null) || \
+	  echo "PyICU needs ICU's headers to build: apt-get install -y libicu-dev pkg-config g++"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt

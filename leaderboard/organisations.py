@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from confusable_homoglyphs import confusables
+import icu
 
 DATA_FILE = Path(__file__).resolve().parent / "organisations.toml"
 
@@ -27,21 +27,45 @@ def name_key(name: str) -> str:
     return "".join(c for c in text if c.isalnum())
 
 
-# Letters and digits a reader takes for one another once case is folded (Unicode's confusables, for ASCII).
+# Letters and digits a reader takes for one another once case is folded, which UTS #39 keeps apart.
 _ASCII_LOOKALIKES = str.maketrans("01i", "oll")
+SMALL_CAPITAL = "LATIN LETTER SMALL CAPITAL "
+
+
+@functools.cache
+def _spoof_checker() -> icu.SpoofChecker:
+    return icu.SpoofChecker()
+
+
+def skeleton(text: str) -> str:
+    """Unicode's confusable skeleton of `text` (UTS #39, section 4, by ICU's SpoofChecker): each character
+    replaced by the prototype it is confusable with, so that two strings a reader takes for each other
+    have one skeleton ("Beta Or\u0261" and "Beta Org"; Cyrillic "\u0412" and "B")."""
+    return _spoof_checker().getSkeleton(0, text)
+
+
+def _plain_letters(text: str) -> str:
+    """`text` without accents (NFKD, combining marks dropped: "\u1eb9" is "e") and with Latin small
+    capitals as their letters ("\u0274" is "n"), which UTS #39 keeps apart from the letters they show."""
+    out = []
+    for c in unicodedata.normalize("NFKD", text):
+        if unicodedata.combining(c):
+            continue
+        name = unicodedata.name(c, "")
+        letter = name.removeprefix(SMALL_CAPITAL)
+        out.append(letter.lower() if name.startswith(SMALL_CAPITAL) and len(letter) == 1 else c)
+    return "".join(out)
 
 
 def lookalike_key(name: str) -> str:
     """What two names that a reader could take for each other share: name_key (case, spaces and
-    punctuation ignored) after each letter of another script that looks like a Latin one is read as
-    that one (Cyrillic "В" as "B", Greek "Ο" as "O"), with 0/o, 1/l/i, rn/m and vv/w taken as alike.
-    "BETA ORG", "beta-org", "Beta Org." and "Вeta 0rg" all give "betaorg"'s key. Used where a name
-    claims an organisation: an organisation's own name, a bundle's submitter."""
-    text = unicodedata.normalize("NFKC", name)
-    for found in confusables.is_confusable(text, greedy=True, preferred_aliases=["latin"]) or ():
-        latin = next((h["c"] for h in found["homoglyphs"] if h["c"].isascii()), None)
-        if latin is not None:
-            text = text.replace(found["character"], latin)
+    punctuation ignored) of the name's confusable skeleton (UTS #39: Cyrillic "\u0412" read as "B",
+    "\u0261" as "g"), read without accents ("B\u1eb9ta" as "Beta") and with small capitals as their letters
+    ("\u0274\u1d20\u026a\u1d05\u026a\u1d00" as "nvidia"), and with 0/o, 1/l/i, rn/m and vv/w taken as
+    alike. "BETA ORG", "beta-org", "Beta Org." and "\u0412eta 0rg" all give "betaorg"'s key. Used where a
+    name claims an organisation: an organisation's own name, a bundle's submitter."""
+    text = unicodedata.normalize("NFKC", name).casefold()  # the skeleton tells "I" from "i"
+    text = _plain_letters(skeleton(text))
     key = name_key(text).translate(_ASCII_LOOKALIKES)
     return key.replace("rn", "m").replace("vv", "w")
 

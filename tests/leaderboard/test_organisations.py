@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from leaderboard import organisations, rounds
 from leaderboard.models import Round, Submitter
-from leaderboard.organisations import name_key, organisation_of, parse
+from leaderboard.organisations import lookalike_key, name_key, organisation_of, parse
 
 from .. import leaderboard_factories as make
 from ..conftest import shared_tarball
@@ -66,6 +66,28 @@ def test_names_match_ignoring_case_spaces_and_punctuation():
     assert name_key("Intel_Corp") == name_key("intel corp.") == "intelcorp"
     assert name_key("University-of-Florida") == name_key("University of Florida")
     assert name_key("ＮＶＩＤＩＡ") == name_key("nvidia")  # full-width letters are the same letters
+
+
+@pytest.mark.parametrize(
+    "name, other",
+    [
+        (
+            "Beta Or\u0261",
+            "Beta Org",
+        ),  # LATIN SMALL LETTER SCRIPT G: UTS #39's skeleton reads it as "g"
+        ("B\u1eb9ta Org", "Beta Org"),  # e with a dot below: read without its accent
+        ("\u0274\u1d20\u026a\u1d05\u026a\u1d00", "NVIDIA"),  # small capitals: read as their letters
+        ("\u0412eta 0rg", "Beta Org"),  # Cyrillic "\u0412" and a zero
+        ("Micro\u0455oft", "Microsoft"),  # Cyrillic "\u0455"
+    ],
+)
+def test_names_a_reader_takes_for_each_other_have_one_key(name, other):
+    assert lookalike_key(name) == lookalike_key(other)
+
+
+def test_names_a_reader_tells_apart_keep_their_keys():
+    names = ("Beta Org", "Zeta Org", "Beta Orb", "Betamax", "NVIDIA", "Nvidea", "Acme", "Acne")
+    assert len({lookalike_key(n) for n in names}) == len(names)
 
 
 def test_every_organisation_of_the_file_is_its_own_name():

@@ -13,7 +13,7 @@ import requests
 from django.test import Client
 
 from accounts import members, tokens
-from accounts.models import Membership
+from accounts.models import Membership, Organisation
 from submissions.models import Submission, Upload
 
 from .. import leaderboard_factories as make
@@ -246,9 +246,13 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, ca
     round_ = set_phase(rounds["training-v5.1"], "open")
     # NVIDIA has no account here, but its results are on the leaderboard (an imported round).
     make.result(make.system(rounds["training-v5.0"], "NVIDIA", "dgx"), "retinanet", 10)
+    Organisation.objects.create(name="Beta Org", slug="beta-org")
     client, reader = api(cast["member_a"]), signed_in(cast["member_a"])
-    # Globex is registered; "Glоbex" spells its "о" in Cyrillic.
-    for i, folder in enumerate(("GLOBEX", "globex.", "Glоbex", "nvidia", "NVlDIA")):
+    # Globex and Beta Org are registered; "Glоbex" spells its "о" in Cyrillic. Issue 34: "Beta Orɡ"
+    # (U+0261), "Bẹta Org" and "ɴᴠɪᴅɪᴀ" (small capitals) passed, and "Beta Orɡ" was published.
+    lookalikes = ("GLOBEX", "globex.", "Glоbex", "nvidia", "NVlDIA")
+    lookalikes += ("Beta Or\u0261", "B\u1eb9ta Org", "\u0274\u1d20\u026a\u1d05\u026a\u1d00")
+    for i, folder in enumerate(lookalikes):
         body = bundle_bytes(tmp_path / str(i), org=folder, system=f"s{i}")
         submission = upload_whole(server, client, round_.key, body)
         ingest(submission.pk)
@@ -266,11 +270,14 @@ def test_a_bundle_under_another_organisations_name_is_refused(server, rounds, ca
         assert found["file"] == f"{folder}/" and f"folder is '{folder}'" in found["message"]
         assert "the name expected is 'Acme'" in found["message"]
         assert found["hint"].startswith("Name the folder 'Acme'"), found
-    # Acme's own name, however spelled, is Acme's.
-    submission = upload_whole(server, client, round_.key, bundle_bytes(tmp_path / "own", "ACME"))
-    ingest(submission.pk)
-    submission.refresh_from_db()
-    assert submission.status != Submission.Status.FAILED, submission.message
+    # Acme's own name, however spelled, is Acme's; a name that only resembles another's in letters is
+    # no one's.
+    for folder in ("ACME", "Zeta Org"):
+        body = bundle_bytes(tmp_path / f"own-{folder}", folder, system=f"own{len(folder)}")
+        submission = upload_whole(server, client, round_.key, body)
+        ingest(submission.pk)
+        submission.refresh_from_db()
+        assert submission.status != Submission.Status.FAILED, (folder, submission.message)
 
 
 # -- 4. members drafted without consent ----------------------------------------------------------------
