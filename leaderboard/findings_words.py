@@ -10,40 +10,16 @@ functions over the plain dicts that leaderboard.panels hands out.
 import re
 from collections import Counter
 
-# What each kind of finding means, in a phrase that completes "the checks found ...". Rule ids not listed
-# fall back on their family (the part before the dot), then on a general phrase.
-PHRASES = {
-    "mlperf.compliance": "log lines that do not follow MLPerf's logging rules",
-    "mlperf.config-missing": "logs whose rules the checker does not have",
-    "mlperf.output": "remarks of MLPerf's log checker",
-    "run.not-successful": "runs that did not finish successfully",
-    "run.no-run-stop": "run logs that end before the run stopped",
-    "run.clock-unordered": "run logs whose clock goes backwards",
-    "run.not-utf8": "log lines that are not plain text",
-    "result.rcp": "convergence compared with MLPerf's reference points",
-    "result.rcp-scaling": "a scaling factor in the bundle that differs from the portal's",
-    "result.seeds-distinct": "runs whose random seeds cannot be told apart",
-    "result.hyperparameters-equal": "runs with different hyperparameters",
-    "result.run-count": "a number of runs other than the rules require",
-    "result.no-score": "no score that can be computed",
-    "bundle.no-run-log": "a missing run log",
-    "system.category-mismatch": "logs and system description that disagree on the category",
-    "system.expected-field": "a system description with a field missing",
-    "v05.unknown-tag": "log tags that the v0.5 rules do not know",
-    "v05.order": "log events out of the expected order",
-}
-FAMILIES = {
-    "run": "issues in a run log",
-    "result": "issues with the result's runs",
-    "bundle": "issues with the bundle's files",
-    "system": "issues with the system description",
-    "mlperf": "issues found by MLPerf's log checker",
-    "v05": "issues with the v0.5 log format",
-}
+from . import rule_catalogue
+
+# What each kind of finding means, in a phrase that completes "the checks found ...": the rule catalogue's
+# phrases; a rule without one falls back on its family (the part before the dot), then on a general phrase.
+PHRASES = rule_catalogue.PHRASES
+FAMILIES = rule_catalogue.FAMILIES
 _SEVERITY_WORDS = {"error": ("error", "errors"), "warning": ("warning", "warnings")}
 # Findings that say nothing about a result's number and stay on the submission's report and the reviewers'
-# pages: reference implementations log 'onprem' whatever the system, so every cloud result carried this one.
-NOT_FOR_READERS = {"system.category-mismatch"}
+# pages (the rule catalogue says which).
+NOT_FOR_READERS = rule_catalogue.NOT_FOR_READERS
 # Reference-check verdicts that change how a result's number should be read.
 DISPUTED_VERDICTS = {"implausibly-fast"}
 
@@ -81,8 +57,7 @@ _REQUIREMENTS = {
 }
 
 
-def phrase(rule: str) -> str:
-    return PHRASES.get(rule) or FAMILIES.get(rule.partition(".")[0], "other issues")
+phrase = rule_catalogue.phrase
 
 
 def summary(findings: list[dict], advisory: bool = False) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from . import calendar, organisations
+from . import calendar, organisations, rule_catalogue
 from .cache import invalidate_round
 from .models import Benchmark, Round, Submitter
 
@@ -50,7 +50,23 @@ def read_round_file(path: Path) -> dict:
             if k not in bench:
                 raise ValueError(f"{path.name}: benchmark #{i + 1} has no {k}")
     read_calendar(data, path.name)
+    read_blocking_rules(data, path.name)
     return data
+
+
+def read_blocking_rules(data: dict, source: str) -> list[str]:
+    """The round file's blocking_rules: checks of the portal's own that the rule catalogue lets a round make
+    blocking (rule_catalogue.BLOCKABLE_RULES); any other id stops the load, naming it."""
+    listed = data.get("blocking_rules", [])
+    if not isinstance(listed, list) or not all(isinstance(rule, str) for rule in listed):
+        raise ValueError(f"{source}: blocking_rules must be a list of rule ids")
+    wrong = [rule for rule in listed if rule not in rule_catalogue.BLOCKABLE_RULES]
+    if wrong:
+        raise ValueError(
+            f"{source}: blocking_rules lists {', '.join(wrong)}; a round may make blocking only "
+            f"{', '.join(sorted(rule_catalogue.BLOCKABLE_RULES))} (leaderboard/rule_catalogue.py)"
+        )
+    return listed
 
 
 def read_calendar(data: dict, source: str) -> dict:

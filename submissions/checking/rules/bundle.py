@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from leaderboard import rule_catalogue
+
 from .findings import ERROR, WARNING, Finding
 
 LOG_NAME = "bundle.log-name"  # a run log in its benchmark folder, not named result_N.txt
@@ -28,17 +30,7 @@ READ_CRASHED = (
     "internal.read"  # reading a file raised what the reader did not expect: the portal's fault
 )
 # What ingest finds about the bundle's files: carried over to a re-validation, which does not read them again.
-INGEST_RULES = (
-    LOG_NAME,
-    LOG_PLACE,
-    NO_RUN_LOG,
-    RUN_INDEX,
-    JSON_TOO_DEEP,
-    JSON_NUMBER,
-    JSON_TOO_LARGE,
-    SCALING_FACTOR,
-    READ_CRASHED,
-)
+INGEST_RULES = rule_catalogue.INGEST_RULES
 
 _RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
 MAX_INDEX_DIGITS = 6  # as bundles.runlogs reads run numbers

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import PurePosixPath
 
+from leaderboard import rule_catalogue
+
 from ..systems import category_of
 from . import library, rcp, systems
 from .findings import Finding, Findings, ResultContext, RunFacts, SystemFacts
@@ -23,11 +25,11 @@ COUNTER_KEYS = frozenset(
         "init_checkpoint_step",
     }
 )
-# Checks of the portal's own, which mlperf-logging's checkers for the rulesets do not make: a finding of
-# theirs is a warning for reviewers unless the round file lists the rule in blocking_rules.
+# A check of the portal's own, which mlperf-logging's checkers for the rulesets do not make: a finding of it is
+# a warning for reviewers unless the round file lists the rule in blocking_rules (rule_catalogue.BLOCKABLE_RULES).
 HYPERPARAMETERS_RULE = "result.hyperparameters-equal"
 CHECK_CRASHED = "result.check-crashed"
-PORTAL_OWN_RULES = frozenset({HYPERPARAMETERS_RULE})
+PORTAL_OWN_RULES = rule_catalogue.PORTAL_OWN_RULES
 SEEDS_MUST_DIFFER_FROM = (
     1,
     0,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 
+from leaderboard import rule_catalogue
+
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import finite_number, reads
 from . import clock, compliance, library, rcp, v05
@@ -22,8 +24,8 @@ from .findings import Finding, Findings, RunContext, RunOutcome
 from .prescan import Prescan, prescan
 
 # Run rules whose error means the run did not converge, or that its logged time cannot be trusted (the score
-# must not count it as a success).
-FAILING_RULES = ("run.quality-target", "run.multiple-runs", *clock.UNTIMED_RULES)
+# must not count it as a success): the rule catalogue says which.
+FAILING_RULES = rule_catalogue.FAILING_RULES
 TARGET_SLACK = 1e-6  # relative: float32 metrics log 21.8 as 21.799999237060547
 MAX_NOISE_LINES = 3  # over-long lines without a log event, listed one by one
 _PARSER_NOTES = ("line longer than", "line contains NUL bytes")  # reported by the prescan instead
@@ -349,7 +351,7 @@ def _settle_success(summary: RunSummary, found: Findings, refused: Finding | Non
     if not summary.success:
         return
     for f in found:
-        if f.severity == "error" and f.rule in FAILING_RULES:
+        if f.severity == "error" and rule_catalogue.fails_run(f.rule):
             summary.success = False
             summary.failure_reason = f.message[:500]
             return
