@@ -102,6 +102,7 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
         require_init_stop_before_run_start=run[
             "result__system__round__require_init_stop_before_run_start"
         ],
+        history=run["result__system__round__history"],
     )
     fields = {"checked": True, "success": False}
     try:

@@ -24,38 +24,34 @@ DIVERGENCES = {
     for d in (
         Divergence(
             "run.clock-backwards",
-            "A record between run_start and run_stop in the file but timed outside them: an error that fails "
-            "the run where the log's work records prove a moved clock, else a warning.",
+            "A record between run_start and run_stop in the file but timed outside them: in a live round an error that fails the run where the log's work records prove a moved clock, else a warning; in imported history a warning beside the published score.",
             "mlperf-logging reads only the two times. Real logs go on after run_stop (MiniGo, Stable "
             "Diffusion, Habana's BERT), so only a provable forgery fails a run.",
         ),
         Divergence(
             "run.record-after-stop",
-            "The eval that produced the result logged after run_stop: an error where the work records prove a "
-            "moved run_stop, else a warning.",
+            "The eval that produced the result logged after run_stop: in a live round an error where the work records prove a moved run_stop, else a warning; in imported history a warning.",
             "As run.clock-backwards: MiniGo and Stable Diffusion evaluate after run_stop by design.",
         ),
         Divergence(
             "run.record-before-start",
-            "The eval that produced the result logged before run_start: an error where the work records prove "
-            "a moved run_start, else a warning.",
+            "The eval that produced the result logged before run_start: in a live round an error where the work records prove a moved run_start, else a warning; in imported history a warning.",
             "As run.clock-backwards.",
         ),
         Divergence(
             "run.stop-too-early",
-            "Work logged in the timed region at more than 10x the fastest step rate of the published rounds: "
-            "an error that fails the run.",
+            "Work logged in the timed region at more than 10x the fastest step rate of the published rounds: in a live round an error that fails the run; in imported history a warning beside the published score.",
             "A squeezed clock agrees with itself; only the pace gives it away. No real run of the shared "
             "rounds comes near it.",
         ),
         Divergence(
             "run.clock-outlier",
-            "A record hours from both its neighbours: an error that fails the run.",
+            "A record hours from both its neighbours: in a live round an error that fails the run; in imported history a warning beside the published score.",
             "A record edited or copied from another log; mlperf-logging does not look.",
         ),
         Divergence(
             "run.clock-not-finite",
-            "A time that is not a finite number: an error; the run has no time.",
+            "A time that is not a finite number: in a live round an error; in imported history a warning; either way the run has no time.",
             "mlperf-logging would compute a time to train of NaN or infinity.",
         ),
         Divergence(
