@@ -44,6 +44,13 @@ class Prescan:
     first_non_utf8_line: int | None = None
     non_utf8_on_marker_line: bool = False
 
+    @property
+    def loses_records(self) -> bool:
+        """Whether a reader of the log's records (the portal's parser, mlperf-logging's checker, the RCP reader)
+        would lose one: binary data, or a line over the limit that holds a log event (run.line-too-long as an
+        error). A long line without an event, a progress bar, is skipped by every reader alike: a warning."""
+        return self.binary or self.long_marker_line_count > 0
+
 
 def _has_marker(data: bytes) -> bool:
     return any(m in data for m in MARKERS)

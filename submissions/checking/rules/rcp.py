@@ -89,7 +89,8 @@ def read_run(
     path, ruleset: str, *, mllog_lines: list | None = None, max_line_bytes: int = 64 * 1024
 ) -> dict:
     """One run as the library's RCP reader sees it: {"not_converged", "epochs", "batch_size"}, or {"error"}
-    when it cannot read the file, or {"unreadable": True} for binary data or over-long lines.
+    when it cannot read the file, or {"unreadable": True} for binary data or a log event on a line over the
+    limit (a long line without one, a progress bar, is skipped, as every reader of a log skips it).
 
     mllog_lines (parse_file's, with the same max_line_bytes) stand in for reading the file again: the reader
     gets only the token lines holding a word it acts on, split at '\\r' as its text-mode reading splits them.
@@ -103,7 +104,7 @@ def read_run(
     else:
         text = None
         scan = prescan(path, max_line_bytes)
-        if scan.binary or scan.long_line_count:
+        if scan.loses_records:
             return {"unreadable": True}
     if text is not None:
         open_text = functools.partial(io.StringIO, text, newline=None)
@@ -174,7 +175,8 @@ def rcp_check(
         if reading.get("unreadable"):
             found.error(
                 RULE,
-                f"{name} has binary data or over-long lines; convergence was not compared.",
+                f"{name} has binary data or a log event on a line over the length limit; convergence was not "
+                "compared.",
                 "Fix the run findings of that file first.",
                 file=_join(result_path, name),
             )

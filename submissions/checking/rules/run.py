@@ -137,7 +137,7 @@ def check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
     ):  # read now, from the lines parsed above, for finalize's RCP check
         convergence = (
             {"unreadable": True}
-            if scan.binary or scan.long_line_count
+            if scan.loses_records
             else rcp.read_run(
                 path, ctx.ruleset, mllog_lines=mllog_lines, max_line_bytes=ctx.max_line_bytes
             )

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from submissions.checking.rules import RunContext, check_run
+from submissions.checking.rules import RunContext, check_run, rcp
 
 from ...mllogs import REL, V51_KEYS, mllog
 
@@ -239,6 +239,32 @@ def test_a_long_line_without_log_events_is_a_warning_and_the_checker_still_runs(
     assert {x.rule for x in outcome.findings} == {"run.line-too-long"}  # checked, and compliant
 
 
+def test_every_reader_of_a_log_skips_a_long_line_without_log_events_alike(tmp_path):
+    """Issue 38, item 8: a 134 kB progress bar is a warning under the line-length rule; the RCP reader used to
+    make the file unreadable, an error that held a published result."""
+    bar = "\r".join(f"{i:3d}%|{'#' * (i // 10):10s}| {i}/100" for i in range(100)) * 60
+    assert len(bar) > 134_000 and ":::MLLOG" not in bar
+    (tmp_path / "clean").mkdir()
+    clean = check(tmp_path / "clean", rgat_lines())
+    lines = rgat_lines()
+    lines.insert(14, bar)
+    outcome = check(tmp_path, lines)
+    f = only(outcome.findings, "run.line-too-long")
+    assert f.severity == "warning" and not [x for x in outcome.findings if x.severity == "error"]
+    # The RCP reader, from the parsed lines and from the whole file, reads what it reads without the bar.
+    assert outcome.convergence == clean.convergence and "not_converged" in outcome.convergence
+    path = tmp_path / "result_0.txt"
+    assert rcp.read_run(path, "5.1.0") == clean.convergence
+    found, _ = rcp.rcp_check(
+        {"result_0.txt": path}, "5.1.0", "rgat", readings={"result_0.txt": outcome.convergence}
+    )
+    assert not [x for x in found if "line over the length limit" in x.message]
+    # A log event on a line over the limit is lost to every reader alike: the RCP reader says so.
+    lines[14] = mllog("submission_poc_name", "x" * 200_000, 2)
+    assert check(tmp_path, lines).convergence == {"unreadable": True}
+    assert rcp.read_run(path, "5.1.0") == {"unreadable": True}
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_prescan_finds_every_long_line_whatever_the_chunks(tmp_path, monkeypatch, seed):
     """Against a plain reading of the lines: lengths around the limit, markers and NUL-bearing lines across chunk
@@ -458,8 +484,10 @@ def test_a_run_of_a_round_with_rcps_carries_the_rcp_readers_reading(tmp_path):
     reading = check_run(path, "ACME/results/sys/rgat/result_0.txt", RGAT).convergence
     assert reading == rcp.read_run(path, "5.1.0") and reading["not_converged"] == 0
     path = write(tmp_path, rgat_lines()[:3] + ["x" * 70_000] + rgat_lines()[3:])
-    assert check_run(path, "r", RGAT).convergence == {
-        "unreadable": True
-    }  # as rcp_check would refuse it
+    # A long line without a record is skipped, as every reader skips it; a record on one is lost.
+    assert check_run(path, "r", RGAT).convergence == reading
+    event = mllog("submission_poc_name", "x" * 70_000, 2)
+    path = write(tmp_path, rgat_lines()[:3] + [event] + rgat_lines()[3:])
+    assert check_run(path, "r", RGAT).convergence == {"unreadable": True}  # rcp_check refuses it
     v06 = write(tmp_path, v06_lines(), "v06.txt")
     assert check_run(v06, "r", V06).convergence is None  # v0.6 has no RCPs
