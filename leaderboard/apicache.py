@@ -2,7 +2,8 @@
 
 Published data changes only through `leaderboard.cache.invalidate_round`, which replaces the round's
 `cache_token` and sets its `changed_at`. So for a request that carries no credentials (no token, no
-session: it can see published data only), the rounds (read as the round page reads them, see State)
+session: it can see published data only) and whose parameters take values from bounded sets (`bounded`:
+no search, no free text), the rounds (read as the round page reads them, see State)
 give:
 - an ETag (the tokens, the request's URL and Accept header) and a Last-Modified (the latest
   `changed_at`), with 304 Not Modified on a matching If-None-Match or If-Modified-Since;
@@ -68,6 +69,17 @@ class State:
         return response
 
 
+def bounded(request) -> bool:
+    """Whether the answer to `request` is one of a bounded set, and so kept: its parameters pick a
+    round that exists, a division, categories, a format, a page. Free text (`q`, `accelerator`,
+    `processor`, `framework`, `submitter`, `organisation`), counts (`acc_min`, `acc_max`) and rounds that
+    do not exist would each make a copy of their own (issue 34: 400 searches by one client kept 403
+    copies, 2.3 MB), so those are answered fresh each time."""
+    if not set(request.GET) <= BOUNDED_PARAMS:
+        return False
+    return all(cache.current_round(k) is not None for k in request.GET.getlist("round")[:20])
+
+
 def without_credentials(request) -> bool:
     """Sent with no token and no session: the sender sees published data only."""
     return (
@@ -78,6 +90,8 @@ def without_credentials(request) -> bool:
 
 # Query parameters every list reads besides its filters: DRF's format, the pages (leaderboard/api.py).
 COMMON_PARAMS = ("format", "page", "page_size")
+# The parameters whose values come from a bounded set (the rounds, choices, the pages of a list).
+BOUNDED_PARAMS = {"round", "division", "category", *COMMON_PARAMS}
 
 
 def drop_unknown_parameters(request, known) -> None:
@@ -101,25 +115,34 @@ class PublishedCache:
             filterset = getattr(self, "filterset_class", None)
             filters = filterset.base_filters if filterset is not None else {}
             drop_unknown_parameters(request, {*filters, *COMMON_PARAMS})
-            self._state = state = State(request)
-            not_modified = get_conditional_response(
-                request, etag=state.etag, last_modified=state.last_modified
-            )
-            stored = cache.get(f"lb:api:{state.key}") if not_modified is None else None
-            if not_modified is not None or stored is not None:
-                # Answered without the view: its throttles first, or a cached answer was never refused.
-                refused = self._throttled(request, *args, **kwargs)
-                if refused is not None:
-                    return refused
-            if not_modified is not None:
-                return state.headers(not_modified)
-            if stored is not None:
-                return state.headers(_gzipped(request, *stored))
+            if bounded(request):
+                kept = self._kept_answer(request, *args, **kwargs)
+                if kept is not None:
+                    return kept
         response = super().dispatch(request, *args, **kwargs)
         if not without_credentials(request):
             # Built for one user, who may see unpublished rows: no shared cache keeps it for another.
             patch_cache_control(response, private=True)
         return response
+
+    def _kept_answer(self, request, *args, **kwargs):
+        """304, or the kept answer, or a 429 before either; None when the view must build the answer
+        (then kept by _answer)."""
+        self._state = state = State(request)
+        not_modified = get_conditional_response(
+            request, etag=state.etag, last_modified=state.last_modified
+        )
+        stored = cache.get(f"lb:api:{state.key}") if not_modified is None else None
+        if not_modified is not None or stored is not None:
+            # Answered without the view: its throttles first, or a cached answer was never refused.
+            refused = self._throttled(request, *args, **kwargs)
+            if refused is not None:
+                return refused
+        if not_modified is not None:
+            return state.headers(not_modified)
+        if stored is not None:
+            return state.headers(_gzipped(request, *stored))
+        return None
 
     def _throttled(self, request, *args, **kwargs):
         """The view's 429 when a throttle refuses the request, else None (the request is counted once:

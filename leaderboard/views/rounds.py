@@ -7,7 +7,8 @@ renders templates/leaderboard/round.html around _round_body.html.
 One cache: the whole response body, gzipped, under the round's cache token (leaderboard.cache), keyed
 by the table's state as the page understands it (TableView.query: the parameters it knows, values it
 accepts, a fixed order, defaults left out), so that a parameter or value the page does not know makes
-no new copy; a publication replaces the token. The rows are not cached apart: a view not yet rendered
+no new copy; a publication replaces the token. A search (?q=, free text) is never kept, so the copies
+are bounded by the table's states. The rows are not cached apart: a view not yet rendered
 is a cold render, held to the same target (bench/leaderboard.py).
 """
 
@@ -122,12 +123,18 @@ def round_page(request, round_key):
         return cache.key(round_, kind, query, base_url if fmt else "")
 
     # The page's own links are canonical: one cache read answers them. Any other query is read as
-    # the page reads it first, and its canonical state is what is looked up and kept.
-    packed = cache.get(key(_as_sent(request)))
+    # the page reads it first, and its canonical state is what is looked up and kept. A search (?q=) is
+    # rendered and not kept: its text is free, so each one would be a copy of its own (issue 34: 400
+    # searches by one client kept 403 copies, 2.3 MB).
+    searched = bool(request.GET.get("q", "").strip())
+    packed = None if searched else cache.get(key(_as_sent(request)))
     if packed is None:
         data = round_data(round_)
         view, form = TableView.from_query(request.GET, data)
-        packed = cache.get_or_set(key(view.query()), lambda: build(data, view, form))
+        if view.q:
+            packed = build(data, view, form)
+        else:
+            packed = cache.get_or_set(key(view.query()), lambda: build(data, view, form))
     if fmt:
         writer = FORMATS[fmt]
         response = _gzipped(request, packed, writer.content_type)

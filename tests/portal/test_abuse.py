@@ -210,6 +210,32 @@ def test_unknown_parameters_make_no_new_copy_in_the_cache(server, rounds):
         assert shared_cache.dbsize() <= kept + 1, path
 
 
+def test_searches_keep_no_copies_in_the_cache(server, rounds):
+    """Every distinct ?q= kept a copy of its answer for an hour (issue 34: 400 searches by one client,
+    403 keys, 2.3 MB). 40 searches of each kind (under the server's rates: 120 pages and 120 API
+    requests a minute) kept 41, 42 and 40 keys (147 kB in all); now none (the rate counts and the
+    round's generation are the 2, 2 and 0 keys that appear)."""
+    import redis
+
+    shared_cache = redis.Redis.from_url(server.cache_url)
+    round_ = rounds["training-v5.1"]
+    searches = (f"/r/{round_.key}/?q=", "/api/v1/results/?q=", "/api/v1/systems/?accelerator=")
+    kept = {}
+    for path in searches:
+        before = shared_cache.dbsize()
+        for i in range(40):
+            answer = requests.get(f"{server.url}{path}word{i}", timeout=30)
+            assert answer.status_code == 200, (path, answer.status_code)
+        kept[path] = shared_cache.dbsize() - before
+    # The page's and the API's rate counts may each start a new window meanwhile: a key or two each.
+    assert all(n <= 2 for n in kept.values()), kept
+    # What is not a search is still kept: a round's list, once.
+    before = shared_cache.dbsize()
+    for _ in range(3):
+        assert requests.get(f"{server.url}/api/v1/results/?round={round_.key}").status_code == 200
+    assert 1 <= shared_cache.dbsize() - before <= 3
+
+
 def test_pages_and_exports_are_rate_limited(server, rounds):
     """Pages and exports were not rate limited: one client made uncached renders at 19 a second."""
     round_ = rounds["training-v5.1"]
