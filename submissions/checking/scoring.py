@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from math import inf
 
+from .bundles import runlogs
+
 
 @dataclass
 class Score:
@@ -102,6 +104,7 @@ class RunTime:
     # Named result_*.txt: the files mlperf-logging's result_summarizer scores (a log named otherwise is a run
     # of a live round's result, but no run of the record MLCommons published).
     summarizer_reads: bool = True
+    name: str = ""  # its file's name, for the messages that name it
 
     @property
     def seconds(self) -> float | None:
@@ -146,14 +149,37 @@ def score_result(
     score.counted = [scored_runs[i] for i in score.counted]
     score.dropped = [scored_runs[i] for i in score.dropped]
     seconds = None if score.seconds is None else score.seconds * scaling_factor
+    unread = [run.name for run in runs if not run.summarizer_reads] if as_published else []
     if not runs and ingest_note:
         message = ingest_note
+    elif score.seconds is None and unread and len(scored_runs) < benchmark.required_runs:
+        message = _too_few_read(len(scored_runs), benchmark.required_runs, unread)
     elif score.seconds is None:
-        message = (score.message + failures_in_words([runs[i] for i in scored_runs]))[:500]
+        message = score.message + failures_in_words([runs[i] for i in scored_runs])
     else:
-        message = score.message[:500]
+        message = " ".join(filter(None, [score.message, unread and _named_otherwise(unread)]))
+    message = message[:500]
     return ResultScore(
         seconds, speedup(benchmark.reference_time_s, seconds), score.counted, score.dropped, message
+    )
+
+
+def _named_otherwise(names: list[str]) -> str:
+    shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+    one = len(names) == 1
+    return (
+        f"The folder's {len(names)} log{'' if one else 's'} named otherwise ({shown}) {'is' if one else 'are'} "
+        f"read and checked here, but mlperf-logging's tools read only {runlogs.SUMMARIZER_GLOB}: "
+        f"{'no run' if one else 'no runs'} of the published record."
+    )
+
+
+def _too_few_read(read: int, required: int, unread: list[str]) -> str:
+    """Why a result of imported history has too few runs when logs named otherwise were read: the runs of the
+    published record are the files mlperf-logging's tools read."""
+    return (
+        f"{read} of the {required} required runs are named as mlperf-logging's result_summarizer reads them "
+        f"({runlogs.SUMMARIZER_GLOB}). {_named_otherwise(unread)}"
     )
 
 

@@ -230,3 +230,22 @@ def test_history_scores_only_the_logs_the_summarizer_reads():
     assert (published.seconds, published.counted, published.dropped) == (30.0, [1, 2, 3], [0, 4])
     live = scoring.score_result(OLYMPIC_5, [*logs, script])
     assert live.seconds == 30.0 and "first 5 of 6" in live.message
+
+
+def test_in_history_logs_named_otherwise_are_named_in_the_count_the_tools_make():
+    """Issue 38, item 5: mlperf-logging's tools read result_*.txt only; a log named otherwise is read and
+    checked, and the score message says it is no run of the published record, by name."""
+    named = [scoring.RunTime(60.0 + i, True, name=f"result_{i}.txt") for i in range(5)]
+    other = scoring.RunTime(1.0, True, summarizer_reads=False, name="train_run1.log")
+    score = scoring.score_result(OLYMPIC_5, [*named, other], as_published=True)
+    assert score.seconds == 62.0 and 5 not in score.counted + score.dropped
+    assert score.message.startswith("The folder's 1 log named otherwise (train_run1.log) is read")
+    alone = [
+        scoring.RunTime(60.0, True, summarizer_reads=False, name=f"1234_{i}.log") for i in range(5)
+    ]
+    score = scoring.score_result(OLYMPIC_5, alone, as_published=True)
+    assert score.seconds is None
+    assert score.message.startswith("0 of the 5 required runs are named as mlperf-logging's")
+    assert "(1234_0.log, 1234_1.log, 1234_2.log, …)" in score.message
+    # A live round scores them all, as it did.
+    assert scoring.score_result(OLYMPIC_5, alone).seconds == 60.0

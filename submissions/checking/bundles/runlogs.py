@@ -6,14 +6,17 @@ system folder. Such a file is a run when it holds MLPerf log lines, in any of th
 reads; only its first bytes are looked at, up to the first line with a marker.
 """
 
+import fnmatch
 import re
 
 from ..logs import open_binary, parse_lines
 from ..logs.formats import LOG_LINE
 
 RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
-# The files mlperf-logging's result_summarizer scores (its glob result_*.txt), log lines or not.
-SUMMARIZER_RUN_FILE = re.compile(r"^result_.*\.txt$")
+# The files of a result folder that mlperf-logging's result_summarizer scores, log lines or not: it, package_checker
+# and the RCP checker glob this (every version since 0.6; tests/checking/bundles/test_run_log_names.py pins it).
+SUMMARIZER_GLOB = "result_*.txt"
+SUMMARIZER_RUN_FILE = re.compile(fnmatch.translate(SUMMARIZER_GLOB))
 # A run number of more digits is no run number (real rounds number their runs 0..19; the Run table's index is
 # a 32-bit integer): such a log is numbered as a log named otherwise is, and ingest says so (bundle.run-index).
 MAX_INDEX_DIGITS = 6

@@ -43,6 +43,7 @@ def score_result(
                 r.failure_reason,
                 failure_rules.get(r.pk, ""),
                 bool(SUMMARIZER_RUN_FILE.match(PurePosixPath(r.path).name)),
+                PurePosixPath(r.path).name,
             )
             for r in runs
         ],
