@@ -9,6 +9,7 @@ the write side: its rows arrive as arguments, and its statuses and roles are nam
     see       results, systems, runs: results_for, runs_for (the public's: public.py);
               whole submissions: Viewer.submission_filter, Viewer.may_see;
               objections: objection_filter, may_see_objection;
+              chunked uploads under way: Viewer.upload_filter;
               an organisation's members: may_see_members
     upload    upload_refusal (a member uploads for their own organisation only)
     object    objecting_organisations, may_object, may_object_to
@@ -75,6 +76,14 @@ class Viewer:
             | Q(**{f"{path}round_id__in": rounds})
             | Q(**{f"{path}uploaded_by_id": self.user_id})
         )
+
+    def upload_filter(self) -> Q:
+        """A Q over submissions.Upload for the chunked uploads this viewer may list, follow and go on with:
+        an upload under way is its uploader's alone (staff's too; its submission, once complete, is seen
+        by the submission rules)."""
+        if self.anonymous:
+            return Q(pk__in=[])
+        return Q(uploaded_by_id=self.user_id)
 
     def result_filter(self) -> Q:
         """A Q over leaderboard.Result: public, or of a submission this viewer may see."""

@@ -1,6 +1,6 @@
 """The write side of API v1 (routed by portal/api.py): chunked uploads, and the submissions a user may see.
 
-    uploads/                     POST: start an upload {round, name, size[, sha256]}
+    uploads/                     GET: your uploads (?status=open); POST: start one {round, name, size[, sha256]}
     uploads/<uid>/               HEAD/GET: the offset held; PATCH: the next bytes at Upload-Offset; DELETE
     uploads/<uid>/complete/      POST {sha256}: the bundle becomes a submission (its receipt is mailed)
     submissions/                 the submissions this user may see, with their steps
@@ -14,6 +14,7 @@ from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from leaderboard import policy
 from leaderboard.api import Pages
 from leaderboard.models import Round
 from submissions.checking.reports import report_dict
@@ -169,23 +170,30 @@ def _offset_response(upload: Upload, code=status.HTTP_200_OK, data=None) -> Resp
 
 
 class UploadViewSet(
+    mixins.ListModelMixin,
     mixins.CreateModelMixin,
     mixins.RetrieveModelMixin,
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Chunked, resumable uploads of a bundle (see the module's docstring)."""
+    """Chunked, resumable uploads of a bundle (see the module's docstring); the list is your own, newest
+    first (`?status=open`: those still receiving, which count against the open-upload quota)."""
 
     permission_classes = [permissions.IsAuthenticated]
     serializer_class = UploadSerializer
+    pagination_class = Pages
+    filterset_fields = ["status"]
     lookup_field = "uid"
 
     def get_queryset(self):
         # The schema (swagger_fake_view) reads the uid's type from the model.
         if getattr(self, "swagger_fake_view", False):
             return Upload.objects.none()
-        return Upload.objects.filter(uploaded_by=self.request.user).select_related(
-            "round", "organisation", "submission"
+        mine = policy.viewer(self.request.user).upload_filter()
+        return (
+            Upload.objects.filter(mine)
+            .select_related("round", "organisation", "submission")
+            .order_by("-created_at", "-pk")
         )
 
     def get_serializer_class(self):

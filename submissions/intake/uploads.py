@@ -72,7 +72,7 @@ def quota_refusal(user, organisation) -> str | None:
     if open_uploads.filter(uploaded_by=user).count() >= settings.UPLOAD_OPEN_PER_MEMBER:
         return (
             f"You have {settings.UPLOAD_OPEN_PER_MEMBER} uploads open: complete or delete one "
-            "(GET /api/v1/uploads/ lists them) before starting another."
+            "(GET /api/v1/uploads/?status=open lists them) before starting another."
         )
     if (
         open_uploads.filter(organisation=organisation).count()
@@ -80,7 +80,8 @@ def quota_refusal(user, organisation) -> str | None:
     ):
         return (
             f"{organisation.name} has {settings.UPLOAD_OPEN_PER_ORGANISATION} uploads open: its "
-            "members complete or delete one before another starts."
+            "members complete or delete one (each member's GET /api/v1/uploads/?status=open lists "
+            "theirs) before another starts."
         )
     return None
 

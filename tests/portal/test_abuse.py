@@ -160,8 +160,14 @@ def test_open_uploads_are_capped_per_member_and_per_organisation(server, rounds,
     """50 x 8 GiB were accepted from one member. The served portal keeps the defaults (4, 12)."""
     round_ = set_phase(rounds["training-v5.1"], "open")
     client = api(cast["member_a"])
-    answers = [start_upload(server, client, round_.key, b"x" * 10).status_code for _ in range(5)]
-    assert answers == [201] * 4 + [409]
+    answers = [start_upload(server, client, round_.key, b"x" * 10) for _ in range(5)]
+    assert [a.status_code for a in answers] == [201] * 4 + [409]
+    # The refusal says where the open uploads are listed, and that list exists (it answered 405): the
+    # member's own four, not the others' of Acme (below).
+    listed_at = re.search(r"GET (/api/v1/uploads/\S*) lists them", answers[-1].json()["detail"])[1]
+    listed = client.get(server.url + listed_at, timeout=30)
+    assert listed.status_code == 200, listed.text[:300]
+    assert {u["uid"] for u in listed.json()["results"]} == {a.json()["uid"] for a in answers[:4]}
     # Acme's other members hold 7 more (12 with member_a's): admin_a gets one, then none.
     for _ in range(7):
         Upload.objects.create(
@@ -171,6 +177,10 @@ def test_open_uploads_are_capped_per_member_and_per_organisation(server, rounds,
     assert start_upload(server, other, round_.key, b"x" * 10).status_code == 201
     refused = start_upload(server, other, round_.key, b"x" * 10)
     assert refused.status_code == 409 and "Acme has 12 uploads open" in refused.json()["detail"]
+    theirs = other.get(f"{server.url}/api/v1/uploads/?status=open", timeout=30).json()
+    assert theirs["count"] == 1 and theirs["results"][0]["organisation"] == cast["a"].slug
+    assert client.get(f"{server.url}/api/v1/uploads/", timeout=30).json()["count"] == 4
+    assert requests.get(f"{server.url}/api/v1/uploads/", timeout=30).status_code in (401, 403)
 
 
 def test_a_complete_upload_answers_honestly(server, rounds, cast):
