@@ -10,6 +10,7 @@ import requests
 
 from accounts import tokens
 
+from ..live_round import set_phase
 from ..server import Gunicorn
 from ..worker import media_root, require_services  # noqa: F401
 
@@ -99,3 +100,18 @@ def test_a_json_body_nested_too_deep_is_answered_400_saying_so(deployed, cast, p
         timeout=30,
     )
     assert flat.status_code == 400 and "nests" not in flat.text
+
+
+def test_the_urls_it_answers_name_the_address_the_client_asked(deployed, rounds, cast):
+    """nginx passed the Host without its port ($host): an upload's Location, a submission's URL and its
+    receipt's named an address the site is not at (port 80)."""
+    set_phase(rounds["training-v5.1"], "open")
+    key = tokens.issue(cast["member_a"], "urls")[1]
+    created = requests.post(
+        deployed.url + "/api/v1/uploads/",
+        json={"round": "training-v5.1", "name": "acme.tgz", "size": 10},
+        headers={"Authorization": f"Token {key}"},
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text[:300]
+    assert created.headers["Location"].startswith(deployed.url + "/api/v1/uploads/")
