@@ -279,8 +279,11 @@ class UploadViewSet(
         try:
             uploads.append(upload, offset, readinto, length)
         except uploads.UploadRefused as error:
-            bodies.discard(readinto)
             return _refused(error)
+        finally:
+            # Refused, or cut short by a full disk (507) or a lost database (503): what is left of the
+            # part is read and dropped, else a kept-alive connection takes it for the next request.
+            bodies.discard(readinto)
         upload.refresh_from_db()
         return _offset_response(upload, status.HTTP_204_NO_CONTENT)
 

@@ -8,7 +8,8 @@ copies each block five or six times on its way (recv, BytesIO, getvalue, slices)
 the headers is taken first; gunicorn is then told that the body is consumed. Elsewhere (Django's test client,
 runserver, another server) the body is read through wsgi.input as usual.
 
-A refused part is read to its end (`discard`), since gunicorn was told the body is consumed.
+A part refused, or cut short by an error, is read to its end (`discard`), since gunicorn was told the body
+is consumed.
 
 Kept because issue 27's upload target is missed without it: 2 GB through the chunked API at 0.75x or more of
 the throughput of bench/upload.py's reference sink. Measured 2026-11-28 on the shared 2-core machine

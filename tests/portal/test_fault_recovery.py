@@ -24,6 +24,7 @@ from submissions.models import Submission, Upload
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from ..bundles import TARGETS, bundle_bytes
+from ..disks import fill, small_disk
 from ..server import Gunicorn, free_port
 from ..worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 
@@ -303,40 +304,6 @@ def test_a_database_outage_of_30_s_mid_step_is_recovered_within_two_minutes_of_i
         proxy.cut()
 
 
-@contextlib.contextmanager
-def small_disk(path: Path, size: str = "16m"):
-    """A tmpfs of `size` mounted at `path` (needs root); skips with the reason where mounting is refused."""
-    import subprocess
-
-    path.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode:
-        pytest.skip(f"cannot mount a small file system for MEDIA_ROOT: {mounted.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
-def _fill(disk: Path, leave_bytes: int) -> Path:
-    """A file that leaves about `leave_bytes` free on the disk."""
-    import shutil
-
-    filler = disk / "filler"
-    free = shutil.disk_usage(disk).free + (filler.stat().st_size if filler.exists() else 0)
-    with open(filler, "wb") as f:
-        f.truncate(0)
-        remaining = max(0, free - leave_bytes)
-        block = b"\0" * (1 << 20)
-        while remaining > 0:
-            remaining -= f.write(block[: min(len(block), remaining)])
-    return filler
-
-
 @pytest.mark.services
 def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_empties(
     rounds, cast, settings, tmp_path
@@ -367,7 +334,7 @@ def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_emptie
                 {"round": "training-v5.1", "name": "acme.tgz", "size": len(data)},
             )
             uid = json.loads(created.body)["uid"]
-            filler = _fill(media, leave_bytes=len(data) // 4)
+            filler = fill(media, leave_bytes=len(data) // 4)
             full = api.send(
                 "PATCH",
                 f"/api/v1/uploads/{uid}/",
@@ -389,7 +356,7 @@ def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_emptie
             assert rest.status == 204, rest.body[:300]
 
             # No room to unpack it: the submission waits, and is never failed for it.
-            _fill(media, leave_bytes=len(data))
+            fill(media, leave_bytes=len(data))
             done = api.json("POST", f"/api/v1/uploads/{uid}/complete/", {"sha256": sha})
             assert done.status == 201, done.body[:300]
             submission = Submission.objects.get()
@@ -414,6 +381,54 @@ def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_emptie
             assert hashlib.sha256((media / submission.bundle.name).read_bytes()).hexdigest() == sha
         finally:
             worker.stop()
+            server.stop()
+
+
+@pytest.mark.services
+def test_the_rest_of_a_part_refused_for_a_full_disk_is_not_read_as_the_next_request(
+    rounds, cast, settings, tmp_path
+):
+    """After a 507 the unread rest of the PATCH body stayed on the kept-alive connection and was parsed as
+    the next request's head ("Invalid request ... bare LF"): the next request on it got a 400, or the
+    connection was reset. Now the rest is read and dropped: the next request on the same connection is
+    answered, and the upload holds what was written."""
+    require_services()
+    with small_disk(tmp_path / "media") as media:
+        settings.MEDIA_ROOT = media
+        server = Gunicorn(tmp_path / "web", media, workers=1)
+        try:
+            token = ApiToken.create(cast["member_a"], "ci")[1]
+            data = os.urandom(4 << 20)  # bytes that read as no request head
+            created = Api(server, token).json(
+                "POST",
+                "/api/v1/uploads/",
+                {"round": "training-v5.1", "name": "acme.tgz", "size": len(data)},
+            )
+            uid = json.loads(created.body)["uid"]
+            fill(media, leave_bytes=256 << 10)
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            auth = {"Authorization": f"Token {token}"}
+            connection.request(
+                "PATCH",
+                f"/api/v1/uploads/{uid}/",
+                body=data,
+                headers={
+                    **auth,
+                    "Content-Type": "application/offset+octet-stream",
+                    "Upload-Offset": "0",
+                },
+            )
+            full = connection.getresponse()
+            assert full.status == 507 and "disk is full" in json.loads(full.read())["detail"]
+            connection.request(
+                "GET", f"/api/v1/uploads/{uid}/", headers=auth
+            )  # the same connection
+            after = connection.getresponse()
+            assert after.status == 200, after.read()[:300]
+            held = json.loads(after.read())["offset"]
+            assert 0 <= held < len(data) and held == Upload.objects.get(uid=uid).offset
+            connection.close()
+        finally:
             server.stop()
 
 
