@@ -11,14 +11,16 @@ import subprocess
 import sys
 import tarfile
 import threading
+import time
 
 import pytest
 
 from accounts.models import ApiToken
-from submissions.models import Submission
+from submissions.models import Submission, Upload
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 from ..bundles import TARGETS, bundle_bytes
+from ..disks import fill, small_disk
 from ..server import Gunicorn
 from ..worker import ROOT, media, media_root, worker  # noqa: F401
 
@@ -118,9 +120,10 @@ class DroppingProxy:
         self.server.close()
 
 
-def portal_submit(installed, url, token, bundle, *args):
-    return subprocess.run(
-        [
+def command(installed, url, token, bundle, *args) -> dict:
+    """The arguments of subprocess.run or Popen that run the installed portal-submit."""
+    return {
+        "args": [
             str(installed / "bin" / "portal-submit"),
             "--url",
             url,
@@ -131,14 +134,18 @@ def portal_submit(installed, url, token, bundle, *args):
             str(bundle),
             *args,
         ],
-        env={
+        "env": {
             **os.environ,
             "PYTHONPATH": str(installed),
             "XDG_CACHE_HOME": str(bundle.parent / "cache"),
         },
-        capture_output=True,
-        text=True,
-        timeout=300,
+        "text": True,
+    }
+
+
+def portal_submit(installed, url, token, bundle, *args):
+    return subprocess.run(
+        **command(installed, url, token, bundle, *args), capture_output=True, timeout=300
     )
 
 
@@ -217,6 +224,41 @@ def test_a_refused_upload_exits_2_with_the_reason(installed, gunicorn, rounds, c
     done = portal_submit(installed, gunicorn, ApiToken.create(cast["staff"], "ci")[1], bundle)
     assert done.returncode == 2 and "member of none" in done.stderr
     assert not Submission.objects.exists()
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)  # the served portal reads the token
+def test_it_says_when_and_why_it_waits_on_a_full_disk(installed, rounds, cast, tmp_path):
+    """It waited in silence when the portal answered 5xx (0.5 s to 15 s, 8 times), whatever Retry-After
+    asked. A full disk answers a part 507 with Retry-After: 60: portal-submit prints the portal's reason,
+    how long it waits and until when, and waits that long."""
+    with small_disk(tmp_path / "media") as media:
+        server = Gunicorn(tmp_path / "web", media, workers=1)
+        bundle = tmp_path / "acme.tgz"
+        bundle.write_bytes(os.urandom(2 << 20))
+        fill(media, leave_bytes=256 << 10)
+        token = ApiToken.create(cast["member_a"], "ci")[1]
+        client = subprocess.Popen(
+            **command(installed, server.url, token, bundle), stdout=subprocess.PIPE
+        )
+        try:
+            said = []
+            while not any("waiting" in line for line in said):
+                line = (
+                    client.stdout.readline()
+                )  # the test's timeout ends a client that says nothing
+                assert line, f"it ended without saying it waits: {said}"
+                said.append(line)
+            waiting = said[-1]
+            assert "HTTP 507" in waiting and "disk is full" in waiting, waiting
+            assert "waiting 60 s, until" in waiting and "before trying again" in waiting, waiting
+            time.sleep(3)
+            assert client.poll() is None  # still waiting, as Retry-After asked
+            assert Upload.objects.get().offset < bundle.stat().st_size
+        finally:
+            client.kill()
+            client.wait()
+            server.stop()
 
 
 def test_a_token_that_begins_with_a_dash_is_taken_as_the_token():

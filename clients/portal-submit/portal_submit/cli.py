@@ -22,6 +22,7 @@ OK, BLOCKED, REFUSED = 0, 1, 2
 FINAL = {"valid", "invalid", "failed", "published", "withdrawn"}
 PASSING = {"valid", "published"}
 RETRIES = 8  # transport errors in a row before giving up
+MAX_WAIT_S = 300  # the longest pause a Retry-After may ask for
 TIMEOUT_S = 120
 
 
@@ -58,6 +59,24 @@ def _detail(response) -> str:
     return f"HTTP {response.status_code}: {json.dumps(body)[:500]}"
 
 
+def backoff(attempt: int) -> float:
+    """Seconds to wait after the `attempt`-th failure in a row (from 0): 0.5, 1, 2 ... at most 15."""
+    return min(2**attempt * 0.5, 15)
+
+
+def passing(response) -> bool:
+    """An answer that may change if asked again later: the portal's trouble (5xx) or its rate (429)."""
+    return response.status_code >= 500 or response.status_code == 429
+
+
+def wait_asked(response, attempt: int) -> float:
+    """The portal's Retry-After in seconds (at most MAX_WAIT_S), else the backoff."""
+    try:
+        return min(max(float(response.headers.get("Retry-After", "")), 0.0), MAX_WAIT_S)
+    except ValueError:
+        return backoff(attempt)
+
+
 class Portal:
     def __init__(self, url: str, token: str, out=sys.stdout):
         self.api = url.rstrip("/") + "/api/v1/"
@@ -68,20 +87,27 @@ class Portal:
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
+    def pause(self, why: str, seconds: float) -> None:
+        """Wait before trying again, saying why, how long and until when."""
+        until = time.strftime("%H:%M:%S", time.localtime(time.time() + seconds))
+        self.say(f"{why.rstrip('.')}; waiting {seconds:.0f} s, until {until}, before trying again")
+        time.sleep(seconds)
+
     def call(self, method: str, url: str, *, ok=(200,), **kwargs) -> requests.Response:
-        """One request, retried on transport errors (RETRIES, with growing pauses)."""
+        """One request, tried again after a transport error, a 5xx or a 429 (RETRIES, with growing
+        pauses, or as long as the portal's Retry-After asks)."""
         for attempt in range(RETRIES):
             try:
                 response = self.session.request(method, url, timeout=TIMEOUT_S, **kwargs)
             except requests.RequestException as error:
                 if attempt == RETRIES - 1:
                     raise Refused(f"the portal could not be reached: {error}") from None
-                time.sleep(min(2**attempt * 0.5, 15))
+                self.pause(f"the portal could not be reached ({error})", backoff(attempt))
                 continue
             if response.status_code in ok:
                 return response
-            if response.status_code >= 500 and attempt < RETRIES - 1:
-                time.sleep(min(2**attempt * 0.5, 15))
+            if passing(response) and attempt < RETRIES - 1:
+                self.pause(_detail(response), wait_asked(response, attempt))
                 continue
             raise Refused(_detail(response))
         raise AssertionError("unreachable")
@@ -118,21 +144,25 @@ class Portal:
                     failures += 1
                     if failures >= RETRIES:
                         raise Refused(f"the upload kept failing: {error}") from None
-                    self.say(
-                        f"connection lost at byte {offset:,} ({error.__class__.__name__}); resuming"
+                    self.pause(
+                        f"connection lost at byte {offset:,} ({error.__class__.__name__})",
+                        backoff(failures - 1),
                     )
-                    time.sleep(min(2**failures * 0.25, 15))
                     held = self.offset_of(uid)
                     if held is None:
                         raise Refused("the portal no longer knows this upload") from None
                     offset = held
+                    self.say(f"resuming at byte {offset:,}")
                     continue
                 if response.status_code == 409 and "Upload-Offset" in response.headers:
                     offset = int(response.headers["Upload-Offset"])  # the portal holds more or less
                     continue
-                if response.status_code >= 500 and failures < RETRIES:
+                if passing(response) and failures < RETRIES - 1:
                     failures += 1
-                    time.sleep(min(2**failures * 0.25, 15))
+                    why = (
+                        f"the portal did not take the part at byte {offset:,}: {_detail(response)}"
+                    )
+                    self.pause(why, wait_asked(response, failures - 1))
                     held = self.offset_of(uid)
                     offset = held if held is not None else offset
                     continue
