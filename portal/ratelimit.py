@@ -8,11 +8,14 @@ answered 429 with Retry-After. Without a limit one client made the site render u
 requests a second and filled the cache with copies.
 """
 
+import functools
+import hashlib
 import time
 
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpResponse
+from django.urls import reverse
 from redis.exceptions import RedisError
 from rest_framework.throttling import AnonRateThrottle, BaseThrottle, UserRateThrottle
 
@@ -46,7 +49,6 @@ def client_address(request) -> str:
 
 def retry_after(request, scope: str, rate: str, now: float | None = None) -> int | None:
     """Seconds until `request`'s client may ask again, past `rate` in `scope`; None within it."""
-    allowed, window_s = parse_rate(rate)
     now = time.time() if now is None else now
     user = getattr(request, "user", None)
     who = (
@@ -54,32 +56,64 @@ def retry_after(request, scope: str, rate: str, now: float | None = None) -> int
         if user is not None and user.is_authenticated
         else BaseThrottle().get_ident(request)
     )
+    return _counted(scope, who, rate, now)
+
+
+def _counted(scope: str, who: str, rate: str, now: float) -> int | None:
+    """Seconds until `who` may ask again, past `rate` in `scope`; None within it."""
+    allowed, window_s = parse_rate(rate)
     window = int(now // window_s)
     if count(f"rl:{scope}:{who}:{window}", window_s) <= allowed:
         return None
     return max(1, int((window + 1) * window_s - now))
 
 
+def sign_in_wait(request, now: float | None = None) -> int | None:
+    """Seconds until `request`'s sign-in may be tried again; None when it may be now. Each sign-in
+    (a POST of the form) counts once for its address (LOGIN_THROTTLE_ADDRESS) and once for the account
+    it names (LOGIN_THROTTLE_ACCOUNT, whatever the address), apart from page views: a neighbour's
+    browsing never refuses a sign-in. django-axes locks one account out of one address after its
+    wrong passwords besides (portal/settings.py AXES_*)."""
+    if request.method != "POST":
+        return None
+    now = time.time() if now is None else now
+    account = hashlib.sha256(request.POST.get("username", "").casefold().encode()).hexdigest()
+    waits = [
+        _counted("signin-address", client_address(request), settings.LOGIN_THROTTLE_ADDRESS, now),
+        _counted("signin-account", account[:32], settings.LOGIN_THROTTLE_ACCOUNT, now),
+    ]
+    return max((w for w in waits if w is not None), default=None)
+
+
+@functools.cache
+def sign_in_path() -> str:
+    return reverse("login")
+
+
 class PageRateLimitMiddleware:
     """Pages and exports past PAGE_THROTTLE_ANON (per address) or PAGE_THROTTLE_USER (per user) a
-    period answer 429. The API (its own throttles) and static files (served before) are not counted."""
+    period answer 429. The API (its own throttles) and static files (served before) are not counted;
+    nor is the sign-in page, whose sign-ins have rates of their own (sign_in_wait)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if not request.path.startswith("/api/"):
+        wait = None
+        if request.path == sign_in_path():
+            wait = sign_in_wait(request)
+        elif not request.path.startswith("/api/"):
             signed_in = request.user.is_authenticated
             rate = settings.PAGE_THROTTLE_USER if signed_in else settings.PAGE_THROTTLE_ANON
             wait = retry_after(request, "page", rate)
-            if wait is not None:
-                response = HttpResponse(
-                    f"Too many requests: ask again in {wait} s.",
-                    status=429,
-                    content_type="text/plain; charset=utf-8",
-                )
-                response["Retry-After"] = str(wait)
-                return response
+        if wait is not None:
+            response = HttpResponse(
+                f"Too many requests: ask again in {wait} s.",
+                status=429,
+                content_type="text/plain; charset=utf-8",
+            )
+            response["Retry-After"] = str(wait)
+            return response
         return self.get_response(request)
 
 

@@ -381,7 +381,16 @@ CACHES = {"default": _cache(CACHE_URL)}
 # ones per user; "N/second", "/minute", "/hour" or "/day".
 PAGE_THROTTLE_ANON = env.str("PAGE_THROTTLE_ANON", default="120/minute")
 PAGE_THROTTLE_USER = env.str("PAGE_THROTTLE_USER", default="600/minute")
-for _name in ("PAGE_THROTTLE_ANON", "PAGE_THROTTLE_USER"):
+# Sign-ins (POSTs of the sign-in form) per address and per account named, whatever the address; apart
+# from page views, which never count against signing in (portal/ratelimit.py sign_in_wait).
+LOGIN_THROTTLE_ADDRESS = env.str("LOGIN_THROTTLE_ADDRESS", default="30/minute")
+LOGIN_THROTTLE_ACCOUNT = env.str("LOGIN_THROTTLE_ACCOUNT", default="10/minute")
+for _name in (
+    "PAGE_THROTTLE_ANON",
+    "PAGE_THROTTLE_USER",
+    "LOGIN_THROTTLE_ADDRESS",
+    "LOGIN_THROTTLE_ACCOUNT",
+):
     if not re.fullmatch(r"\d+/(s|m|h|d)[a-z]*", globals()[_name]):
         raise ImproperlyConfigured(
             f"{_name}: {globals()[_name]!r} is not a rate; write e.g. 120/minute or 10/second."

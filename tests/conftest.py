@@ -66,9 +66,10 @@ def api_rates(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def page_rates(settings):
-    """The pages' rate limits (portal/ratelimit.py), out of the way likewise; tests/portal/test_abuse.py
-    tests them on a server of its own."""
+    """The pages' and sign-ins' rate limits (portal/ratelimit.py), out of the way likewise;
+    tests/portal/test_abuse.py and test_sign_in_limits.py test them."""
     settings.PAGE_THROTTLE_ANON = settings.PAGE_THROTTLE_USER = "100000/minute"
+    settings.LOGIN_THROTTLE_ADDRESS = settings.LOGIN_THROTTLE_ACCOUNT = "100000/minute"
 
 
 @pytest.fixture
