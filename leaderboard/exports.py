@@ -156,7 +156,7 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
         for row in section.rows:
             fields = {
                 "Public ID": " ".join(row.public_ids),  # each opens at /id/<public id>
-                "Organization": row.submitter,
+                "Organization": row.submitter_shown,
                 "Availability": Category(row.category).label,
                 "Division": Division(row.division).label,
                 "System Name": row.name,

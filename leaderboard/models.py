@@ -199,10 +199,12 @@ class Division(models.TextChoices):
 
 
 class Category(models.TextChoices):
-    CLOUD = "cloud", "Available in cloud"
+    """Availability, in MLCommons' words for it (the summary's sections: mlperf-logging's result_summarizer)."""
+
+    CLOUD = "cloud", "Available cloud"
     ON_PREMISE = "onprem", "Available on-premise"
     PREVIEW = "preview", "Preview"
-    RESEARCH = "research", "Research, development or internal"
+    RESEARCH = "research", "Research, Development, or Internal (RDI)"
     UNKNOWN = "unknown", "Unknown"
 
 
@@ -225,6 +227,12 @@ class System(models.Model):
     nodes = models.PositiveIntegerField(null=True, blank=True)
     framework = models.CharField(max_length=300, blank=True)
     interconnect = models.CharField(max_length=300, blank=True)
+    published_submitter = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="The organisation as the description's `submitter` names it, which MLCommons shows "
+        "(`CoreWeave + IBM + NVIDIA` for the folder `IBM+CoreWeave+NVIDIA`); blank where none is stated.",
+    )
     description = UploadedJSONField(default=dict, blank=True)
     description_path = models.CharField(max_length=500, blank=True)
     published = models.BooleanField(default=False, db_index=True)
@@ -242,6 +250,11 @@ class System(models.Model):
 
     def __str__(self):
         return f"{self.submitter} {self.key}"
+
+    @property
+    def organisation_shown(self) -> str:
+        """Who readers see as the system's organisation: the description's submitter, else the folder."""
+        return self.published_submitter or self.submitter.name
 
     def get_absolute_url(self):
         return reverse("leaderboard:system", args=[self.round.key, self.submitter.name, self.key])

@@ -94,6 +94,7 @@ class SystemSerializer(serializers.ModelSerializer):
             "uid",
             "round",
             "submitter",
+            "published_submitter",
             "organisation",
             "key",
             "name",

@@ -12,7 +12,7 @@ from .params import ENERGY_SHOWS, SORTABLE_COLUMNS, UNITS
 from .rows import CATEGORIES, DIVISIONS, Bench, RoundData, Row
 from .view import TableView
 
-# The availability words are long ("Research, development or internal", on three lines): the table's
+# The availability words are long ("Research, Development, or Internal (RDI)", on three lines): the table's
 # column shows these until a cell is focused, tapped or hovered, so that a round of many benchmarks fits.
 SHORT_AVAILABILITY = {"cloud": "cloud", "onprem": "on-premise", "research": "RDI"}
 
@@ -26,7 +26,8 @@ class Section:
     @property
     def title(self):
         division = f"{Division(self.division).label} division"
-        return f"{division}, {Category(self.category).label.lower()}" if self.category else division
+        # MLCommons' words as written ("Research, Development, or Internal (RDI)"): not lower-cased
+        return f"{division}: {Category(self.category).label}" if self.category else division
 
     @property
     def anchor(self):
@@ -190,7 +191,7 @@ def _shown_row(view: TableView, row: Row, columns_of: list[tuple[Bench, bool]]) 
     return ShownRow(
         slug=row.slug,
         anchor=row_anchor(row.submitter, row.key) + (f"--{row.apart[:8]}" if row.apart else ""),
-        submitter=row.submitter,
+        submitter=row.submitter_shown,
         name=row.name,
         distinct=row.distinct,
         url=row.url,

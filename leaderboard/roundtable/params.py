@@ -35,7 +35,7 @@ GROUPS = {"": "One table", "availability": "By availability (MLCommons' way)"}
 NO_COLUMNS = "none"  # `cols=none`: every descriptive column hidden (an empty list is the default)
 FAMILY = "family:"  # a filter value for every name of a family (accelerators.toml, frameworks.toml)
 TEXT_SORTS = {
-    "submitter": lambda r: r.submitter.lower(),
+    "submitter": lambda r: r.submitter_shown.lower(),
     "system": lambda r: r.name.lower(),
     "processor": lambda r: (r.processor_model.lower(), r.processor_count or 0),
     "accelerator": lambda r: (r.accelerator_count or 0, r.accelerator_model.lower()),

@@ -80,6 +80,8 @@ class Row:
     organisation: str = (
         ""  # the submitter's organisation (leaderboard.organisations): what the filter selects
     )
+    published_as: str = ""  # the description's submitter, which MLCommons shows; '' where none
+
     cells: dict[str, Cell] = field(default_factory=dict)
     cloud_scale: float | None = None
     cloud_scale_note: str = ""  # the tooltip: both prices, their dates and sources
@@ -93,6 +95,11 @@ class Row:
     apart: str = (
         ""  # where other rows share its submitter and key: its system's uid (address_apart)
     )
+
+    @property
+    def submitter_shown(self) -> str:
+        """The organisation as MLCommons shows it (the description's submitter), else the folder's name."""
+        return self.published_as or self.submitter
 
     @property
     def public_ids(self) -> list[str]:
@@ -124,6 +131,7 @@ class Row:
         return " ".join(
             [
                 self.submitter,
+                self.published_as,
                 self.organisation,
                 self.name,
                 self.key,
@@ -183,6 +191,7 @@ RESULT_FIELDS = [
     "system__name",
     "system__submitter__name",
     "system__submitter__organisation",
+    "system__published_submitter",
     "system__division",
     "system__category",
     "system__processor_model",
@@ -237,6 +246,7 @@ def round_data(round_: Round) -> RoundData:
                 nodes=r["system__nodes"],
                 framework=r["system__framework"],
                 organisation=r["system__submitter__organisation"] or r["system__submitter__name"],
+                published_as=r["system__published_submitter"],
                 accelerator_family=family_of(r["system__accelerator_model"] or "") or "",
                 framework_families=families_of(r["system__framework"] or ""),
             )

@@ -13,6 +13,9 @@ CATEGORY_WORDS = [
     ("research", "research"),
     ("rdi", "research"),
     ("internal", "research"),
+    # A bare "available" (48 systems of v1.0 and v4.0): MLCommons' summary reads it as on-premise
+    # (mlperf-logging's result_summarizer/config.yaml maps "available" to "Available on-premise").
+    ("available", "onprem"),
 ]
 # Bounds on a literal written as text, so that a hostile description costs little and cannot exhaust the stack.
 MAX_LITERAL_CHARS = 64 * 1024
@@ -30,6 +33,7 @@ _DIGITS = (
 # The System table's text columns (leaderboard.models.System): longer values are cut, and the check says so.
 FIELD_CHARS = {
     "name": 300,
+    "published_submitter": 300,
     "accelerator_model": 200,
     "processor_model": 200,
     "framework": 300,
@@ -312,6 +316,7 @@ def from_entry_json(desc: dict, problems: list | None = None) -> dict:
     accelerator_model = next((m for m in (_text(n.get("accelerator")) for _, n in groups) if m), "")
     return {
         "name": _text(desc.get("platform")) or hardware,
+        "published_submitter": _text(desc.get("submitter")),
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
         "accelerator_model": accelerator_model,
@@ -334,6 +339,7 @@ def from_system_json(desc: dict, problems: list | None = None) -> dict:
     processors = _times(nodes, _count(desc, "host_processors_per_node", problems))
     return {
         "name": _text(desc.get("system_name")),
+        "published_submitter": _text(desc.get("submitter")),
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
         "accelerator_model": _text(desc.get("accelerator_model_name")),

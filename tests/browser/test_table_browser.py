@@ -74,7 +74,7 @@ def test_one_click_on_a_benchmark_puts_the_rounds_fastest_result_first(
         // The cell shows a short form ("on-premise") and holds MLCommons' words for focus and screen readers.
         return Array.from(table.querySelectorAll('tbody tr'),
                           tr => (tr.children[at].querySelector('.f') || tr.children[at]).textContent);""")
-    assert {"Available in cloud", "Available on-premise"} <= set(categories), categories[:20]
+    assert {"Available cloud", "Available on-premise"} <= set(categories), categories[:20]
     assert len(d.find_elements(By.CSS_SELECTOR, "#results table.leaderboard")) == 1
     d.find_element(By.CSS_SELECTOR, f"#results th a[data-key={LORA}]").click()
     wait(d, lambda d: query(d).get("sort") == [f"b.{LORA}"])
@@ -98,7 +98,7 @@ def test_a_shared_filtered_link_shows_its_filters_as_chips_at_both_widths(live_s
     open_page(d, url)
     assert d.find_element(By.ID, "filters-fold").get_attribute("open") is None  # folded
     assert chips(d) == [
-        "Availability: Available in cloud ✕",
+        "Availability: Available cloud ✕",
         "Accelerator: all NVIDIA H100 ✕",
         "Search: “nemo” ✕",
     ]

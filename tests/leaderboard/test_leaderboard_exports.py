@@ -70,7 +70,7 @@ def test_the_csv_has_mlcommons_summary_columns_then_links_and_notes(client, v51)
     assert [c for c in header if c in MLCOMMONS_SUMMARY] == MLCOMMONS_SUMMARY
     assert header[-4:] == ["System URL", "Logs URL", "Code URL", "Notes"]
     assert record["Public ID"] == "5.1-0007 5.1-0008" and record["Organization"] == "Acme"
-    assert record["Availability"] == "Available in cloud" and record["# of Nodes"] == "2"
+    assert record["Availability"] == "Available cloud" and record["# of Nodes"] == "2"
     assert record["Object detection (RetinaNet) (minutes)"] == "2.0"
     assert record["Object detection (RetinaNet) URL"] == (
         "http://testserver/r/training-v5.1/Acme/a2/retinanet/"

@@ -40,10 +40,10 @@ def test_it_shows_one_table_per_division_or_groups_by_category_when_asked(client
     )
     html = page(client, "/r/training-v5.1/?group=availability")  # MLCommons' way, kept in the URL
     assert section_titles(html) == [
-        "Closed division, available in cloud",
-        "Closed division, available on-premise",
-        "Closed division, preview",
-        "Open division, research, development or internal",
+        "Closed division: Available cloud",
+        "Closed division: Available on-premise",
+        "Closed division: Preview",
+        "Open division: Research, Development, or Internal (RDI)",
     ]
     assert "<caption" in html and 'scope="col"' in html and 'scope="row"' in html
 
