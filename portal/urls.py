@@ -1,12 +1,19 @@
 from django.contrib import admin
+from django.contrib.auth.views import PasswordResetView
 from django.urls import include, path
 
+from accounts.forms import QueuedPasswordResetForm
 from portal.client import client_archive
 from submissions.refchecks.views import agents_page
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
+    path(  # before Django's own: its mail is sent by a worker (accounts/forms.py)
+        "accounts/password_reset/",
+        PasswordResetView.as_view(form_class=QueuedPasswordResetForm),
+        name="password_reset",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("portal.api")),
     path("submissions/", include("submissions.urls")),

@@ -13,7 +13,8 @@ PROGRAMS = ("agent", "clients")  # separate programs: they import no app of the 
 APP_ARROWS = {
     "portal": {"submissions", "leaderboard", "accounts", "audit"},
     "submissions": {"leaderboard", "accounts", "audit", "portal.celery"},
-    "accounts": {"leaderboard", "audit"},  # leaderboard.policy: who manages members
+    # leaderboard.policy: who manages members; portal.celery: RETRY for the password reset mail's task
+    "accounts": {"leaderboard", "audit", "portal.celery"},
     "leaderboard": {"audit"},
     "audit": set(),
 }
