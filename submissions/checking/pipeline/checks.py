@@ -146,7 +146,12 @@ def _power(run: dict, summary, files) -> tuple[dict, list]:
         logs.append(read_power_log(data, path, kind_of(path.rpartition("/")[2])))
     try:
         outcome = power_rules.check_run_power(
-            run["path"], logs, summary.run_start, summary.run_stop, run["result__system__nodes"]
+            run["path"],
+            logs,
+            summary.run_start,
+            summary.run_stop,
+            run["result__system__nodes"],
+            history=run["result__system__round__history"],
         )
     except Exception as error:
         if is_stop(error):

@@ -4,6 +4,12 @@ A bad power log costs the energy score, never the time score: every finding here
 run, and the run's energy is withheld (None) where a finding says the logs cannot give it. The
 thresholds below are the portal's own: MLPerf's power rules give none that a log can be checked
 against, so they are set wide enough that every power result of v4.0 passes them.
+
+In imported history the published energy stands: where mlperf-logging's summarizer computes an energy
+from readings the portal doubts (a negative or absurd reading, a switch log without
+interconnect_power_est, which it counts as 0 W), the run keeps that energy, computed the same way, and
+the finding is shown beside it. What the summarizer cannot compute either (no node log, no readable
+reading, no measurement start) withholds the energy there too.
 """
 
 from __future__ import annotations
@@ -47,6 +53,17 @@ class RunPower:
     trace: dict = field(default_factory=dict)
 
 
+NO_ENERGY = "the run has no energy."
+AS_PUBLISHED = "MLCommons' energy counts it as logged (mlperf-logging's summarizer)."
+
+
+def _doubt(found: Findings, history: bool, rule: str, text: str, hint: str, **where) -> bool:
+    """A warning about logs the portal doubts but mlperf-logging's summarizer computes an energy from: it
+    withholds the energy in a live round (True), and stands beside the published one in history."""
+    found.warning(RULES[rule], f"{text}: {AS_PUBLISHED if history else NO_ENERGY}", hint, **where)
+    return not history
+
+
 def _index(path: str) -> int:
     name = path.rpartition("/")[2]
     match = NODE_FILE.match(name) or SWITCH_FILE.match(name)
@@ -59,11 +76,13 @@ def check_run_power(
     run_start_s: float | None,
     run_stop_s: float | None,
     nodes: int | None = None,
+    history: bool = False,
 ) -> RunPower:
     """Check the power logs of one run (its node and switch files, read) and compute its energy in joules.
 
     run_start_s/run_stop_s: the run log's run_start and run_stop (seconds since the epoch); nodes: how
-    many nodes the system description says the system has (None: unknown)."""
+    many nodes the system description says the system has (None: unknown); history: an imported round,
+    whose published energy stands (see the module's docstring)."""
     found = Findings(run_path)
     withheld = []  # why the run has no energy
     node_logs = sorted((log for log in logs if log.kind == "node"), key=lambda x: _index(x.path))
@@ -90,32 +109,38 @@ def check_run_power(
     short = max((nodes or 0) - len(have), len(skipped))
     if short:
         names = f" (node_{', node_'.join(map(str, skipped[:5]))}.txt)" if skipped else ""
-        found.warning(
-            RULES["node-missing"],
+        if _doubt(
+            found,
+            history,
+            "node-missing",
             f"{short} of the system's {len(have) + short} nodes ha{'s' if short == 1 else 've'} no power "
-            f"log{names}: the energy would leave them out, so the run has none.",
+            f"log{names}, which the energy leaves out",
             "Measure every node of the system and add its node_N.txt.",
             file=f"{folder}/",
-        )
-        withheld.append("node-missing")
+        ):
+            withheld.append("node-missing")
 
     total, assumed = 0.0, []
     for log in [*node_logs, *switch_logs]:
-        bad = _check_values(log, found)
+        bad = _check_values(log, found, history)
         if log.kind == "switch":
             joules = energy.switch_energy(log, time_to_train_ms)
-            if joules is None:
-                found.warning(
-                    RULES["no-estimate"],
-                    "The switch log gives no interconnect_power_est: the run has no energy.",
-                    "Log the switch's estimated power as interconnect_power_est (watts).",
-                    file=log.path,
+            if joules is None:  # mlperf-logging's summarizer counts such a switch as 0 W
+                bad = (
+                    _doubt(
+                        found,
+                        history,
+                        "no-estimate",
+                        "The switch log gives no interconnect_power_est, so the switch counts as 0 W",
+                        "Log the switch's estimated power as interconnect_power_est (watts).",
+                        file=log.path,
+                    )
+                    or bad
                 )
-                bad = True
             total += joules or 0.0
             withheld += ["switch"] if bad else []
             continue
-        bad = _check_window(log, run_start_ms, run_stop_ms, found) or bad
+        bad = _check_window(log, run_start_ms, run_stop_ms, found, history) or bad
         result = energy.node_energy(log, time_to_train_ms)
         if result.assumed:
             assumed.append((log, result))
@@ -151,8 +176,10 @@ def check_run_power(
     return RunPower(None if withheld else total, list(found), trace)
 
 
-def _check_values(log: PowerLog, found: Findings) -> bool:
-    """Findings for values that are no power reading; True when there is one."""
+def _check_values(log: PowerLog, found: Findings, history: bool = False) -> bool:
+    """Findings for values that are no power reading; True when one withholds the energy. In history a
+    reading that is a number (negative, absurd) counts as logged, as mlperf-logging's summarizer counts it;
+    one that is no number withholds it there too."""
     bad = False
     if log.problems:
         line, what = log.problems[0]
@@ -185,22 +212,29 @@ def _check_values(log: PowerLog, found: Findings) -> bool:
             w, line = log.interconnect_w, log.interconnect_line
         count = len(wrong_ones) + (log.interconnect_w is not None and wrong(log.interconnect_w))
         more = f" (and {count - 1} more)" if count > 1 else ""
-        found.warning(
-            RULES[rule],
-            text.format(w=w, more=more) + ": the run has no energy.",
-            "Check the meter and its logging."
-            if rule == "negative"
-            else "Log watts (not milliwatts) per node.",
-            file=log.path,
-            line=line,
+        bad = (
+            _doubt(
+                found,
+                history,
+                rule,
+                text.format(w=w, more=more),
+                "Check the meter and its logging."
+                if rule == "negative"
+                else "Log watts (not milliwatts) per node.",
+                file=log.path,
+                line=line,
+            )
+            or bad
         )
-        bad = True
     return bad
 
 
-def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found: Findings) -> bool:
+def _check_window(
+    log: PowerLog, run_start_ms: float, run_stop_ms: float, found: Findings, history: bool = False
+) -> bool:
     """Findings for a node measurement that is not of this run: no start, another clock, a window that
-    does not cover run_start..run_stop, gaps between readings. True when there is one."""
+    does not cover run_start..run_stop, gaps between readings. True when one withholds the energy (no start
+    always; the others in a live round: _doubt)."""
     if log.start_ms is None:
         found.warning(
             RULES["no-start"],
@@ -211,15 +245,16 @@ def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found:
         return True
     offset_s = (log.start_ms - run_start_ms) / 1000
     if abs(offset_s) > MAX_CLOCK_OFFSET_S:
-        found.warning(
-            RULES["clock"],
+        return _doubt(
+            found,
+            history,
+            "clock",
             f"The power measurement starts {offset_s:+.0f} s from the run's run_start: the power log's "
-            f"clock is more than {MAX_CLOCK_OFFSET_S:.0f} s from the run log's. The run has no energy.",
+            f"clock is more than {MAX_CLOCK_OFFSET_S:.0f} s from the run log's",
             "Take both logs' times from the same synchronised clock.",
             file=log.path,
             line=log.start_line,
         )
-        return True
     inside = energy.measurement(log)
     end = inside.end_ms
     slack = MAX_GAP_S * 1000
@@ -229,15 +264,16 @@ def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found:
             if inside.count
             else "no reading"
         )
-        found.warning(
-            RULES["window"],
+        return _doubt(
+            found,
+            history,
+            "window",
             "The measurement does not cover the run from run_start to run_stop (it runs "
-            f"{where} of them): the run has no energy.",
+            f"{where} of them)",
             "Start measuring before run_start and stop after run_stop.",
             file=log.path,
             line=log.start_line,
         )
-        return True
     # Times with power known during the run: its start (a reading holds from the one before), the
     # readings, its stop.
     lo = max(inside.lo, bisect_right(log.times, run_start_ms))
@@ -249,16 +285,16 @@ def _check_window(log: PowerLog, run_start_ms: float, run_stop_ms: float, found:
         count = sum(1 for gap in gaps if gap > slack)
         k = gaps.index(longest)  # the stretch ends at reading lo + k (or at run_stop)
         line = log.line_of(lo + k) if lo + k < hi else log.line_of(hi - 1)
-        found.warning(
-            RULES["gap"],
+        return _doubt(
+            found,
+            history,
+            "gap",
             f"{count} stretch{'es' if count > 1 else ''} of the run longer than {MAX_GAP_S:g} s "
-            f"without a power reading (the longest {longest / 1000:.0f} s, near this line): the run "
-            "has no energy.",
+            f"without a power reading (the longest {longest / 1000:.0f} s, near this line)",
             f"Read the power at least every {MAX_GAP_S:g} s.",
             file=log.path,
             line=line,
         )
-        return True
     return False
 
 
