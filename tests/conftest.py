@@ -12,18 +12,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", ROOT.parent / "shared" / "mlperf"))
 
 
-# The two largest shared rounds (560-590 MB of logs each): tests/checking/test_shared_rounds.py ingests each whole and
-# runs mlperf-logging over every log, about 8 minutes a round on two cores, so they run when WHOLE_ROUNDS=1 is
-# set (`make test-rounds`, which CI runs after `make test`) and are skipped, saying so, in the default run.
-WHOLE_ROUNDS = {"training-v1.0", "training-v4.0"}
-
-
-def round_param(round_key: str, *values):
-    """A parametrize entry for a test of one whole shared round, marked `whole_rounds` for the largest."""
-    marks = [pytest.mark.whole_rounds] if round_key in WHOLE_ROUNDS else []
-    return pytest.param(round_key, *values, id=round_key, marks=marks)
-
-
 def c_scanner():
     """The log parser's C scanner (_scan.c); the test skips where it is not built, and fails with
     REQUIRE_C_SCANNER set (CI)."""
@@ -84,15 +72,18 @@ def eager():
 
 
 def pytest_collection_modifyitems(items):
-    """Skips the whole large rounds unless WHOLE_ROUNDS=1, saying why. A test's database mode is
-    written in its module (`pytest.mark.django_db`, with transaction=True where other processes or
-    on_commit hooks read its writes), not decided here."""
+    """Skips the whole-round comparisons unless WHOLE_ROUNDS=1, saying why
+    (tests/checking/test_shared_rounds.py: each shared round ingested whole and mlperf-logging run over
+    every log, 1-8 minutes a round on two cores; `make test-rounds` runs them, and CI after `make test`);
+    a test's database mode is written in its module
+    (`pytest.mark.django_db`, with transaction=True where other processes or on_commit hooks read its
+    writes), not decided here."""
     whole = os.environ.get("WHOLE_ROUNDS") == "1"
     for item in items:
         if item.get_closest_marker("whole_rounds") and not whole:
             item.add_marker(
                 pytest.mark.skip(
-                    reason="a whole large round (v1.0, v4.0) against mlperf-logging: about 8 min each; "
+                    reason="a whole shared round against mlperf-logging: 1-8 min each; "
                     "run with WHOLE_ROUNDS=1 (make test-rounds)"
                 )
             )
