@@ -53,9 +53,11 @@ run: setup
 	$(PY) manage.py ensure_admin
 	exec $(PY) bin/serve.py $(PORT) --load
 
-# Everything: PostgreSQL and Redis when they answer (tests that need them skip with a reason otherwise).
+# Everything but the whole-round comparisons, in two pytest-xdist workers (one per core), each with its own
+# test database and Redis databases (bin/run_tests.py); PostgreSQL and Redis when they answer (tests that
+# need them skip with a reason otherwise). Prints the ten slowest tests.
 test: setup-dev
-	$(PY) bin/run_tests.py
+	$(PY) bin/run_tests.py --durations=10
 
 # The whole-round comparisons (tests marked whole_rounds: tests/checking/test_shared_rounds.py), which
 # `make test` skips for time: each shared round (v0.5, v0.6, v1.0, v4.0, v5.1) ingested whole and set
@@ -63,7 +65,7 @@ test: setup-dev
 # issue 35; CI (.ci/run) runs this after `make test`, so every test still runs there.
 test-rounds: export WHOLE_ROUNDS = 1
 test-rounds: setup-dev
-	$(PY) bin/run_tests.py -m whole_rounds
+	$(PY) bin/run_tests.py -m whole_rounds --durations=10
 
 # ruff (ruff.toml): `make lint` checks as CI does; `make format` rewrites.
 lint: setup-dev

@@ -71,13 +71,95 @@ def eager():
     app.conf.task_always_eager = previous
 
 
+def pytest_configure(config):
+    """A pytest-xdist worker's own per-process resources (bin/run_tests.py starts one worker per Redis
+    database pair): its Celery broker's Redis database (each test's `celery worker` consumes there, and
+    tests/worker.py's purge_broker empties it), the shared cache's Redis database (its tests empty it),
+    the media folder its subprocesses inherit, and without Redis the file-system broker's folders.
+    pytest-django gives it its own test database and pytest its own tmp_path; its live servers and the
+    processes the tests start take free ports."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    from django.conf import settings
+
+    index = int(worker.removeprefix("gw"))
+    for name, urls in (
+        ("CELERY_BROKER_URL", "TEST_BROKER_URLS"),
+        ("TEST_CACHE_URL", "TEST_CACHE_URLS"),
+    ):
+        if name not in os.environ:  # not reachable, or not asked for: the tests that need it skip
+            continue
+        own = os.environ.get(urls, "").split(",")
+        if index >= len(own) or not own[index]:
+            raise pytest.UsageError(
+                f"xdist worker {worker} has no {name} of its own in {urls} ({os.environ.get(urls)!r}): "
+                "run the tests with bin/run_tests.py, one worker per database named in TEST_BROKER_URL"
+            )
+        os.environ[name] = own[index]  # Celery reads CELERY_BROKER_URL before its own configuration
+    settings.CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", settings.CELERY_BROKER_URL)
+    media = Path(os.environ.get("MEDIA_ROOT", settings.MEDIA_ROOT)) / worker
+    os.environ["MEDIA_ROOT"] = str(media)
+    settings.MEDIA_ROOT = media
+    from portal.celery import app
+
+    folders = app.conf.broker_transport_options  # the embedded file-system broker's, under var/
+    for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
+        if key in folders:
+            folders[key] = str(Path(folders[key]) / worker)
+            os.makedirs(folders[key], exist_ok=True)
+
+
+# Tests that share a costly fixture run in one xdist worker, which builds it once: the browser package's
+# catalogue (three shared rounds ingested and published), and each module whose tests share a
+# module-scoped one (a real worker or server, files unpacked from a round once).
+# Elsewhere tests spread one by one. A module left off only costs time: each worker builds its own.
+ONE_WORKER = (
+    "tests/browser/",
+    "tests/checking/bundles/test_in_place.py",
+    "tests/checking/bundles/test_layout.py",
+    "tests/checking/pipeline/test_publication.py",
+    "tests/checking/pipeline/test_workers.py",
+    "tests/checking/rules/test_forged_clock.py",
+    "tests/checking/rules/test_history_keeps_checked_runs.py",
+    "tests/checking/rules/test_rules_real.py",
+    "tests/checking/test_energy_v40.py",
+    "tests/checking/test_systems_real.py",
+    "tests/clients/test_portal_submit.py",
+    "tests/leaderboard/test_accelerators.py",
+    "tests/leaderboard/test_organisations.py",
+    "tests/portal/test_abuse.py",
+    "tests/portal/test_hostile_clients.py",
+    "tests/portal/test_shared_cache.py",
+    "tests/portal/test_static_files.py",
+    "tests/portal/test_storage_s3.py",
+    "tests/refchecks/test_refchecks_agent.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown where it is not installed
+def pytest_xdist_make_scheduler(config, log):
+    """bin/run_tests.py's --dist loadgroup, with ONE_WORKER as the groups: pytest-xdist 3.8.0 marks a
+    test's group in its node id (item._nodeid), which pytest 9 no longer reads, so its own loadgroup
+    split every group. Its scheduling by scope is kept (xdist's loadgroup is the same subclass): the
+    largest groups first, then the other tests one by one."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return next((group for group in ONE_WORKER if nodeid.startswith(group)), nodeid)
+
+    return OneWorkerGroups(config, log)
+
+
 def pytest_collection_modifyitems(items):
     """Skips the whole-round comparisons unless WHOLE_ROUNDS=1, saying why
     (tests/checking/test_shared_rounds.py: each shared round ingested whole and mlperf-logging run over
     every log, 1-8 minutes a round on two cores; `make test-rounds` runs them, and CI after `make test`);
-    a test's database mode is written in its module
-    (`pytest.mark.django_db`, with transaction=True where other processes or on_commit hooks read its
-    writes), not decided here."""
+    a test's database mode is written in its module (`pytest.mark.django_db`, with transaction=True
+    where other processes or on_commit hooks read its writes), not decided here."""
     whole = os.environ.get("WHOLE_ROUNDS") == "1"
     for item in items:
         if item.get_closest_marker("whole_rounds") and not whole:
