@@ -55,7 +55,8 @@ run: setup
 
 # Everything but the whole-round comparisons, in two pytest-xdist workers (one per core), each with its own
 # test database and Redis databases (bin/run_tests.py); PostgreSQL and Redis when they answer (tests that
-# need them skip with a reason otherwise). Prints the ten slowest tests.
+# need them skip with a reason otherwise). Prints the ten slowest tests. Stopped (Ctrl-C, kill), it ends
+# every process the tests started.
 test: setup-dev
 	$(PY) bin/run_tests.py --durations=10
 

@@ -9,11 +9,19 @@ one database per worker, comma-separated (by default two workers: 15 and 13 for 
 for the shared cache); one of each runs the suite in one process. Each worker takes its own from
 TEST_BROKER_URLS and TEST_CACHE_URLS (tests/conftest.py), and pytest-django gives it its own test
 database (test_<name>_gw0, ...).
+
+Stopped (Ctrl-C, or SIGTERM as `make` passes on), it stops pytest and its workers as Ctrl-C would,
+lets them end their fixtures, then ends any process a test started that is still there: every one
+carries TEST_RUN_MARKER in its environment.
 """
 
 import os
+import signal
 import subprocess
 import sys
+import time
+import uuid
+from pathlib import Path
 
 from services import answers  # bin/services.py, beside this script
 
@@ -25,6 +33,8 @@ BROKER_URLS = os.environ.get(
 CACHE_URLS = os.environ.get(
     "TEST_CACHE_URL", "redis://127.0.0.1:6379/14,redis://127.0.0.1:6379/12"
 ).split(",")
+# A stopped run's fixtures get this long to stop what they started before the rest is killed.
+STOP_GRACE_S = 30
 
 
 def workers(args: list[str]) -> list[str]:
@@ -67,13 +77,72 @@ def environment() -> dict[str, str]:
         env["TEST_CACHE_URL"] = CACHE_URLS[0]
         env["TEST_CACHE_URLS"] = ",".join(CACHE_URLS)
     env.setdefault("MEDIA_ROOT", os.path.abspath("var/test-media"))
+    env["TEST_RUN_MARKER"] = uuid.uuid4().hex
     return env
+
+
+def left_behind(marker: str) -> list[int]:
+    """Pids of the processes, other than this one, whose environment holds the run's marker (Linux's
+    /proc; elsewhere none are found)."""
+    needle = f"TEST_RUN_MARKER={marker}".encode()
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if needle in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            pass
+    return [pid for pid in found if pid != os.getpid()]
+
+
+def end_left_behind(marker: str) -> None:
+    """SIGTERM what the run left, then SIGKILL what is still there after 5 s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = left_behind(marker)
+        if not pids:
+            return
+        if sig == signal.SIGTERM:
+            print(f"ending {len(pids)} processes the tests left behind: {pids}", file=sys.stderr)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while left_behind(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
 def main() -> int:
     args = sys.argv[1:]
     env = environment()
-    return subprocess.call([sys.executable, "-m", "pytest", *workers(args), *args], env=env)
+    # pytest in a process group of its own, with its workers: a stop reaches them all at once, as
+    # Ctrl-C in a terminal would, and nothing else.
+    pytest = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *workers(args), *args], env=env, process_group=0
+    )
+    stopped = []
+
+    def stop(signum, frame):
+        stopped.append(signum)
+        if len(stopped) == 1:  # pytest and its workers end their fixtures (KeyboardInterrupt)
+            os.killpg(pytest.pid, signal.SIGINT)
+        else:  # asked again: at once
+            os.killpg(pytest.pid, signal.SIGKILL)
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
+    try:
+        deadline = None
+        while (code := pytest.poll()) is None:
+            if stopped and deadline is None:
+                deadline = time.monotonic() + STOP_GRACE_S
+            if deadline is not None and time.monotonic() > deadline:
+                os.killpg(pytest.pid, signal.SIGKILL)
+            time.sleep(0.2)
+    finally:
+        end_left_behind(env["TEST_RUN_MARKER"])
+    return 128 + stopped[0] if stopped else code
 
 
 if __name__ == "__main__":
