@@ -39,9 +39,9 @@ STOP_GRACE_S = 30
 
 def workers(args: list[str]) -> list[str]:
     """pytest-xdist's options: as many workers as Redis database pairs, at most one per core, none
-    where the arguments choose (-n, -p no:xdist, --pdb) or xdist is not installed."""
+    where the arguments choose (-n, -p no:xdist, --pdb, --trace) or xdist is not installed."""
     count = min(len(BROKER_URLS), len(CACHE_URLS), os.cpu_count() or 1)
-    chosen = {"--numprocesses", "no:xdist", "--pdb", "--collect-only", "--co"}
+    chosen = {"--numprocesses", "no:xdist", "--pdb", "--trace", "--collect-only", "--co"}
     if count < 2 or chosen & set(args) or any(a.startswith("-n") for a in args):
         return []
     try:
@@ -116,11 +116,13 @@ def end_left_behind(marker: str) -> None:
 def main() -> int:
     args = sys.argv[1:]
     env = environment()
+    command = [sys.executable, "-m", "pytest", *workers(args), *args]
+    if {"--pdb", "--trace"} & set(args):
+        # A debugger reads the terminal, which only its foreground process group may: as before.
+        return subprocess.call(command, env=env)
     # pytest in a process group of its own, with its workers: a stop reaches them all at once, as
     # Ctrl-C in a terminal would, and nothing else.
-    pytest = subprocess.Popen(
-        [sys.executable, "-m", "pytest", *workers(args), *args], env=env, process_group=0
-    )
+    pytest = subprocess.Popen(command, env=env, process_group=0)
     stopped = []
 
     def stop(signum, frame):
