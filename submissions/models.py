@@ -59,6 +59,9 @@ class Submission(models.Model):
     runs_total = models.PositiveIntegerField(default=0)
     runs_checked = models.PositiveIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
+    # Its step's claim (checking/leases.py claim): the task holding it, until when unless its heartbeat renews it.
+    claimed_by = models.CharField(max_length=255, blank=True)
+    claim_expires = models.DateTimeField(null=True, blank=True)
     queue_pending = models.BooleanField(
         default=False,
         help_text="Its first step could not be handed to the task queue (the broker did not answer); "

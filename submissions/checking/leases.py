@@ -10,6 +10,11 @@ The heartbeat renews only the leases of the tasks this process is running now. A
 given back (the database was down when its task ended) then stops beating and expires like a dead
 process's: renewing every lease bearing the process's name kept such a lease alive for as long as the
 process lived, and the sweeper left its submission stuck.
+
+A claim is the lease of a submission's step (unpacking it, finalizing it): one conditional UPDATE of the
+submission's row names the task holding the step and until when (LEASE_EXPIRY_S ahead, renewed by the same
+heartbeat). A second task for the same step is refused while the claim is live; once its holder died (the
+claim lapsed) the next task takes the step over. The step gives the claim back when it ends.
 """
 
 import logging
@@ -17,18 +22,56 @@ import os
 import socket
 import threading
 import time
+import uuid
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
+from django.db.models import Q
 from django.utils import timezone
 
-from submissions.models import TaskLease, Validation
+from submissions.models import Submission, TaskLease, Validation
 
 log = logging.getLogger(__name__)
 
 
 def process_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def claim(submission_id: int, owner: str, step: str, *, start_from, **fields) -> bool:
+    """Claim the submission's `step` (a status) for `owner` (a task id) in one UPDATE ... WHERE: it moves
+    from a status in `start_from` into `step`, unless it is in `step` already under another owner's live
+    claim (a second task for the step; the claim of a step it has left refuses nothing). The owner's own
+    claim is taken again (a retry of the same task). False, and nothing changed, where it is refused.
+    `fields` are set with it."""
+    now = timezone.now()
+    free = (
+        ~Q(status=step)
+        | Q(claim_expires__isnull=True)
+        | Q(claim_expires__lt=now)
+        | Q(claimed_by=owner)
+    )
+    claimed = Submission.objects.filter(free, pk=submission_id, status__in=start_from).update(
+        status=step, claimed_by=owner, claim_expires=_expiry(now), updated_at=now, **fields
+    )
+    return claimed == 1
+
+
+def release(submission_id: int, owner: str) -> None:
+    """The step `owner` claimed ended (moved on, or failed): another task may claim it at once."""
+    Submission.objects.filter(pk=submission_id, claimed_by=owner).update(
+        claimed_by="", claim_expires=None
+    )
+
+
+def new_owner() -> str:
+    """An owner for a step run outside a task (a command, a test): its own name."""
+    return f"{process_name()}:{uuid.uuid4().hex}"
+
+
+def _expiry(now):
+    return now + timedelta(seconds=settings.LEASE_EXPIRY_S)
 
 
 def _submission_of(task_name: str, args: list) -> int | None:
@@ -116,7 +159,9 @@ class _Heartbeat:
                 continue
             try:
                 close_old_connections()  # this thread's own connection, as between requests
-                TaskLease.objects.filter(task_id__in=held).update(beat_at=timezone.now())
+                now = timezone.now()  # a claim lapses when its task's lease does
+                TaskLease.objects.filter(task_id__in=held).update(beat_at=now)
+                Submission.objects.filter(claimed_by__in=held).update(claim_expires=_expiry(now))
             except DatabaseError:
                 log.warning(
                     "lease heartbeat of %s failed; trying again in %s s",

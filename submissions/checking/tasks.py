@@ -89,7 +89,7 @@ def _again_later(task, args) -> None:
 @shared_task(name="submissions.tasks.ingest", **RETRY)
 def ingest(submission_id: int) -> None:
     try:
-        validation_id, run_ids = pipeline.ingest(submission_id)
+        validation_id, run_ids = pipeline.ingest(submission_id, ingest.request.id)
     except TRANSIENT:
         raise
     except Exception as error:  # never leave a bundle half-way: say what broke
@@ -118,7 +118,9 @@ def revalidate(
 
     user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
     try:
-        validation_id, run_ids = pipeline.revalidate(submission_id, reason, user)
+        validation_id, run_ids = pipeline.revalidate(
+            submission_id, reason, user, revalidate.request.id
+        )
     except TRANSIENT:
         raise
     except Exception as error:  # as ingest: never leave a submission half-way
@@ -157,7 +159,7 @@ def check_runs(run_ids: list[int], validation_id: int) -> None:
 
 @shared_task(name="submissions.tasks.finalize", **RETRY)
 def finalize(submission_id: int) -> None:
-    pipeline.finalize(submission_id)
+    pipeline.finalize(submission_id, finalize.request.id)
 
 
 def queue_ingest(submission_id: int) -> bool:

@@ -14,7 +14,7 @@ from leaderboard.models import Benchmark, Result, Run, System
 from submissions.models import Finding, Submission, Validation
 from submissions.refchecks import jobs as refchecks
 
-from .. import energy, rules, scoring
+from .. import energy, leases, rules, scoring
 from ..bundles.runlogs import SUMMARIZER_RUN_FILE, result_files
 from .common import Status, clear_work_when_final, submission_files, update
 from .publication import publish, published_while_checking
@@ -152,14 +152,24 @@ def _description_format(system: System) -> str:
     return "entry.json" if system.description_path.endswith("entry.json") else "system.json"
 
 
-def finalize(submission_id: int) -> None:
+def finalize(submission_id: int, owner: str | None = None) -> None:
     """Score every result, store result-level findings and the verdict; publish if asked to.
 
-    The steps, each a function below: claim the validation still running; check the systems; score
-    and check each result; store the findings, the counts and the scores; give the verdict (only the
-    finalize that moves the status on wins: a duplicate rolls back); publish if asked to; plan the
-    reference checks; clear the work folder."""
-    claimed = _claim(submission_id)
+    The steps, each a function below: claim the step (leases.claim: `owner`, a task, holds it; a second
+    finalize is refused); check the systems; score and check each result; store the findings, the counts
+    and the scores; give the verdict (only the finalize that moves the status on wins: a duplicate rolls
+    back); publish if asked to; plan the reference checks; clear the work folder."""
+    owner = owner or leases.new_owner()
+    if not leases.claim(submission_id, owner, Status.FINALIZING, start_from=[Status.FINALIZING]):
+        return
+    try:
+        _finalize(submission_id)
+    finally:
+        leases.release(submission_id, owner)
+
+
+def _finalize(submission_id: int) -> None:
+    claimed = _running(submission_id)
     if claimed is None:
         return
     submission, validation = claimed
@@ -180,7 +190,7 @@ def finalize(submission_id: int) -> None:
     clear_work_when_final(submission_id)
 
 
-def _claim(submission_id: int) -> tuple[Submission, Validation] | None:
+def _running(submission_id: int) -> tuple[Submission, Validation] | None:
     """The submission and its running validation, when it waits to be finalized; else None."""
     submission = Submission.objects.select_related("round", "organisation").get(pk=submission_id)
     validation = submission.validations.filter(status=Validation.Status.RUNNING).first()

@@ -11,6 +11,7 @@ from leaderboard.models import Benchmark, Result, Run, Submitter, System
 from leaderboard.organisations import lookalike_key, organisation_of
 from submissions.models import Finding, Submission, Validation
 
+from .. import leases
 from ..bundles import BundleError, LayoutError, detect
 from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
 from ..energy import has_power_track, power_of_runs
@@ -20,16 +21,25 @@ from ..systems import fields_of
 from .common import Status, clear_work, fail, is_disk_full, open_submission, room_to_open, update
 
 
-def ingest(submission_id: int) -> tuple[int | None, list[int]]:
-    """Open and record the bundle; return (validation id, run ids to check)."""
-    claimed = update(
+def ingest(submission_id: int, owner: str | None = None) -> tuple[int | None, list[int]]:
+    """Open and record the bundle; return (validation id, run ids to check). `owner`: the task claiming the
+    step (leases.claim); nothing is done where another holds it."""
+    owner = owner or leases.new_owner()
+    if not leases.claim(
         submission_id,
-        only_if={"status__in": [Status.RECEIVED, Status.INGESTING]},
-        status=Status.INGESTING,
+        owner,
+        Status.INGESTING,
+        start_from=[Status.RECEIVED, Status.INGESTING],
         attempts=F("attempts") + 1,
-    )
-    if not claimed:
+    ):
         return None, []
+    try:
+        return _ingest(submission_id)
+    finally:
+        leases.release(submission_id, owner)
+
+
+def _ingest(submission_id: int) -> tuple[int | None, list[int]]:
     submission = Submission.objects.select_related("round", "organisation").get(pk=submission_id)
     try:
         with room_to_open(submission):
@@ -118,10 +128,13 @@ def _names_of_others(own: Organisation):
         yield organisation
 
 
-def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, list[int]]:
+def revalidate(
+    submission_id: int, reason: str, user=None, owner: str | None = None
+) -> tuple[int | None, list[int]]:
     """Check a final submission again (e.g. after a rules fix); findings of earlier passes are kept. A failed
     one whose bundle is kept (a worker kept dying, a fault since mended) is taken in again from the start, as
-    its failure message promises."""
+    its failure message promises. `owner`: the task claiming the step, as ingest's."""
+    owner = owner or leases.new_owner()
     final = [Status.VALID, Status.INVALID, Status.PUBLISHED]
     submission = Submission.objects.select_related("round").get(pk=submission_id)
     if submission.status == Status.FAILED:
@@ -135,13 +148,20 @@ def revalidate(submission_id: int, reason: str, user=None) -> tuple[int | None, 
             finished_at=None,
             queue_pending=False,
         ):
-            return ingest(submission_id)
+            return ingest(submission_id, owner)
         return None, []
     was_published = submission.status == Status.PUBLISHED
-    if not update(  # this pass is its first attempt
-        submission_id, only_if={"status__in": final}, status=Status.INGESTING, attempts=1
-    ):
+    # this pass is its first attempt
+    if not leases.claim(submission_id, owner, Status.INGESTING, start_from=final, attempts=1):
         return None, []
+    try:
+        return _revalidate(submission, reason, user, was_published)
+    finally:
+        leases.release(submission_id, owner)
+
+
+def _revalidate(submission, reason: str, user, was_published: bool) -> tuple[int | None, list[int]]:
+    submission_id = submission.pk
     try:
         with room_to_open(submission):
             open_submission(submission)

@@ -4,11 +4,13 @@ It runs every SWEEP_EVERY_S and looks, in this order, for
 1. leases whose heartbeat stopped (leases.py): the process running that task died; the task
    is queued again as it was;
 2. uploads whose first task the broker refused (`queue_pending`): queued now;
-3. submissions not final, with no live lease, not updated for `idle_after` while nothing waits
-   in the queues: their message was lost (a broker restarted, a worker died before starting
+3. submissions not final, with no live lease or claim, not updated for `idle_after` while nothing
+   waits in the queues: their message was lost (a broker restarted, a worker died before starting
    it); their step is queued again;
 4. whatever is not final and not updated for `older_than`, whatever the queues say;
 5. reference checks that no agent will finish (refchecks/jobs.py sweep): sent again, or failed.
+A submission's step is queued once a sweep, by the first of these that finds it. Steps claim their
+work (leases.claim), so a step queued twice still runs once.
 Steps are idempotent. After `max_attempts` a submission fails with a visible reason. Each attempt counts
 once: ingest counts its own when it claims the submission, so the sweeper counts only the later steps it
 queues again (counting an ingest here as well spent the budget twice as fast as set).
@@ -24,6 +26,7 @@ from leaderboard.models import Run
 from submissions.models import Submission, TaskLease, Validation
 from submissions.refchecks import jobs as refchecks
 
+from .. import leases
 from .common import Status, fail, update
 
 STUCK = [Status.RECEIVED, Status.INGESTING, Status.CHECKING, Status.FINALIZING]
@@ -46,13 +49,16 @@ def sweep(
     if lease_expiry is not None:
         actions += _requeue_dead_leases(live_after, max_attempts, queue)
     actions += _queue_pending(queue)
+    queued = {submission_id for submission_id, _ in actions}  # once a sweep
     waiting = queue.waiting() if hasattr(queue, "waiting") else None
     quiet_for = (
         min(idle_after, older_than) if idle_after is not None and waiting == 0 else older_than
     )
     candidates = (
         Submission.objects.filter(status__in=STUCK, updated_at__lt=now - quiet_for)
+        .exclude(pk__in=queued)
         .exclude(leases__beat_at__gte=live_after)
+        .exclude(claim_expires__gte=now)
         .order_by("pk")
     )
     for submission in candidates:
@@ -90,11 +96,15 @@ def _requeue_dead_leases(expired_before, max_attempts: int, queue) -> list[tuple
         submission = lease.submission
         if submission.is_final:
             continue
+        leases.release(
+            submission.pk, lease.task_id
+        )  # its holder died: the task sent again claims at once
         if submission.attempts >= max_attempts:
             actions.append(_give_up(submission))
             continue
-        if not _counts_itself(lease.task_name):
-            update(submission.pk, attempts=F("attempts") + 1)
+        # Stamped: the idle step leaves it to the task sent again.
+        counted = {} if _counts_itself(lease.task_name) else {"attempts": F("attempts") + 1}
+        update(submission.pk, **counted)
         queue.task(lease.task_name, lease.args, lease.options)
         actions.append(
             (submission.pk, f"requeue {lease.task_name.rsplit('.', 1)[-1]} of {lease.worker}")

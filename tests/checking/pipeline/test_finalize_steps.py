@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Run
+from submissions.checking import leases
 from submissions.checking.pipeline.common import Status
 from submissions.models import Finding, Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
@@ -33,7 +34,10 @@ def submission(rounds, tmp_path):
 
 def test_a_final_submission_is_not_claimed_again(submission):
     assert submission.status in (Status.VALID, Status.INVALID)
-    assert steps._claim(submission.pk) is None
+    claimed = leases.claim(
+        submission.pk, "finalize", Status.FINALIZING, start_from=[Status.FINALIZING]
+    )
+    assert not claimed and steps._running(submission.pk) is None
 
 
 def test_a_run_with_an_error_is_rejected_and_failed_by_its_first_error_s_rule(submission):

@@ -1,4 +1,5 @@
-"""The sweeper re-queues work left behind by a dead worker and gives up, visibly, after N attempts."""
+"""The sweeper re-queues work left behind by a dead worker, once, and gives up, visibly, after N attempts;
+a step's claim refuses a second task while the first holds it."""
 
 from datetime import timedelta
 
@@ -216,3 +217,51 @@ def test_a_task_that_keeps_killing_its_worker_fails_with_the_reason(rounds):
     assert sweep_now(queue) == [(submission.pk, "failed")]
     submission.refresh_from_db()
     assert submission.status == "failed" and submission.rule == "pipeline.gave-up"
+
+
+def test_a_dead_workers_ingest_is_queued_once_by_a_sweep_that_also_finds_it_idle(rounds):
+    """Its lease expired and the submission is idle with nothing waiting: sent again once, not also queued
+    by the idle step (two ingests of one submission raced: issue 34)."""
+    submission = stuck(rounds, Submission.Status.INGESTING, minutes_ago=2)
+    dead = lease(submission, "submissions.tasks.ingest", [submission.pk], seconds_ago=90)
+    Submission.objects.filter(pk=submission.pk).update(  # its claim, a moment from lapsing
+        claimed_by=dead.task_id, claim_expires=timezone.now() + timedelta(seconds=1)
+    )
+    queue = QueueWithBroker(waiting=0)
+    assert sweep_now(queue) == [(submission.pk, "requeue ingest of host:123")]
+    assert queue.calls == [
+        ("task", "submissions.tasks.ingest", [submission.pk], {"time_limit": 99})
+    ]
+    assert Submission.objects.get(pk=submission.pk).claimed_by == ""  # free for the task sent again
+    assert sweep_now(QueueWithBroker(waiting=0)) == []  # the next sweep leaves it to that task
+
+
+def test_a_claim_refuses_a_second_task_while_the_first_holds_the_step(rounds):
+    """leases.claim: one UPDATE ... WHERE; the step's second task is refused under a live claim, the holder's
+    own retry is not, and once the holder died (the claim lapsed) the next task takes the step over."""
+    from submissions.checking import leases
+    from submissions.checking.pipeline import finalize, ingest
+
+    submission = stuck(rounds, Submission.Status.RECEIVED)
+    steps = dict(start_from=[Submission.Status.RECEIVED, Submission.Status.INGESTING])
+    assert leases.claim(submission.pk, "task-1", "ingesting", **steps)
+    assert not leases.claim(submission.pk, "task-2", "ingesting", **steps)
+    assert ingest(submission.pk, "task-2") == (None, [])  # refused: nothing done
+    assert Submission.objects.get(pk=submission.pk).claimed_by == "task-1"
+    assert leases.claim(submission.pk, "task-1", "ingesting", **steps)  # a retry of the same task
+    held = Submission.objects.get(pk=submission.pk)
+    assert (held.status, held.claimed_by) == ("ingesting", "task-1")
+
+    Submission.objects.filter(pk=submission.pk).update(
+        claim_expires=timezone.now() - timedelta(seconds=1)
+    )
+    assert leases.claim(submission.pk, "task-3", "ingesting", **steps)  # task-1 died
+    leases.release(submission.pk, "task-3")
+    assert leases.claim(submission.pk, "task-4", "ingesting", **steps)
+
+    Submission.objects.filter(pk=submission.pk).update(status="valid")  # task-4's step ended
+    assert leases.claim(submission.pk, "task-6", "ingesting", start_from=["valid"])  # re-validated
+
+    Submission.objects.filter(pk=submission.pk).update(status="finalizing", claimed_by="task-4")
+    finalize(submission.pk, "task-5")  # refused: task-4 holds the submission
+    assert Submission.objects.get(pk=submission.pk).claimed_by == "task-4"
