@@ -62,6 +62,12 @@ class Submission(models.Model):
     # Its step's claim (checking/leases.py claim): the task holding it, until when unless its heartbeat renews it.
     claimed_by = models.CharField(max_length=255, blank=True)
     claim_expires = models.DateTimeField(null=True, blank=True)
+    lost_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the sweeper last counted an attempt lost (a worker died): the tasks started "
+        "before belong to that attempt.",
+    )
     queue_pending = models.BooleanField(
         default=False,
         help_text="Its first step could not be handed to the task queue (the broker did not answer); "

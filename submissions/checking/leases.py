@@ -7,9 +7,8 @@ again. The broker would hand the dead process's unacknowledged message to anothe
 after its visibility timeout, which must outlast the longest task (half an hour).
 
 The heartbeat renews only the leases of the tasks this process is running now. A lease that could not be
-given back (the database was down when its task ended) then stops beating and expires like a dead
-process's: renewing every lease bearing the process's name kept such a lease alive for as long as the
-process lived, and the sweeper left its submission stuck.
+given back (the database was down when its task ended) is given back by the heartbeat once the database
+answers: left to expire, it read as a dead process's, and the outage was counted as an attempt.
 
 A claim is the lease of a submission's step (unpacking it, finalizing it): one conditional UPDATE of the
 submission's row names the task holding the step and until when (LEASE_EXPIRY_S ahead, renewed by the same
@@ -90,6 +89,7 @@ def take(task_id: str, task_name: str, args: list, options: dict) -> bool:
     if submission_id is None:
         return False
     _heartbeat.hold(task_id)
+    _heartbeat.start_here()  # before the INSERT: it gives back what a database outage left
     lease = TaskLease(
         task_id=task_id,
         task_name=task_name,
@@ -106,18 +106,24 @@ def take(task_id: str, task_name: str, args: list, options: dict) -> bool:
         unique_fields=["task_id"],
         update_fields=["task_name", "args", "options", "submission", "worker", "beat_at"],
     )
-    _heartbeat.start_here()
     return True
 
 
 def give_back(task_id: str) -> None:
-    """The task ended here: its lease beats no more, and is deleted (when the database answers; else it
-    expires and the sweeper, finding the task's submission not final, queues the task's step again)."""
+    """The task ended here: its lease beats no more, and is deleted; where the database does not answer, by
+    the heartbeat once it does (the task's submission, not final, is then queued again as lost work, not
+    counted as an attempt)."""
     _heartbeat.release(task_id)
     try:
-        TaskLease.objects.filter(task_id=task_id).delete()
+        _delete_leases([task_id])
     except DatabaseError:
-        log.warning("lease of task %s not given back; it expires by itself", task_id, exc_info=True)
+        log.warning("lease of task %s not given back; the heartbeat will", task_id, exc_info=True)
+        _heartbeat.give_back_later(task_id)
+
+
+def _delete_leases(task_ids: list[str]) -> None:
+    """This process's leases of these tasks (a retry of one running elsewhere since holds its own)."""
+    TaskLease.objects.filter(task_id__in=task_ids, worker=process_name()).delete()
 
 
 class _Heartbeat:
@@ -128,20 +134,35 @@ class _Heartbeat:
         self._pid = None
         self._lock = threading.Lock()
         self._held: set[str] = set()  # the task ids running in this process
+        # the tasks ended here whose leases the database did not take back
+        self._ended: set[str] = set()
 
     def hold(self, task_id: str) -> None:
         with self._lock:
-            if self._pid != os.getpid():  # a pool process forked with its parent's set
-                self._held = set()
+            if self._pid != os.getpid():  # a pool process forked with its parent's sets
+                self._held, self._ended = set(), set()
             self._held.add(task_id)
+            self._ended.discard(task_id)  # a retry of it, here
 
     def release(self, task_id: str) -> None:
         with self._lock:
             self._held.discard(task_id)
 
+    def give_back_later(self, task_id: str) -> None:
+        with self._lock:
+            self._ended.add(task_id)
+
     def held(self) -> list[str]:
         with self._lock:
             return sorted(self._held) if self._pid == os.getpid() else []
+
+    def ended(self) -> list[str]:
+        with self._lock:
+            return sorted(self._ended) if self._pid == os.getpid() else []
+
+    def given_back(self, task_ids: list[str]) -> None:
+        with self._lock:
+            self._ended.difference_update(task_ids)
 
     def start_here(self) -> None:
         with self._lock:
@@ -154,14 +175,17 @@ class _Heartbeat:
         me = process_name()
         while True:
             time.sleep(settings.LEASE_BEAT_S)
-            held = self.held()
-            if not held:
+            held, ended = self.held(), self.ended()
+            if not held and not ended:
                 continue
             try:
                 close_old_connections()  # this thread's own connection, as between requests
                 now = timezone.now()  # a claim lapses when its task's lease does
                 TaskLease.objects.filter(task_id__in=held).update(beat_at=now)
                 Submission.objects.filter(claimed_by__in=held).update(claim_expires=_expiry(now))
+                if ended:
+                    _delete_leases(ended)
+                    self.given_back(ended)
             except DatabaseError:
                 log.warning(
                     "lease heartbeat of %s failed; trying again in %s s",

@@ -74,6 +74,14 @@ def _drop_connections_after_a_failure(task=None, state=None, **_):
         connections.close_all()
 
 
+@signals.task_failure.connect
+def _count_a_failed_step(sender=None, task_id=None, exception=None, **_):
+    """A step's task that raised lost its attempt (counted once per attempt, as a dead worker's, so that a
+    fault is not tried for ever); a database or broker outage did not. Before postrun: the lease is there."""
+    if not sender.request.is_eager and not isinstance(exception, (*TRANSIENT, BrokerError)):
+        pipeline.count_failed_task(task_id, settings.SWEEP_MAX_ATTEMPTS)
+
+
 @signals.worker_init.connect
 def _import_before_forking(**_):
     rcp.preload()  # scipy: a second to import, once here instead of in each pool process

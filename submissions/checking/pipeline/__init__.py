@@ -11,10 +11,11 @@ from .finalize import finalize, score_result
 from .ingest import ingest, revalidate, wait_for_disk
 from .publication import held_results, publish, publish_due_rounds, publish_round, withdraw
 from .retention import purge_failed_bundles
-from .sweeper import sweep, wait_for_broker
+from .sweeper import count_failed_task, sweep, wait_for_broker
 
 __all__ = [
     "check_runs",
+    "count_failed_task",
     "fail",
     "finalize",
     "held_results",

@@ -3,7 +3,8 @@
 from functools import partial
 
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import Max, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Organisation
@@ -23,14 +24,15 @@ from .common import Status, clear_work, fail, is_disk_full, open_submission, roo
 
 def ingest(submission_id: int, owner: str | None = None) -> tuple[int | None, list[int]]:
     """Open and record the bundle; return (validation id, run ids to check). `owner`: the task claiming the
-    step (leases.claim); nothing is done where another holds it."""
+    step (leases.claim); nothing is done where another holds it. The first claim is attempt 1: a lost
+    attempt is counted by the sweeper, where it finds it lost."""
     owner = owner or leases.new_owner()
     if not leases.claim(
         submission_id,
         owner,
         Status.INGESTING,
         start_from=[Status.RECEIVED, Status.INGESTING],
-        attempts=F("attempts") + 1,
+        attempts=Greatest("attempts", Value(1)),
     ):
         return None, []
     try:
@@ -71,7 +73,6 @@ def wait_for_disk(submission_id: int) -> bool:
             submission_id,
             only_if={"status__in": [Status.RECEIVED, Status.INGESTING]},
             status=Status.RECEIVED,
-            attempts=F("attempts") - 1,
             message="Waiting for disk space on the portal. The bundle is stored; checking starts by itself "
             "once there is room. There is no need to upload again.",
         )

@@ -6,14 +6,17 @@ It runs every SWEEP_EVERY_S and looks, in this order, for
 2. uploads whose first task the broker refused (`queue_pending`): queued now;
 3. submissions not final, with no live lease or claim, not updated for `idle_after` while nothing
    waits in the queues: their message was lost (a broker restarted, a worker died before starting
-   it); their step is queued again;
+   it, a task gave up while the database was down); their step is queued again;
 4. whatever is not final and not updated for `older_than`, whatever the queues say;
 5. reference checks that no agent will finish (refchecks/jobs.py sweep): sent again, or failed.
 A submission's step is queued once a sweep, by the first of these that finds it. Steps claim their
 work (leases.claim), so a step queued twice still runs once.
-Steps are idempotent. After `max_attempts` a submission fails with a visible reason. Each attempt counts
-once: ingest counts its own when it claims the submission, so the sweeper counts only the later steps it
-queues again (counting an ingest here as well spent the budget twice as fast as set).
+
+An attempt is counted where one is lost: when the sweeper finds the lease of a dead process, or a task
+of the step raised (count_failed_task), once for all the tasks of that attempt (a worker checking two
+batches of a submission died once; the lease of its other process may expire a sweep later). Lost
+messages and outages are not attempts. After `max_attempts` lost, a submission fails with a visible
+reason.
 Returns what it did, as (submission id, action) pairs, for logs and tests.
 """
 
@@ -62,54 +65,75 @@ def sweep(
         .order_by("pk")
     )
     for submission in candidates:
-        actions += _requeue_step(submission, max_attempts, queue)
+        actions += _requeue_step(submission, queue)
     actions += refchecks.sweep(now)
     return actions
 
 
-def _give_up(submission: Submission) -> tuple[int, str]:
+def _give_up(submission: Submission) -> None:
     fail(
         submission.pk,
         f"Gave up after {submission.attempts} attempts while {submission.get_status_display().lower()}: "
-        "the work was lost each time (a worker died or the broker lost the task). "
+        "each was lost (the worker doing it died, or the step failed inside the portal). "
         "The bundle is kept; a reviewer can re-validate it.",
         "pipeline.gave-up",
     )
-    return submission.pk, "failed"
-
-
-def _counts_itself(task_name: str) -> bool:
-    """Ingest counts its attempt when it claims the submission (and revalidate starts a fresh count)."""
-    return task_name.rsplit(".", 1)[-1] in ("ingest", "revalidate")
 
 
 def _requeue_dead_leases(expired_before, max_attempts: int, queue) -> list[tuple[int, str]]:
-    actions = []
+    """Send again, as they were, the tasks of processes that died; count their submission's lost attempt."""
+    dead: dict[int, list[TaskLease]] = {}
     for lease in (
         TaskLease.objects.filter(beat_at__lt=expired_before)
         .select_related("submission")
         .order_by("pk")
     ):
         # Deleting the lease claims it: a second sweeper, or a late heartbeat, leaves it alone.
-        if not TaskLease.objects.filter(pk=lease.pk, beat_at=lease.beat_at).delete()[0]:
-            continue
-        submission = lease.submission
+        if TaskLease.objects.filter(pk=lease.pk, beat_at=lease.beat_at).delete()[0]:
+            dead.setdefault(lease.submission_id, []).append(lease)
+    actions = []
+    for tasks in dead.values():
+        submission = tasks[0].submission
         if submission.is_final:
             continue
-        leases.release(
-            submission.pk, lease.task_id
-        )  # its holder died: the task sent again claims at once
-        if submission.attempts >= max_attempts:
-            actions.append(_give_up(submission))
+        for lease in tasks:  # their holders died: the tasks sent again claim their steps at once
+            leases.release(submission.pk, lease.task_id)
+        if _count_lost(submission, tasks, max_attempts):
+            actions.append((submission.pk, "failed"))
             continue
-        # Stamped: the idle step leaves it to the task sent again.
-        counted = {} if _counts_itself(lease.task_name) else {"attempts": F("attempts") + 1}
-        update(submission.pk, **counted)
-        queue.task(lease.task_name, lease.args, lease.options)
-        actions.append(
-            (submission.pk, f"requeue {lease.task_name.rsplit('.', 1)[-1]} of {lease.worker}")
-        )
+        for lease in tasks:
+            queue.task(lease.task_name, lease.args, lease.options)
+        workers = ", ".join(sorted({lease.worker for lease in tasks}))
+        names = ", ".join(sorted({lease.task_name.rsplit(".", 1)[-1] for lease in tasks}))
+        actions.append((submission.pk, f"requeue {names} of {workers}"))
     return actions
+
+
+def count_failed_task(task_id: str, max_attempts: int) -> None:
+    """A task of a submission's step raised (a fault of ours, a time limit; not an outage): its attempt is
+    lost as a dead worker's, counted once; the step is queued again as lost work by a later sweep."""
+    lease = TaskLease.objects.filter(task_id=task_id).select_related("submission").first()
+    if lease is not None and not lease.submission.is_final:
+        _count_lost(lease.submission, [lease], max_attempts)
+
+
+def _count_lost(submission: Submission, tasks: list[TaskLease], max_attempts: int) -> bool:
+    """Count the attempt these tasks lost, once: where one of them started after the last attempt counted
+    lost (else they are tasks of that attempt found a sweep later). The next attempt begins, or after the
+    last the submission fails (True)."""
+    if submission.lost_at is not None and all(t.started_at < submission.lost_at for t in tasks):
+        update(submission.pk)  # stamped: the idle step leaves it to the tasks sent again
+        return False
+    if submission.attempts >= max_attempts:
+        _give_up(submission)
+        return True
+    update(
+        submission.pk,
+        only_if={"lost_at": submission.lost_at},
+        attempts=F("attempts") + 1,
+        lost_at=timezone.now(),
+    )
+    return False
 
 
 def wait_for_broker(submission_id: int) -> None:
@@ -133,16 +157,15 @@ def _queue_pending(queue) -> list[tuple[int, str]]:
     return actions
 
 
-def _requeue_step(submission: Submission, max_attempts: int, queue) -> list[tuple[int, str]]:
-    if submission.attempts >= max_attempts:
-        return [_give_up(submission)]
+def _requeue_step(submission: Submission, queue) -> list[tuple[int, str]]:
+    """Queue the step of a submission whose work was lost (a message, or a task that gave up while the
+    database was down): not an attempt."""
     # Claim the sweep of this submission once, even with several sweepers (update stamps updated_at).
     again = submission.status in (Status.RECEIVED, Status.INGESTING)
-    counted = {} if again else {"attempts": F("attempts") + 1}  # ingest counts itself
-    if not update(submission.pk, only_if={"updated_at": submission.updated_at}, **counted):
+    back = {"status": Status.RECEIVED} if again else {}
+    if not update(submission.pk, only_if={"updated_at": submission.updated_at}, **back):
         return []
     if again:
-        update(submission.pk, status=Status.RECEIVED)
         queue.ingest(submission.pk)
         return [(submission.pk, "ingest")]
     if submission.status == Status.CHECKING:

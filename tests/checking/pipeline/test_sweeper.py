@@ -1,5 +1,5 @@
-"""The sweeper re-queues work left behind by a dead worker, once, and gives up, visibly, after N attempts;
-a step's claim refuses a second task while the first holds it."""
+"""The sweeper re-queues work left behind by a dead worker, once, and gives up, visibly, after N attempts
+lost; a step's claim refuses a second task while the first holds it."""
 
 from datetime import timedelta
 
@@ -101,14 +101,13 @@ def test_recent_work_is_left_alone(rounds):
     assert queue.calls == []
 
 
-def test_it_gives_up_after_the_last_attempt_with_a_visible_reason(rounds):
+def test_lost_work_is_queued_again_without_counting_an_attempt(rounds):
+    """A lost message (a broker restarted) or a task that gave up while the database was down is no attempt."""
     submission = stuck(rounds, Submission.Status.FINALIZING, attempts=3)
     queue = RecordingQueue()
-    assert sweep(timedelta(minutes=5), 3, queue) == [(submission.pk, "failed")]
+    assert sweep(timedelta(minutes=5), 3, queue) == [(submission.pk, "finalize")]
     submission.refresh_from_db()
-    assert submission.status == "failed" and submission.rule == "pipeline.gave-up"
-    assert "Gave up after 3 attempts while scoring" in submission.message
-    assert queue.calls == []
+    assert (submission.status, submission.attempts) == ("finalizing", 3)
 
 
 class QueueWithBroker(RecordingQueue):
@@ -217,6 +216,7 @@ def test_a_task_that_keeps_killing_its_worker_fails_with_the_reason(rounds):
     assert sweep_now(queue) == [(submission.pk, "failed")]
     submission.refresh_from_db()
     assert submission.status == "failed" and submission.rule == "pipeline.gave-up"
+    assert "Gave up after 3 attempts while unpacking" in submission.message
 
 
 def test_a_dead_workers_ingest_is_queued_once_by_a_sweep_that_also_finds_it_idle(rounds):
@@ -234,6 +234,51 @@ def test_a_dead_workers_ingest_is_queued_once_by_a_sweep_that_also_finds_it_idle
     ]
     assert Submission.objects.get(pk=submission.pk).claimed_by == ""  # free for the task sent again
     assert sweep_now(QueueWithBroker(waiting=0)) == []  # the next sweep leaves it to that task
+
+
+def test_the_batches_of_one_dead_worker_count_one_attempt_whichever_sweep_finds_them(rounds):
+    """A worker checking two batches of a submission dies; its two processes' leases expire a sweep apart.
+    One attempt is lost, counted once; a batch of the next attempt dying is the next one."""
+    from submissions.models import TaskLease
+
+    submission = stuck(rounds, Submission.Status.CHECKING, minutes_ago=2)
+    runs, validation = with_runs(submission, checked=1)
+    first = lease(submission, "submissions.tasks.check_runs", [[runs[1].pk], validation.pk], 90)
+    second = lease(submission, "submissions.tasks.check_runs", [[runs[2].pk], validation.pk], 30)
+    assert sweep_now(QueueWithBroker(waiting=5)) == [
+        (submission.pk, "requeue check_runs of host:123")
+    ]
+    TaskLease.objects.filter(pk=second.pk).update(
+        beat_at=first.beat_at
+    )  # a sweep later, expired too
+    assert sweep_now(QueueWithBroker(waiting=5)) == [
+        (submission.pk, "requeue check_runs of host:123")
+    ]
+    assert Submission.objects.get(pk=submission.pk).attempts == 2
+
+    again = lease(submission, "submissions.tasks.check_runs", [[runs[2].pk], validation.pk], 90)
+    TaskLease.objects.filter(pk=again.pk).update(started_at=timezone.now())  # sent again, then died
+    sweep_now(QueueWithBroker(waiting=5))
+    assert Submission.objects.get(pk=submission.pk).attempts == 3
+
+
+def test_a_task_of_a_step_that_raised_loses_its_attempt_once_and_the_last_gives_up(rounds):
+    """A fault of ours (not an outage) is tried max_attempts times, not for ever: each attempt lost counts
+    once, however many of its batches raised."""
+    from submissions.checking.pipeline import count_failed_task
+
+    submission = stuck(rounds, Submission.Status.CHECKING, minutes_ago=2, attempts=2)
+    runs, validation = with_runs(submission, checked=1)
+    one = lease(submission, "submissions.tasks.check_runs", [[runs[1].pk], validation.pk], 1)
+    other = lease(submission, "submissions.tasks.check_runs", [[runs[2].pk], validation.pk], 1)
+    count_failed_task(one.task_id, 3)
+    count_failed_task(other.task_id, 3)  # the same attempt
+    assert Submission.objects.get(pk=submission.pk).attempts == 3
+    one.delete()
+    again = lease(submission, "submissions.tasks.check_runs", [[runs[1].pk], validation.pk], 0)
+    count_failed_task(again.task_id, 3)  # sent again, and raised again: the last attempt
+    submission.refresh_from_db()
+    assert (submission.status, submission.rule) == ("failed", "pipeline.gave-up")
 
 
 def test_a_claim_refuses_a_second_task_while_the_first_holds_the_step(rounds):
