@@ -107,6 +107,8 @@ RULES: tuple[Rule, ...] = (
     Rule("run.check-crashed", ERROR),
     Rule("run.stored-as-text", WARNING),
     # mlperf-logging's checker, as the portal runs it (compliance.py, library.py).
+    # In history its errors about how metadata is logged only are warnings (compliance.metadata_only): the rule
+    # still makes errors there, about the timed region, the quality target or the run count.
     Rule("mlperf.compliance", ERROR, phrase="log lines that do not follow MLPerf's logging rules"),
     Rule("mlperf.config-missing", WARNING, phrase="logs whose rules the checker does not have"),
     Rule("mlperf.output", INFO, phrase="remarks of MLPerf's log checker"),

@@ -24,6 +24,9 @@ How this differs from its command line (`python -m mlperf_logging.compliance_che
   library's bare `except:` around each rule: it is raised again when the library returns.
 - Its messages are read from the checker's state, not scraped from its log output; what it
   prints or logs on the side is captured, never left on the worker's stdout.
+- In imported history, its errors about how the run's metadata is logged only (metadata_only, read from its
+  message shapes) are warnings beside the published score: MLCommons published the run, and its timing, its
+  quality target and its count are intact. Its errors about those still fail the run; live rounds as ever.
 
 The parser and the checker are reached through library.py (log_parser, compliance_checker), the one
 module that imports mlperf-logging.
@@ -52,6 +55,15 @@ VERDICT_FROM = (1, 0, 0)
 NOT_OF_ITS_TIME = (
     " Today's mlperf-logging rules for this ruleset differ from the tools the round was judged by, which "
     "accepted such logs: a warning for reviewers, not a failed run."
+)
+# In imported history, an error of the checker about how a run's metadata is logged (a key missing or
+# logged under another name, a submission_* key logged twice, weights_initialization's tensors) is a warning:
+# MLCommons published that run, and its time, quality target and count are untouched (issue 38, item 6).
+# An error about the timed region or convergence still fails it. See metadata_only.
+METADATA_IN_HISTORY = (
+    " Imported history: today's checker refuses the log only for how its metadata is logged; its timing, "
+    "quality target and run count are intact and MLCommons published it, so the run counts and this "
+    "finding is shown beside the score."
 )
 MAX_PARSE_FINDINGS = 20
 MAX_SIDE_OUTPUT = 5
@@ -291,12 +303,14 @@ def check_file(
     cache: bool = True,
     mllog_lines: list | None = None,
     left_out: int = 0,
+    history: bool = False,
 ) -> Findings:
     """Run mlperf-logging's compliance rules for `benchmark` on the log at `path`; return Findings.
 
     mllog_lines: what parse_file(path, max_line_bytes, mllog_lines=[]) gathered (see takes_mllog_lines);
     its records then stand in for reading the file again, with the same findings; left_out: how many lines
-    parse_file left out of them (parse_file's leave_out: lines whose key no rule names).
+    parse_file left out of them (parse_file's leave_out: lines whose key no rule names). history: the run is
+    imported history, where an error about metadata only is a warning (metadata_only).
     cache=False parses every YAML config and compiles every rule again, as the library does (for
     measuring what the per-process caches save)."""
     found = Findings(rel_path)
@@ -310,7 +324,7 @@ def check_file(
     with library.Capture() as capture, library.compliance_run(checker.enqueue, cache=cache):
         unruled = len(skipped) + left_out if read is not None else 0
         checker.check_loglines(loglines, entry_config(ruleset, benchmark), unruled)
-    _report(found, checker, loglines, errors, ruleset, capture)
+    _report(found, checker, loglines, errors, ruleset, capture, history)
     return found
 
 
@@ -320,7 +334,9 @@ _CHECK_FAILED = re.compile(r"CHECK for '(?P<key>[^']*)' failed in line (?P<line>
 _REQUIRED = re.compile(r"Required (?P<req>\S+) occurrence of '(?P<key>[^']*)' but found (?P<n>\d+)")
 
 
-def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -> None:
+def _report(
+    found: Findings, checker, loglines, errors, ruleset: str, capture, history: bool = False
+) -> None:
     where = f"mlperf-logging {library.version()}, rules {library.USAGE}_{ruleset}"
     for n, text, error in errors[:MAX_PARSE_FINDINGS]:
         found.error(
@@ -372,13 +388,11 @@ def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -
                 continue
             told.add(msg)
             message, hint, line = _explain(msg, line_of, occurrences)
-            found.add(
-                severity,
-                RULE,
-                message,
-                f"{hint} ({where}{', ' + Path(config).name if config else ''}).",
-                line=line,
-            )
+            hint = f"{hint} ({where}{', ' + Path(config).name if config else ''})."
+            if history and severity == ERROR and metadata_only(msg):
+                found.warning(RULE, message, hint + METADATA_IN_HISTORY, line=line)
+            else:
+                found.add(severity, RULE, message, hint, line=line)
 
     for name in checker.refused:
         found.warning(
@@ -400,6 +414,77 @@ def _report(found: Findings, checker, loglines, errors, ruleset: str, capture) -
     side = capture.messages() + capture.printed()
     for text in side[:MAX_SIDE_OUTPUT]:
         found.info("mlperf.output", f"mlperf-logging said: {_short(text, 300)}")
+
+
+# What the timed region and convergence are read from: a complaint about one of these keys is never metadata.
+TIMED_KEYS = frozenset(
+    {
+        "init_start",
+        "init_stop",
+        "run_start",
+        "run_stop",
+        "block_start",
+        "block_stop",
+        "epoch_start",
+        "epoch_stop",
+        "eval_start",
+        "eval_stop",
+        "eval_accuracy",
+    }
+)
+# submission_* keys whose value chooses which rules run: a bad value there hides the benchmark's checks.
+_CHOOSING_KEYS = frozenset({"submission_division", "submission_benchmark"})
+# The END checks' state that only weights_initialization's lines fill.
+_METADATA_STATE = frozenset({"initialized_tensors"})
+_FOUND = re.compile(
+    r"^Required (?:EXACTLY_ONE|AT_LEAST_ONE|AT_LEAST\(\d+\)) occurrence of '(?P<key>[^']*)' but found (?P<n>\d+)"
+)
+_FAILED_CHECK = "Failed executing CHECK code:"
+_LOGGED_KEY = re.compile(r'"key": "(?P<key>[^"]*)"')
+_STATE = re.compile(r"s\['(\w+)'\]")
+
+
+def metadata_only(msg: str) -> bool:
+    """True when one of the checker's messages is about how the run's metadata is logged, not about its timed
+    region, its convergence or its count (read from the message shapes of mlp_compliance.ComplianceChecker):
+
+    - "Required … occurrence of 'K' but found 0": a key missing, or logged under another name (v4.0's BERT rules
+      want opt_lamb_epsilon where earlier rounds logged opt_epsilon), unless K times the run or its evals;
+    - "Required … of 'submission_x' but found 2 …": a submission_* key logged twice;
+    - "CHECK for 'K' failed", or a rule's code failing on a line of K, where K is weights_initialization or a
+      submission_* key other than the division and benchmark (their values choose the rules that run);
+    - an end-of-log test that reads only the tensors weights_initialization names (initialized_tensors).
+
+    Everything else (run_start/run_stop, init, epochs and blocks, eval_accuracy reaching the target, a
+    hyperparameter's value or its differing values, an unreadable log) is not."""
+    head = msg.split("\n", 1)[0]
+    if m := _FOUND.match(head):
+        key = m["key"]
+        if key.startswith("submission_") and key not in _CHOOSING_KEYS:
+            return True
+        return m["n"] == "0" and key not in TIMED_KEYS
+    if m := _CHECK_FAILED.match(head):
+        return _metadata_key(m["key"])
+    lines = msg.split("\n")
+    if head.startswith("Failed executing code ") or "triggered by line:" in lines[:-1]:
+        # "… code triggered by line :" then the line, or "… CHECK code:", the test, "triggered by line:", the line
+        at = (
+            1
+            if head.startswith("Failed executing code ")
+            else lines.index("triggered by line:") + 1
+        )
+        key = _LOGGED_KEY.search(lines[at]) if at < len(lines) else None
+        return key is not None and _metadata_key(key["key"])
+    if head == _FAILED_CHECK or head.startswith("failed test: "):
+        state = set(_STATE.findall(lines[1] if head == _FAILED_CHECK else head))
+        return bool(state) and state <= _METADATA_STATE
+    return False
+
+
+def _metadata_key(key: str) -> bool:
+    return key == "weights_initialization" or (
+        key.startswith("submission_") and key not in _CHOOSING_KEYS
+    )
 
 
 _ALTERNATIVES = re.compile(r"^(Required AT_LEAST_ONE occurrence of )('[^']*'(?: or '[^']*')+)$")

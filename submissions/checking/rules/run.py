@@ -106,6 +106,7 @@ def check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
                         max_line_bytes=ctx.max_line_bytes,
                         mllog_lines=mllog_lines,
                         left_out=log.left_out,
+                        history=ctx.history,
                     ),
                     ctx.ruleset,
                 )
