@@ -205,6 +205,17 @@ def test_a_folder_with_one_submitter_packs_whole(tmp_path):
         assert "Org/results/s/resnet/result_0.txt" in tar.getnames()
 
 
+def test_a_folder_written_again_packs_to_the_same_bytes(tmp_path):
+    """A folder checked out again (manage.py import_round) or copied is the same bundle, the same submission."""
+    root = tmp_path / "Org"
+    (root / "results" / "s" / "resnet").mkdir(parents=True)
+    (root / "results" / "s" / "resnet" / "result_0.txt").write_text("x")
+    first = split_folder(root, tmp_path / "first")["Org"].read_bytes()
+    os.utime(root / "results" / "s" / "resnet" / "result_0.txt", (1e9, 1e9))
+    os.utime(root / "results", (2e9, 2e9))
+    assert split_folder(root, tmp_path / "again")["Org"].read_bytes() == first
+
+
 def test_parts_are_handed_over_as_the_archive_moves_on(tmp_path):
     _tar(
         tmp_path / "round.tgz",
