@@ -59,6 +59,12 @@ class Round(models.Model):
         "taken from (e.g. https://github.com/mlcommons/training_results_v5.1/tree/441d65f): a result's "
         "code link is <this>/<submitter folder>/benchmarks, as MLCommons' summary links it.",
     )
+    results_repository = models.URLField(
+        blank=True,
+        help_text="The git repository where MLCommons published the round's results (e.g. "
+        "https://github.com/mlcommons/training_results_v5.1): what `manage.py import_round` fetches, at "
+        "published_tree's commit where that names one, and where readers of a round not imported here are sent.",
+    )
     require_init_stop_before_run_start = models.BooleanField(default=False)
     rcp_normalised = models.BooleanField(
         default=True,
@@ -135,6 +141,51 @@ class Round(models.Model):
 
     def get_absolute_url(self):
         return reverse("leaderboard:round", args=[self.key])
+
+
+class RoundImport(models.Model):
+    """A published round being brought in, or the last time it was: by `manage.py import_round` (staff start it
+    from the round's page too) or by `make run`'s loading of the shared rounds. One row per round, written by
+    the command as it goes and read by the rounds' rows and the round page, so that a round on its way says so
+    from its first second. Once its submitters are handed over ("checking"), the round's submissions tell how
+    far the workers are (overview.round_counts)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Waiting for a worker"
+        FETCHING = "fetching", "Fetching"
+        SUBMITTING = "submitting", "Submitting"
+        CHECKING = "checking", "Checking"
+        DONE = "done", "Imported"
+        FAILED = "failed", "Failed"
+
+    # Still handing submitters over: nobody else may start an import of the round (unless it is stale).
+    RUNNING = (State.QUEUED, State.FETCHING, State.SUBMITTING)
+
+    round = models.OneToOneField(Round, on_delete=models.CASCADE, related_name="import_job")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.QUEUED)
+    source = models.CharField(
+        max_length=500, blank=True, help_text="A git URL, a folder or a tarball."
+    )
+    commit = models.CharField(
+        max_length=40, blank=True, help_text="The commit fetched (git sources)."
+    )
+    step = models.CharField(max_length=300, blank=True, help_text="What it is doing, in words.")
+    done = models.PositiveIntegerField(default=0, help_text="Submitters fetched and handed over.")
+    total = models.PositiveIntegerField(
+        default=0, help_text="Submitters in the source (git sources)."
+    )
+    received_bytes = models.BigIntegerField(default=0, help_text="Bytes git received in this run.")
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.round.key}: {self.state}"
+
+    @property
+    def running(self) -> bool:
+        return self.state in self.RUNNING
 
 
 class Benchmark(models.Model):

@@ -23,6 +23,7 @@ ROUND_FIELDS = [
     "notes",
     "history",
     "published_tree",
+    "results_repository",
     "require_init_stop_before_run_start",
     "rcp_normalised",
     "blocking_rules",
