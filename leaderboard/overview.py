@@ -4,11 +4,12 @@ tables. Public results only (leaderboard.public); a fixed number of queries each
 
 from dataclasses import dataclass
 
-from django.db.models import Count, OuterRef, Subquery
+from django.apps import apps
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from . import public, textsearch
-from .models import Round
+from .models import Round, RoundImport
 from .roundtable.layout import row_anchor
 from .units import minutes as in_minutes
 
@@ -24,10 +25,18 @@ class RoundCounts:
     submitters: int
     systems: int
     results: int
+    importing: str = ""  # the round is being brought in: how far, in words (import_progress)
+    job: RoundImport | None = None  # its last import, if any
+
+
+# submissions.Submission.FINAL and WITHDRAWN, named as strings: leaderboard never imports the write side.
+FINAL = ("valid", "invalid", "failed", "published", "withdrawn")
+WITHDRAWN = "withdrawn"
 
 
 def round_counts() -> list[RoundCounts]:
-    """Every round, newest first, with its public submitters, systems and results (two queries)."""
+    """Every round, newest first, with its public submitters, systems and results, and how far its import
+    is where one is under way (two queries, three while one is)."""
     counts = {
         c["system__round"]: c
         for c in public.results()
@@ -38,12 +47,56 @@ def round_counts() -> list[RoundCounts]:
             submitters=Count("system__submitter", distinct=True),
         )
     }
-    rounds = Round.objects.order_by("-publication_date", "-key")
+    rounds = list(Round.objects.select_related("import_job").order_by("-publication_date", "-key"))
+    jobs = {r.pk: r.import_job for r in rounds if hasattr(r, "import_job")}
+    checked = submissions_checked(
+        [pk for pk, job in jobs.items() if job.state in (job.State.SUBMITTING, job.State.CHECKING)]
+    )
     out = []
     for r in rounds:
-        c = counts.get(r.pk, {})
-        out.append(RoundCounts(r, c.get("submitters", 0), c.get("systems", 0), c.get("results", 0)))
+        c, job = counts.get(r.pk, {}), jobs.get(r.pk)
+        out.append(
+            RoundCounts(
+                r,
+                c.get("submitters", 0),
+                c.get("systems", 0),
+                c.get("results", 0),
+                import_progress(job, *checked.get(r.pk, (0, 0))) if job else "",
+                job,
+            )
+        )
     return out
+
+
+def submissions_checked(round_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """{round id: (its submissions checked, its submissions)}, withdrawn ones left out."""
+    if not round_ids:
+        return {}
+    rows = (
+        apps.get_model("submissions", "Submission")
+        .objects.filter(round__in=round_ids)
+        .exclude(status=WITHDRAWN)
+        .values("round")
+        .annotate(total=Count("id"), done=Count("id", filter=Q(status__in=FINAL)))
+    )
+    return {row["round"]: (row["done"], row["total"]) for row in rows}
+
+
+def import_progress(job: RoundImport, checked: int, submissions: int) -> str:
+    """What a round's row says while it is being brought in, "" once it is (or when its import failed)."""
+    State = RoundImport.State
+    of = f" {job.done} of {job.total} submitters" if job.total else ""
+    received = f", {job.received_bytes / 1e6:,.0f} MB received" if job.received_bytes else ""
+    if job.state == State.QUEUED:
+        return "queued, waiting for a worker"
+    if job.state == State.FETCHING:
+        return f"fetching{of or ' from ' + job.source}{received}"
+    if job.state == State.SUBMITTING:
+        step = f"{job.step[:1].lower()}{job.step[1:]}" + (f" ({of.strip()} done)" if of else "")
+        return step + (f", {checked} of {submissions} checked" if submissions else "")
+    if job.state == State.CHECKING and checked < submissions:
+        return f"checking, {checked} of {submissions} submitters done"
+    return ""
 
 
 @dataclass

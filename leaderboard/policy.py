@@ -17,6 +17,7 @@ the write side: its rows arrive as arguments, and its statuses and roles are nam
     decide    may_decide
     withdraw  may_withdraw
     publish   may_publish
+    import    may_import_round
     members   may_manage_members, may_join
     check     may_request_check, may_see_agents
 
@@ -317,6 +318,12 @@ def may_withdraw(who: Viewer, submission) -> bool:
 
 def may_publish(who: Viewer) -> bool:
     """Staff publish a round now (otherwise it publishes itself at its publication time)."""
+    return who.staff
+
+
+def may_import_round(who: Viewer) -> bool:
+    """Staff bring a published round in from MLCommons' repository (the round's page; `manage.py import_round`
+    is the operator's), and read how its last import went."""
     return who.staff
 
 

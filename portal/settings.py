@@ -306,6 +306,7 @@ CELERY_TASK_ROUTES = {
     "submissions.tasks.purge_stale_uploads": {"queue": "clock"},
     "submissions.tasks.revalidate": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
+    "submissions.tasks.import_round": {"queue": "ingest"},
     "submissions.tasks.finalize": {"queue": "ingest"},
     "submissions.tasks.check_runs": {"queue": "checks"},
     # What the GPU agents (agent/) send back, by name: consumed by the portal's workers.

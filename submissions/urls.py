@@ -11,6 +11,7 @@ urlpatterns = [
     path("upload/", views.upload, name="upload"),
     path("rounds/", staff_views.rounds, name="rounds"),
     path("rounds/<str:round_key>/publish/", staff_views.publish_now, name="publish-round"),
+    path("rounds/<str:round_key>/import/", views.import_round, name="import-round"),
     path("<uuid:uid>/", views.detail, name="detail"),
     path("<uuid:uid>/receipt/", views.receipt, name="receipt"),
     path("<uuid:uid>/progress.json", views.progress, name="progress"),

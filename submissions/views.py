@@ -4,21 +4,25 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from leaderboard.models import Result
+from leaderboard import policy
+from leaderboard.models import Result, Round
 from leaderboard.views.common import attachment
 from submissions.checking.pipeline import held_results
 from submissions.checking.reports import findings_of, report_dict
 from submissions.checking.rules import divergences
 from submissions.checking.status import steps_of
 from submissions.checking.tasks import revalidate as revalidate_task
-from submissions.intake import receipts, uploads
+from submissions.intake import receipts, round_import, uploads
 from submissions.intake.forms import UploadForm
 from submissions.intake.submit import UploadTooLarge, submit
+from submissions.intake.tasks import import_round as import_round_task
 from submissions.review.views import submission_section
 
 from .models import Submission, Validation
@@ -182,3 +186,25 @@ def progress(request, uid):
             "message": submission.message,
         }
     )
+
+
+@require_POST
+@login_required
+def import_round(request, round_key):
+    """Staff start `manage.py import_round` for the round on a worker; the round's page shows its progress."""
+    if not policy.may_import_round(policy.viewer(request.user)):
+        raise PermissionDenied("Only staff import a round.")
+    round_ = get_object_or_404(Round, key=round_key)
+    if not round_.results_repository:
+        messages.error(request, f"{round_.name} names no results_repository in its round file.")
+        return redirect(round_.get_absolute_url())
+    try:
+        round_import.claim(round_, round_import.State.QUEUED, round_.results_repository)
+    except round_import.AlreadyImporting as busy:
+        messages.info(request, str(busy))
+    else:
+        transaction.on_commit(lambda: import_round_task.delay(round_.key))
+        messages.success(
+            request, f"{round_.name} is queued for import from {round_.results_repository}."
+        )
+    return redirect(round_.get_absolute_url())

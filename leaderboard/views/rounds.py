@@ -22,9 +22,9 @@ from django.utils.cache import patch_vary_headers
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from .. import cache, charts, overview
+from .. import cache, charts, overview, policy, public
 from ..exports import FORMATS, table_frame
-from ..models import Round
+from ..models import Round, RoundImport
 from ..roundtable.form import checklists
 from ..roundtable.htmlrows import rows_html
 from ..roundtable.layout import shown_table
@@ -62,6 +62,7 @@ def home(request):
             "q": q,
             "hits": hits,
             "more": more,
+            "may_import": policy.may_import_round(policy.viewer(request.user)),
         },
     )
 
@@ -69,7 +70,14 @@ def home(request):
 @require_safe
 def rounds_page(request):
     """Every round with its counts: what the menu's "Rounds" opens."""
-    return render(request, "leaderboard/rounds.html", {"rounds": overview.round_counts()})
+    return render(
+        request,
+        "leaderboard/rounds.html",
+        {
+            "rounds": overview.round_counts(),
+            "may_import": policy.may_import_round(policy.viewer(request.user)),
+        },
+    )
 
 
 @require_safe
@@ -86,6 +94,14 @@ def round_page(request, round_key):
         return redirect(target.get_absolute_url() + (f"?{urlencode(rest)}" if rest else ""))
 
     fmt = request.GET.get("format")
+    if not fmt and round_.history and not public.results().filter(system__round=round_).exists():
+        # Nothing of it here: MLCommons' own link (and its import's progress) instead of an empty table.
+        # Not cached: the progress changes, and the query costs less than a millisecond.
+        return render(
+            request,
+            "leaderboard/round.html",
+            {**_import_context(request, round_), "not_here": True},
+        )
     if fmt is not None and fmt not in FORMATS:
         return HttpResponseBadRequest(
             f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain"
@@ -144,10 +160,26 @@ def round_page(request, round_key):
         return response
     if kind == "body":
         inner = mark_safe(gzip.decompress(packed).decode())
-        response = render(request, "leaderboard/round.html", {"round": round_, "body": inner})
+        response = render(
+            request, "leaderboard/round.html", {**_import_context(request, round_), "body": inner}
+        )
         patch_vary_headers(response, ("Cookie",))
         return response
     return _gzipped(request, packed, "text/html; charset=utf-8")
+
+
+def _import_context(request, round_) -> dict:
+    """The round, and what the page says of its import: how far one under way is, and for those who may
+    import (policy.may_import_round) the last one's state and the button."""
+    may_import = policy.may_import_round(policy.viewer(request.user))
+    job = RoundImport.objects.filter(round=round_).first() if round_.history else None
+    checked = overview.submissions_checked([round_.pk]).get(round_.pk, (0, 0)) if job else (0, 0)
+    return {
+        "round": round_,
+        "may_import": may_import and round_.history,
+        "job": job,
+        "importing": overview.import_progress(job, *checked) if job else "",
+    }
 
 
 def _gzipped(request, packed: bytes, content_type: str) -> HttpResponse:

@@ -1,6 +1,7 @@
 """`manage.py import_round` end to end: a real git repository made here from three submitters of the shared
-v0.6 round (with code beside their results, which must not be fetched), imported from file:// by the command
-and again by staff from the round's page (the Celery task on a real worker), on PostgreSQL and Redis.
+v0.6 round (with code beside their results, which must not be fetched), imported from file:// by the command,
+again by it, and again by staff from the round's page (the Celery task on a real worker), on PostgreSQL and
+Redis.
 
 Its scores are those of ingesting the same folders directly, and the second run changes nothing: no
 submission made, none checked again, no byte of the logs fetched again."""
@@ -15,7 +16,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from leaderboard.models import Result, RoundImport
+from leaderboard.models import Result, Round, RoundImport
 from submissions.models import Submission
 
 from ..conftest import shared_tarball
@@ -74,7 +75,7 @@ def scores(round_key=ROUND) -> dict:
 
 
 def test_a_round_imported_from_git_scores_as_its_folders_and_a_second_run_changes_nothing(
-    published, worker, published_rounds, settings
+    published, worker, published_rounds, client, cast, settings
 ):
     folder, url = published
     # Ingested directly, as before: the expected scores. Then gone, so that the import makes its own.
@@ -108,3 +109,19 @@ def test_a_round_imported_from_git_scores_as_its_folders_and_a_second_run_change
     assert job.received_bytes == 0 and job.state == RoundImport.State.DONE
     assert dict(Submission.objects.filter(round__key=ROUND).values_list("pk", "status")) == before
     assert scores() == expected
+
+    # Again, by staff from the round's page: the task on the worker, from the round's own repository.
+    Round.objects.filter(key=ROUND).update(results_repository=url)
+    client.force_login(cast["staff"])
+    page = client.post(f"/submissions/rounds/{ROUND}/import/", follow=True).content.decode()
+    assert "queued for import" in page
+    deadline = time.monotonic() + 120
+    while RoundImport.objects.get(round__key=ROUND).running:
+        assert time.monotonic() < deadline, RoundImport.objects.get(round__key=ROUND).step
+        time.sleep(0.2)
+    job.refresh_from_db()
+    assert job.state == RoundImport.State.CHECKING, job.error
+    assert job.received_bytes == 0 and (job.done, job.total) == (3, 3)
+    assert dict(Submission.objects.filter(round__key=ROUND).values_list("pk", "status")) == before
+    assert scores() == expected
+    assert "Being imported" not in client.get("/").content.decode()

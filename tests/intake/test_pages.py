@@ -9,6 +9,7 @@ from django.core.management import call_command
 from submissions.models import Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
+from .. import leaderboard_factories as make
 from ..bundles import TARGETS, bundle_bytes
 
 # Every test here commits its writes: eager tasks run in on_commit hooks.
@@ -120,6 +121,8 @@ def test_the_round_table_shows_published_results_only(client, rounds, tmp_path):
 
 def test_the_round_table_toggles_speedups_where_the_round_has_reference_times(client, rounds):
     offer = 'name="show" value="speedup"'
+    # A round with results: one without shows MLCommons' link instead of its table.
+    make.result(make.system(rounds["training-v0.5"], "Google", "tpu"), "resnet", 300)
     assert offer in client.get("/r/training-v0.5/").content.decode()
     assert offer not in client.get("/r/training-v5.1/").content.decode()
 

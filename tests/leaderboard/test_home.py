@@ -41,7 +41,7 @@ def catalogue(rounds):
 def test_each_round_is_listed_with_its_public_counts(client, catalogue):
     html = client.get("/").content.decode()
     rows = re.findall(
-        r'<tr><th scope="row"><a href="/r/([^/]+)/">.*?</th>\s*<td class="wide-only">[^<]*</td>'
+        r'<tr><th scope="row"><a href="/r/([^/]+)/">[^\n]*</th>\s*<td class="wide-only">[^<]*</td>'
         r'<td class="num">(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td>',
         html,
         re.S,
@@ -49,7 +49,9 @@ def test_each_round_is_listed_with_its_public_counts(client, catalogue):
     counts = {key: tuple(map(int, c)) for key, *c in rows}
     # Submitters, systems, results: the unpublished one left out.
     assert counts["training-v5.1"] == (3, 3, 4)
-    assert counts["training-v0.5"] == (1, 1, 1) and counts["training-v0.6"] == (0, 0, 0)
+    assert counts["training-v0.5"] == (1, 1, 1)
+    # A round without results says "Not imported here" (test_round_import_pages.py).
+    assert "training-v0.6" not in counts
     assert [k for k, *_ in rows][0] == "training-v5.1"  # newest first
 
 

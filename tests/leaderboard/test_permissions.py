@@ -137,6 +137,7 @@ ROWS = {
     "submissions:reference-check": Row(kind="submission", skip=POST_ONLY),
     "submissions:rounds": Row(),
     "submissions:publish-round": Row(kind="round", skip=POST_ONLY),
+    "submissions:import-round": Row(kind="round", skip=POST_ONLY),
     "accounts:tokens": Row(),
     "accounts:revoke-token": Row(skip=POST_ONLY),
     "accounts:organisation": Row(

@@ -86,6 +86,10 @@ def test_a_member_uploads_for_their_own_organisation_only():
     assert "not a member of Acme" in policy.upload_refusal(WHO["staff"], acme)
 
 
+def test_staff_alone_import_a_round():
+    assert _who_may(policy.may_import_round) == {"staff"}
+
+
 def test_admins_and_staff_manage_members_and_members_see_them():
     acme = SimpleNamespace(pk=ACME)
     assert _who_may(lambda who: policy.may_manage_members(who, acme)) == {"staff", "admin_a"}
