@@ -25,6 +25,7 @@ PUBLIC_PAGES = {
     "result": RESULT,
     "compare": "/r/training-v5.1/compare/?s=Dell/1xXE9680Lx8H200-SXM-141GB&s=Dell/1xXE9680Lx8B200-SXM-180GB",
     "progress": "/progress/",
+    "round not imported": "/r/training-v2.0/",  # MLCommons' link in place of a table (issue 38)
     "log": f"{RESULT}log/{FLAGGED_RUN}/?line={FLAGGED_LINE}#L{FLAGGED_LINE}",
 }
 
@@ -106,6 +107,16 @@ def _luminance(rgb) -> float:
 def contrast(a, b) -> float:
     la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
     return (la + 0.05) / (lb + 0.05)
+
+
+def test_a_round_not_imported_here_sends_readers_to_mlcommons(live_server, browser):
+    d = browser
+    d.set_window_size(*PHONE)
+    open_page(d, live_server.url + PUBLIC_PAGES["round not imported"])
+    link = d.find_element(By.CSS_SELECTOR, ".round-import a")
+    assert link.get_attribute("href") == "https://github.com/mlcommons/training_results_v2.0"
+    assert in_view(d, link)  # on a phone's first screen
+    assert not d.find_elements(By.CSS_SELECTOR, "table, #table-filters")
 
 
 def test_contrast_is_computed_as_wcag_says():
