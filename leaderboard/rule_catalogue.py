@@ -196,6 +196,7 @@ RULES: tuple[Rule, ...] = (
         for name in (
             "no-logs",
             "node-missing",
+            "node-number",
             "unreadable-reading",
             "negative-reading",
             "absurd-reading",

@@ -20,12 +20,14 @@ from operator import sub
 
 from .. import energy
 from ..logs.power import NODE_FILE, SWITCH_FILE, PowerLog
+from ..systems import MAX_COUNT
 from .findings import Finding, Findings
 
 MAX_GAP_S = 60.0  # longest time without a reading during the run (v4.0: 2 s, once 39 s)
 MAX_CLOCK_OFFSET_S = 600.0  # a measurement that starts further from run_start is on another clock
 MAX_WATTS = 200_000.0  # one node or switch drawing more is no reading (a GB200 NVL72 rack: ~120 kW)
 MAX_LOG_BYTES = 256 << 20  # one node's log of a day-long run at 10 readings a second: ~100 MB
+MAX_NODE_NUMBER = MAX_COUNT  # a node numbered past it names no node: no system has that many
 TRACE_POINTS = 600  # readings kept for a run's plot, over all its nodes (a chart is ~800 px wide)
 
 RULES = {
@@ -42,6 +44,7 @@ RULES = {
     "stop-at-start": "power.stop-at-start",
     "unreadable-file": "power.unreadable-file",
     "crashed": "power.check-crashed",
+    "node-number": "power.node-number",
 }
 
 
@@ -102,13 +105,28 @@ def check_run_power(
     time_to_train_ms = run_stop_ms - run_start_ms
 
     folder = node_logs[0].path.rpartition("/")[0]
+    # A node number is read from a file's name, so it is any number: one past any system's count is a
+    # finding of its own, and sizes nothing (node_99999999999999999999999.txt beside node_0.txt made a list
+    # of every number between: 20 GB, and the worker was killed).
+    beyond = [log for log in node_logs if _index(log.path) > MAX_NODE_NUMBER]
+    if beyond and _doubt(
+        found,
+        history,
+        "node-number",
+        f"{len(beyond)} node log{'s are' if len(beyond) > 1 else ' is'} numbered past {MAX_NODE_NUMBER:,}, "
+        "more nodes than any system has (this file is the first)",
+        "Number the node logs node_0.txt (or node_1.txt) on, one per node of the system.",
+        file=beyond[0].path,
+    ):
+        withheld.append("node-number")
     # Bundles number their nodes from 0 or from 1: a node is missing where the numbers skip one, or where
     # there are fewer files than the system description's nodes.
-    have = {_index(log.path) for log in node_logs}
-    skipped = [n for n in range(min(have), max(have)) if n not in have]
-    short = max((nodes or 0) - len(have), len(skipped))
+    have = sorted({n for n in map(_index, (log.path for log in node_logs)) if n <= MAX_NODE_NUMBER})
+    gaps = have[-1] - have[0] + 1 - len(have) if have else 0
+    short = max((nodes or 0) - len(have), gaps)
     if short:
-        names = f" (node_{', node_'.join(map(str, skipped[:5]))}.txt)" if skipped else ""
+        skipped = _first_skipped(have, 5)
+        names = f" (node_{', node_'.join(map(str, skipped))}.txt)" if skipped else ""
         if _doubt(
             found,
             history,
@@ -174,6 +192,17 @@ def check_run_power(
         },
     }
     return RunPower(None if withheld else total, list(found), trace)
+
+
+def _first_skipped(numbers: list[int], count: int) -> list[int]:
+    """The first `count` numbers missing between the lowest and the highest of `numbers` (sorted): a walk of
+    the gaps, as long as `count`, however far apart the numbers are."""
+    skipped = []
+    for low, high in zip(numbers, numbers[1:]):
+        skipped += range(low + 1, min(high, low + 1 + count - len(skipped)))
+        if len(skipped) >= count:
+            break
+    return skipped
 
 
 def _check_values(log: PowerLog, found: Findings, history: bool = False) -> bool:

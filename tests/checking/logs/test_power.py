@@ -181,6 +181,28 @@ def test_fewer_node_logs_than_the_system_has_nodes():
     assert "2 of the system's 4 nodes" in outcome.findings[0].message
 
 
+def test_a_node_numbered_past_any_systems_count_is_named_and_sizes_nothing():
+    """node_99999999999999999999999.txt beside node_0.txt: a list of every number between them grew a worker
+    to 20 GB (issue 34). Now a finding on that file, in constant memory; the other numbers' gaps still count."""
+    huge = 10**23 - 1
+    outcome = run_power(node(node_lines(), 0), node(node_lines(), huge), node(node_lines(), 3))
+    assert rules_of(outcome) == [RULES["node-missing"], RULES["node-number"]]
+    by_rule = {f.rule: f for f in outcome.findings}
+    assert by_rule[RULES["node-number"]].file == f"{FOLDER}/node_{huge}.txt"
+    assert "(node_1, node_2.txt)" in by_rule[RULES["node-missing"]].message
+    assert outcome.energy_j is None
+
+
+def test_the_first_missing_node_numbers_are_named_however_far_apart():
+    outcome = run_power(node(node_lines(), 0), node(node_lines(), 999_999))
+    missing = outcome.findings[0]
+    assert (
+        missing.rule == RULES["node-missing"]
+        and "999998 of the system's 1000000 nodes" in missing.message
+    )
+    assert "(node_1, node_2, node_3, node_4, node_5.txt)" in missing.message
+
+
 def test_nodes_numbered_from_one_are_all_there():
     outcome = run_power(node(node_lines(), 1), node(node_lines(), 2), nodes=2)
     assert outcome.findings == [] and outcome.energy_j is not None
