@@ -105,6 +105,9 @@ RULES: tuple[Rule, ...] = (
     Rule("run.timeout", ERROR),
     Rule("run.unreadable", ERROR),
     Rule("run.check-crashed", ERROR),
+    Rule(
+        "run.over-budget", ERROR
+    ),  # checking the log passed its step's memory or CPU (checking/budget.py)
     Rule("run.stored-as-text", WARNING),
     # mlperf-logging's checker, as the portal runs it (compliance.py, library.py).
     # In history its errors about how metadata is logged only are warnings (compliance.metadata_only): the rule
@@ -143,6 +146,7 @@ RULES: tuple[Rule, ...] = (
     Rule("result.no-score", ERROR, phrase="no score that can be computed"),
     Rule("result.implausibly-fast", WARNING, portal_own=True),
     Rule("result.check-crashed", WARNING),
+    Rule("result.over-budget", ERROR),
     # System descriptions (rules/systems.py, checking/systems.py, result.py).
     Rule("system.required-field", ERROR),
     Rule("system.expected-field", WARNING, phrase="a system description with a field missing"),
@@ -184,6 +188,7 @@ RULES: tuple[Rule, ...] = (
     Rule("bundle.special-file", ERROR),
     Rule("bundle.too-large", ERROR),
     Rule("bundle.too-many-files", ERROR),
+    Rule("bundle.over-budget", ERROR),  # opening it passed its step's memory, CPU or time
     Rule("bundle.truncated", ERROR),
     Rule("bundle.unsupported", ERROR),
     Rule("layout.multiple-submitters", ERROR),
@@ -208,6 +213,7 @@ RULES: tuple[Rule, ...] = (
             "stop-at-start",
             "unreadable-file",
             "check-crashed",
+            "over-budget",
         )
     ),
 )

@@ -264,6 +264,34 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # A check of one run is bounded: a hostile log must not hold a worker.
 CHECK_SOFT_TIME_LIMIT = env.int("CHECK_SOFT_TIME_LIMIT", default=120)
+# The budget of a step that reads a bundle (submissions/checking/budget.py), set with setrlimit in the process
+# that runs it and counted from what that process holds when the step starts: ingest and finalize each as a
+# whole (TASK_*); each run's log, and each run's power logs, apiece (CHECK_*). A step past a limit ends with a
+# finding that names the limit and the file it was reading, and the process goes on to its next task. 0: none.
+# *_MEMORY_BYTES: address space a step may add (RLIMIT_AS). The largest log of the shared rounds (4 MB) added
+# 310 MB to check with mlperf-logging's first import, 80 MB resident. Ingest starts a thread, for which glibc
+# reserves 128 MiB of address space; with less, Python's Thread.start() waited for good: hence its floor.
+# *_CPU_S: CPU seconds (RLIMIT_CPU), as the wall-time limits. TASK_OPEN_FILES: files a step may open beyond those
+# its process holds (RLIMIT_NOFILE). Bytes written are counted against the BUNDLE_* limits as they are written.
+TASK_MEMORY_BYTES = env.int("TASK_MEMORY_BYTES", default=4 * 1024**3)
+CHECK_MEMORY_BYTES = env.int("CHECK_MEMORY_BYTES", default=TASK_MEMORY_BYTES)
+TASK_CPU_S = env.int("TASK_CPU_S", default=CELERY_TASK_SOFT_TIME_LIMIT)
+CHECK_CPU_S = env.int("CHECK_CPU_S", default=CHECK_SOFT_TIME_LIMIT)
+TASK_OPEN_FILES = env.int("TASK_OPEN_FILES", default=256)
+for _name in (
+    "TASK_MEMORY_BYTES",
+    "CHECK_MEMORY_BYTES",
+    "TASK_CPU_S",
+    "CHECK_CPU_S",
+    "TASK_OPEN_FILES",
+):
+    if globals()[_name] < 0:
+        raise ImproperlyConfigured(f"{_name} must be 0 (no limit) or more, not {globals()[_name]}")
+if 0 < TASK_MEMORY_BYTES < 256 * 1024**2:
+    raise ImproperlyConfigured(
+        f"TASK_MEMORY_BYTES must be 0 (no limit) or at least 268435456 (256 MiB: ingest starts a thread, for "
+        f"which glibc reserves 128 MiB), not {TASK_MEMORY_BYTES}"
+    )
 # Runs checked per task (each run is still checked, claimed and counted on its own). The v5.1
 # round through 2 worker processes: 8 runs a task took 13-15 s, 16-48 took 11-12 s; once a run's
 # check cost 2 ms, 48 took 0.15-0.3 s less of the workers' CPU than 24 (a task costs about 4 ms).

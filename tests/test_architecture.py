@@ -28,6 +28,7 @@ DOMAIN = (
     "submissions.checking.energy",
     "submissions.checking.systems",
     "submissions.checking.safejson",
+    "submissions.checking.budget",
     "submissions.refchecks.implied",
     "submissions.refchecks.verdict",
 )

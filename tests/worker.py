@@ -1,10 +1,12 @@
 """A real `celery worker` process against the test database and the Redis broker."""
 
 import os
+import resource
 import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,19 @@ def stop_group(process: subprocess.Popen, timeout: float = 20) -> None:
             process.wait(timeout=timeout)
 
 
+def _cap_memory(size: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+
+def peak_memory(pid: int) -> int:
+    """The most memory the process `pid` has held, resident (VmHWM), in bytes."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return (
+        int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1])
+        * 1024
+    )
+
+
 class Worker:
     """Starts `celery -A portal worker` with the test's database and media folder."""
 
@@ -68,10 +83,13 @@ class Worker:
         env: dict[str, str] | None = None,
         database_port: int | None = None,
         queues: str = "ingest,checks,clock,celery",
+        memory_cap: int | None = None,
     ):
         """`beat`: run the sweeper's clock inside this worker (`-B`), as a site's one beat would; `env`: more
         settings for it (QUICK_RECOVERY); `database_port`: reach the test database there (a proxy); `queues`: what
-        it consumes (a site's clock worker: "clock" alone)."""
+        it consumes (a site's clock worker: "clock" alone); `memory_cap`: the address space each of its processes
+        may never pass (a hard RLIMIT_AS), so that a test of a bundle that takes memory without bound takes no
+        more of the machine than that where the portal's own limits fail."""
         db, more = connection.settings_dict, env or {}
         env = dict(os.environ)
         env.update(
@@ -108,6 +126,7 @@ class Worker:
             stdout=self.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=None if memory_cap is None else partial(_cap_memory, memory_cap),
         )
         self._wait_ready()
 
@@ -123,6 +142,11 @@ class Worker:
                     f"the worker was not ready after {timeout:.0f} s; see {self.log.name}"
                 )
             time.sleep(0.1)
+
+    def pool(self) -> list[int]:
+        """The process ids of its pool processes (the worker's children)."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        return [int(pid) for pid in children.read_text().split()]
 
     def kill(self):
         """SIGKILL the worker and its pool processes at once, as a machine that died: no task ends."""

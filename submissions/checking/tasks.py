@@ -14,6 +14,7 @@ import logging
 from datetime import timedelta
 
 from celery import current_app, shared_task, signals, states
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import close_old_connections, connections
 from kombu.exceptions import OperationalError as BrokerError
@@ -21,6 +22,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from portal.celery import RETRY, TRANSIENT
 
 from . import leases, pipeline
+from .budget import OverBudget, within
 from .rules import rcp
 
 log = logging.getLogger(__name__)
@@ -87,6 +89,11 @@ def _import_before_forking(**_):
     rcp.preload()  # scipy: a second to import, once here instead of in each pool process
 
 
+def _over_time() -> OverBudget:
+    """Celery's soft time limit of a step, said as a budget's limit."""
+    return OverBudget("time", f"more than its {settings.CELERY_TASK_SOFT_TIME_LIMIT} s")
+
+
 def _again_later(task, args) -> None:
     """Queue the task again in DISK_WAIT_S. Not when run in-process (eager: no clock to wait on, and it
     would run again at once): the sweeper queues it once a worker runs."""
@@ -97,9 +104,16 @@ def _again_later(task, args) -> None:
 @shared_task(name="submissions.tasks.ingest", **RETRY)
 def ingest(submission_id: int) -> None:
     try:
-        validation_id, run_ids = pipeline.ingest(submission_id, ingest.request.id)
+        with within(pipeline.step_budget()):
+            validation_id, run_ids = pipeline.ingest(submission_id, ingest.request.id)
     except TRANSIENT:
         raise
+    except OverBudget as over:  # the finding names the limit; the worker goes on to its next task
+        pipeline.over_budget(submission_id, over)
+        return
+    except SoftTimeLimitExceeded:
+        pipeline.over_budget(submission_id, _over_time())
+        return
     except Exception as error:  # never leave a bundle half-way: say what broke
         if pipeline.is_disk_full(error):  # the site's fault, which passes: wait and try again
             log.warning(
@@ -126,11 +140,18 @@ def revalidate(
 
     user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
     try:
-        validation_id, run_ids = pipeline.revalidate(
-            submission_id, reason, user, revalidate.request.id
-        )
+        with within(pipeline.step_budget()):
+            validation_id, run_ids = pipeline.revalidate(
+                submission_id, reason, user, revalidate.request.id
+            )
     except TRANSIENT:
         raise
+    except OverBudget as over:  # as ingest
+        pipeline.over_budget(submission_id, over)
+        return
+    except SoftTimeLimitExceeded:
+        pipeline.over_budget(submission_id, _over_time())
+        return
     except Exception as error:  # as ingest: never leave a submission half-way
         if pipeline.is_disk_full(error):  # as ingest: wait for room and try again
             log.warning(

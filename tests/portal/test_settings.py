@@ -80,6 +80,15 @@ def test_the_recovery_defaults_keep_the_bounds_the_fault_tests_assert(tmp_path):
     assert expiry >= 3 * beat  # a live process misses two beats before its lease looks dead
 
 
+def test_the_budget_of_a_step_is_read_from_the_environment_and_a_bad_one_stops_start_up(tmp_path):
+    code = "import portal.settings as s; print(s.TASK_MEMORY_BYTES, s.CHECK_MEMORY_BYTES, s.CHECK_CPU_S)"
+    assert _run(code, tmp_path).stdout.split() == [str(4 * 1024**3), str(4 * 1024**3), "120"]
+    assert _run(code, tmp_path, CHECK_MEMORY_BYTES="1000").stdout.split()[1] == "1000"
+    for name, value in (("TASK_MEMORY_BYTES", str(64 << 20)), ("CHECK_CPU_S", "-1")):
+        refused = _run(code, tmp_path, **{name: value})
+        assert refused.returncode != 0 and name in refused.stderr, (name, refused.stderr[-300:])
+
+
 def _error_page(request, **local_variables) -> str:
     try:
         broker = local_variables["broker"]  # noqa: F841 - a local the traceback shows

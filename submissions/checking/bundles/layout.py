@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..budget import is_stop
 from ..logs.power import kind_of
 from ..rules import bundle as findings
 from ..systems import MAX_NESTING, expand_literals, nested_deeper
@@ -156,6 +157,8 @@ def _read_json(tree: _Tree, rel: str, notes: list[str]) -> tuple[dict, object]:
     try:
         return read_description(raw, rel, notes, tree.problems)
     except Exception as e:  # a fault of ours: the file counts as absent, and the report says why
+        if is_stop(e):  # out of memory: the step's budget says so
+            raise
         tree.problems.append(findings.read_crashed(rel, e))
         return {}, ("unreadable", rel)
 

@@ -6,9 +6,9 @@ step, a page or the sweeper can read. Tasks in tasks.py only call these and queu
 """
 
 from .checks import check_runs
-from .common import fail, is_disk_full
+from .common import fail, is_disk_full, step_budget
 from .finalize import finalize, score_result
-from .ingest import ingest, revalidate, wait_for_disk
+from .ingest import ingest, over_budget, revalidate, wait_for_disk
 from .publication import held_results, publish, publish_due_rounds, publish_round, withdraw
 from .retention import purge_failed_bundles
 from .sweeper import count_failed_task, sweep, wait_for_broker
@@ -21,12 +21,14 @@ __all__ = [
     "held_results",
     "is_disk_full",
     "ingest",
+    "over_budget",
     "publish",
     "publish_due_rounds",
     "publish_round",
     "purge_failed_bundles",
     "revalidate",
     "score_result",
+    "step_budget",
     "sweep",
     "wait_for_broker",
     "wait_for_disk",

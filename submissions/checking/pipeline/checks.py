@@ -17,12 +17,13 @@ from leaderboard.models import Benchmark, Run
 from submissions.models import Finding, RunCheck
 
 from .. import rules
+from ..budget import OverBudget, within
 from ..logs.power import kind_of, read_power_log
 from ..rules import power as power_rules
 from ..rules import run as run_rules
 from ..rules.library import is_stop
 from ..safejson import describe, storable
-from .common import Status, submission_files, update
+from .common import Status, check_budget, submission_files, update
 from .update_rows import update_rows
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,11 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
     )
     fields = {"checked": True, "success": False}
     try:
-        outcome = rules.check_run(files.file(run["path"]), run["path"], ctx)
+        with within(check_budget()):
+            outcome = rules.check_run(files.file(run["path"]), run["path"], ctx)
+    except OverBudget as over:
+        fields["failure_reason"] = f"checking the log needed {over.text}"
+        return fields, [run_rules.over_budget(run["path"], over)]
     except SoftTimeLimitExceeded:
         fields["failure_reason"] = "checking took longer than the time limit"
         return fields, [run_rules.timed_out(run["path"])]
@@ -131,28 +136,40 @@ def _check(run: dict, benchmark_names: frozenset[str], files) -> tuple[dict, lis
 
 
 def _power(run: dict, summary, files) -> tuple[dict, list]:
-    """(the run's energy and power trace, findings) from its power logs (rules.power). A power log that
-    cannot be read, or a fault here, withholds the energy with a warning: the time stays scored."""
+    """(the run's energy and power trace, findings) from its power logs (rules.power), read and checked
+    inside a budget of their own. A power log that cannot be read, a budget passed, or a fault here withholds
+    the energy with a warning: the time stays scored."""
     logs, found = [], []
-    for path in run["power_files"]:
-        try:
-            data = files.read_bytes(path, power_rules.MAX_LOG_BYTES)
-        except OSError as error:
-            found.append(power_rules.unreadable_file(path, error.strerror or str(error)))
-            continue
-        if len(data) > power_rules.MAX_LOG_BYTES:
-            found.append(power_rules.unreadable_file(path, "larger than a power log can be"))
-            continue
-        logs.append(read_power_log(data, path, kind_of(path.rpartition("/")[2])))
+    # The file being read: each power log, then the run's power folder while they are checked together.
+    reading = ""
     try:
-        outcome = power_rules.check_run_power(
-            run["path"],
-            logs,
-            summary.run_start,
-            summary.run_stop,
-            run["result__system__nodes"],
-            history=run["result__system__round__history"],
-        )
+        with within(check_budget()):
+            for reading in run["power_files"]:
+                try:
+                    data = files.read_bytes(reading, power_rules.MAX_LOG_BYTES)
+                except OSError as error:
+                    found.append(power_rules.unreadable_file(reading, error.strerror or str(error)))
+                    continue
+                if len(data) > power_rules.MAX_LOG_BYTES:
+                    found.append(
+                        power_rules.unreadable_file(reading, "larger than a power log can be")
+                    )
+                    continue
+                logs.append(read_power_log(data, reading, kind_of(reading.rpartition("/")[2])))
+            reading = f"{reading.rpartition('/')[0]}/" if logs else run["path"]
+            outcome = power_rules.check_run_power(
+                run["path"],
+                logs,
+                summary.run_start,
+                summary.run_stop,
+                run["result__system__nodes"],
+                history=run["result__system__round__history"],
+            )
+    except OverBudget as over:
+        return {"energy_j": None, "power_trace": {}}, [
+            *found,
+            power_rules.over_budget(reading or run["path"], over),
+        ]
     except Exception as error:
         if is_stop(error):
             raise

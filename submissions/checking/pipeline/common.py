@@ -14,6 +14,7 @@ from django.utils import timezone
 from submissions import storage
 from submissions.models import Submission, UnpackRoom, Validation
 
+from ..budget import Budget
 from ..bundles import FolderFiles, TarFiles, open_bundle
 from ..bundles.split import configured_limits
 
@@ -34,6 +35,17 @@ def _index_path(submission_id: int) -> Path:
 def _copy_path(submission_id: int) -> Path:
     """Where a bundle kept in a bucket is copied to be read (a bundle in a local folder is read where it is)."""
     return Path(settings.MEDIA_ROOT) / "work" / f"{submission_id}.bundle"
+
+
+def step_budget() -> Budget:
+    """The budget of a step that reads the bundle as a whole, ingest's or finalize's (budget.within), from the
+    settings."""
+    return Budget(settings.TASK_MEMORY_BYTES, settings.TASK_CPU_S, settings.TASK_OPEN_FILES)
+
+
+def check_budget() -> Budget:
+    """The budget of one run's check, of its log or of its power logs, from the settings."""
+    return Budget(settings.CHECK_MEMORY_BYTES, settings.CHECK_CPU_S, settings.TASK_OPEN_FILES)
 
 
 DISK_FULL = {errno.ENOSPC, errno.EDQUOT}

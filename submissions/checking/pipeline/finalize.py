@@ -15,8 +15,9 @@ from submissions.models import Finding, Submission, Validation
 from submissions.refchecks import jobs as refchecks
 
 from .. import energy, leases, rules, scoring
+from ..budget import OverBudget, within
 from ..bundles.runlogs import SUMMARIZER_RUN_FILE, result_files
-from .common import Status, clear_work_when_final, submission_files, update
+from .common import Status, clear_work_when_final, step_budget, submission_files, update
 from .publication import publish, published_while_checking
 from .update_rows import update_rows
 
@@ -264,7 +265,11 @@ def _score_and_check(
     rows, all_runs = [], []
     for result in results:
         runs = list(result.runs.all())
-        findings, result.scaling_factor = _result_findings(result, runs, files)
+        try:
+            with within(step_budget()):
+                findings, result.scaling_factor = _result_findings(result, runs, files)
+        except OverBudget as over:  # the result's finding names the limit; the others are checked
+            findings, result.scaling_factor = [rules.result_over_budget(result.path, over)], 1.0
         score_result(result, runs, rejected, failure_rules)
         if result.score_s is None:
             findings.append(rules.no_score(result.score_message, result.path))

@@ -13,6 +13,7 @@ from leaderboard.organisations import lookalike_key, organisation_of
 from submissions.models import Finding, Submission, Validation
 
 from .. import leases
+from ..budget import is_stop
 from ..bundles import BundleError, LayoutError, detect
 from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
 from ..energy import has_power_track, power_of_runs
@@ -61,6 +62,13 @@ def _ingest(submission_id: int) -> tuple[int | None, list[int]]:
     except (BundleError, LayoutError) as error:
         fail(submission_id, str(error), error.rule)
         return None, []
+
+
+def over_budget(submission_id: int, over) -> None:
+    """Opening and recording the bundle passed a limit of its step's budget (over: budget.OverBudget): the
+    submission fails with the finding that names it, on the bundle, the file that was being read."""
+    submission = Submission.objects.select_related("round").get(pk=submission_id)
+    refuse(submission, rules.over_budget(submission.original_name or submission.bundle.name, over))
 
 
 def wait_for_disk(submission_id: int) -> bool:
@@ -241,6 +249,8 @@ def _claimed_scaling_factor(files, entry, notes: list[str], problems: list) -> f
     except OSError as error:
         notes.append(f"{name}: not read ({type(error).__name__}).")
     except Exception as error:  # a fault of ours: a finding on the file, not a failed submission
+        if is_stop(error):  # out of memory: the step's budget says so
+            raise
         problems.append(read_crashed(name, error))
     return None
 

@@ -17,7 +17,7 @@ from .findings import (
 )
 from .plausibility import check_speed
 from .rcp import compare_scaling, normalisation, rcp_check, score_factor
-from .result import PORTAL_OWN_RULES, check_result, no_score, result_rcp
+from .result import PORTAL_OWN_RULES, check_result, no_score, result_over_budget, result_rcp
 from .run import check_run
 from .systems import check_system
 
@@ -37,6 +37,7 @@ __all__ = [
     "compare_scaling",
     "no_score",
     "normalisation",
+    "result_over_budget",
     "rcp_check",
     "score_factor",
     "result_rcp",

@@ -9,7 +9,7 @@ import re
 
 from leaderboard import rule_catalogue
 
-from .findings import ERROR, WARNING, Finding
+from .findings import ERROR, WARNING, Finding, over_budget_finding
 
 LOG_NAME = "bundle.log-name"  # a run log in its benchmark folder, not named result_N.txt
 LOG_PLACE = (
@@ -26,6 +26,9 @@ JSON_TOO_LARGE = (
 )
 SCALING_FACTOR = "bundle.scaling-factor"  # scaling.json's factor is no positive finite number
 OTHER_ORGANISATION = "bundle.other-organisation"  # the submitter folder names another organisation
+OVER_BUDGET = (
+    "bundle.over-budget"  # opening the bundle passed a limit of its step's budget (budget.py)
+)
 READ_CRASHED = (
     "internal.read"  # reading a file raised what the reader did not expect: the portal's fault
 )
@@ -151,6 +154,18 @@ def scaling_factor(path: str, value) -> Finding:
         "finite number; it is not kept.",
         "Write the factor the RCP check computes (a number such as 1.07), or leave the file out: the "
         "score uses the factor the portal computes.",
+        path,
+    )
+
+
+def over_budget(path: str, over) -> Finding:
+    """Opening the bundle passed a limit of its step's budget (over: budget.OverBudget); path: the bundle."""
+    return over_budget_finding(
+        OVER_BUDGET,
+        ERROR,
+        "Opening the bundle",
+        over,
+        "it was not recorded. Upload it again without that file, or with it mended.",
         path,
     )
 

@@ -29,6 +29,21 @@ class Finding:
         return asdict(self)
 
 
+def over_budget_finding(
+    rule: str, severity: str, doing: str, over, then: str, path: str
+) -> Finding:
+    """`doing` (e.g. "Checking this log") passed a limit of its step's budget (over: budget.OverBudget, which
+    names it): a finding on `path`, the file it was reading; `then` says what follows for the submission."""
+    return Finding(
+        severity,
+        rule,
+        f"{doing} needed {over.text}, a limit the portal sets on reading one file: {then}",
+        "Look in this file for what no training run writes: a file or a line far larger than a log, or a "
+        "number (in the file or in its name) far larger than any count it stands for.",
+        path,
+    )
+
+
 class Findings(list):
     """A list of Finding that knows the file it is about: `found.error(rule, message, hint, line=...)`."""
 

@@ -50,6 +50,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from ..budget import is_stop  # the checks call it as library.is_stop
 from ..logs.formats import mllog
 
 try:
@@ -104,14 +105,6 @@ def _patched(target, name: str, value):
             delattr(target, name)
         else:
             setattr(target, name, old)
-
-
-_STOPS = frozenset({"SoftTimeLimitExceeded", "TimeLimitExceeded", "Terminated", "WorkerLostError"})
-
-
-def is_stop(exc: BaseException) -> bool:
-    """An exception that must end the task (a time limit, an interrupt), never become a finding."""
-    return not isinstance(exc, Exception) or type(exc).__name__ in _STOPS
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from operator import sub
 from .. import energy
 from ..logs.power import NODE_FILE, SWITCH_FILE, PowerLog
 from ..systems import MAX_COUNT
-from .findings import Finding, Findings
+from .findings import Finding, Findings, over_budget_finding
 
 MAX_GAP_S = 60.0  # longest time without a reading during the run (v4.0: 2 s, once 39 s)
 MAX_CLOCK_OFFSET_S = 600.0  # a measurement that starts further from run_start is on another clock
@@ -44,6 +44,7 @@ RULES = {
     "stop-at-start": "power.stop-at-start",
     "unreadable-file": "power.unreadable-file",
     "crashed": "power.check-crashed",
+    "over-budget": "power.over-budget",
     "node-number": "power.node-number",
 }
 
@@ -345,4 +346,17 @@ def crashed(run_path: str, error: Exception) -> Finding:
         "no energy; its time is scored as usual.",
         "A fault in the portal: report it to the portal's administrators with this run's power folder.",
         run_path,
+    )
+
+
+def over_budget(path: str, over) -> Finding:
+    """Reading or checking the run's power logs passed a limit of its budget (over: budget.OverBudget); path:
+    the power log being read, or the run's power folder while they were checked together."""
+    return over_budget_finding(
+        RULES["over-budget"],
+        "warning",
+        "Checking this run's power logs",
+        over,
+        "the run has no energy; its time is scored as usual.",
+        path,
     )

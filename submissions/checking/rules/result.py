@@ -9,7 +9,14 @@ from leaderboard import rule_catalogue
 
 from ..systems import category_of
 from . import library, rcp, systems
-from .findings import Finding, Findings, ResultContext, RunFacts, SystemFacts
+from .findings import (
+    Finding,
+    Findings,
+    ResultContext,
+    RunFacts,
+    SystemFacts,
+    over_budget_finding,
+)
 
 # Keys some reference implementations log as counters of the run, not settings (AMD's v5.1
 # llama31_8b logs train_samples as the samples trained, different in every run): a difference
@@ -29,6 +36,7 @@ COUNTER_KEYS = frozenset(
 # a warning for reviewers unless the round file lists the rule in blocking_rules (rule_catalogue.BLOCKABLE_RULES).
 HYPERPARAMETERS_RULE = "result.hyperparameters-equal"
 CHECK_CRASHED = "result.check-crashed"
+OVER_BUDGET = "result.over-budget"
 PORTAL_OWN_RULES = rule_catalogue.PORTAL_OWN_RULES
 SEEDS_MUST_DIFFER_FROM = (
     1,
@@ -255,5 +263,18 @@ def no_score(score_message: str, result_path: str) -> Finding:
         "result.no-score",
         f"No score: {score_message}",
         "Every result needs the round's number of runs, and at most one may fail.",
+        result_path,
+    )
+
+
+def result_over_budget(result_path: str, over) -> Finding:
+    """Checking the result's runs together (its RCP check reads their logs) passed a limit of its budget
+    (over: budget.OverBudget)."""
+    return over_budget_finding(
+        OVER_BUDGET,
+        "error",
+        "Checking this result's runs together",
+        over,
+        "the result's checks are not complete.",
         result_path,
     )

@@ -21,7 +21,7 @@ from leaderboard import rule_catalogue
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import finite_number, reads
 from . import clock, compliance, library, rcp, v05
-from .findings import Finding, Findings, RunContext, RunOutcome
+from .findings import Finding, Findings, RunContext, RunOutcome, over_budget_finding
 from .prescan import Prescan, prescan
 
 # Run rules whose error means the run did not converge, or that its logged time cannot be trusted (the score
@@ -379,6 +379,7 @@ def _settle_success(summary: RunSummary, found: Findings, refused: Finding | Non
 # The findings on a run whose checks did not finish, made by the task that ran check_run
 # (pipeline/checks.py) in place of its outcome.
 TIMED_OUT, UNREADABLE, CHECK_CRASHED = "run.timeout", "run.unreadable", "run.check-crashed"
+OVER_BUDGET = "run.over-budget"
 
 
 def timed_out(rel_path: str) -> Finding:
@@ -388,6 +389,13 @@ def timed_out(rel_path: str) -> Finding:
         "Checking this log took longer than the task's time limit.",
         "Look for very long lines or a log far larger than a training run writes.",
         rel_path,
+    )
+
+
+def over_budget(rel_path: str, over) -> Finding:
+    """Checking the log passed a limit of its budget (over: budget.OverBudget)."""
+    return over_budget_finding(
+        OVER_BUDGET, "error", "Checking this log", over, "the run is not counted.", rel_path
     )
 
 
