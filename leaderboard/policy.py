@@ -11,15 +11,21 @@ the write side: its rows arrive as arguments, and its statuses and roles are nam
               objections: objection_filter, may_see_objection;
               chunked uploads under way: Viewer.upload_filter;
               an organisation's members: may_see_members
-    upload    upload_refusal (a member uploads for their own organisation only)
-    object    objecting_organisations, may_object, may_object_to
+              the rounds one reviews: rounds_reviewed; the objections that concern one's
+              organisations: objections_concerning; reference checks: reference_check_filter
+    upload    upload_organisations, upload_refusal (a member uploads for their own organisation
+              only), may_upload_history
+    object    objecting_organisations, objecting_for, may_object, may_object_to
     answer    may_reply, reply_refusal, reply_side
     decide    may_decide
     withdraw  may_withdraw
-    publish   may_publish
+    publish   may_publish (and the staff's pages of the rounds' calendars)
     import    may_import_round
     members   may_manage_members, may_join
-    check     may_request_check, may_see_agents
+    check     may_request_check, may_revalidate, may_see_agents
+
+A page that only some may open is wrapped in page_for(rule); an API view names its rules as DRF
+permission classes (submissions/*/api.py), composed with DRF's operators (`&`, `|`, `~`).
 
 Besides the public's results, signed-in users see whole submissions (their results, runs, findings
 and logs): a member of an organisation every submission of that organisation; during a round's review
@@ -39,8 +45,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.apps import apps
+from django.contrib.auth.decorators import user_passes_test
 from django.db.models import Q
 from django.utils import timezone
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from . import calendar
 from .models import Result, Round, Run
@@ -229,11 +237,43 @@ def may_see_objection(who: Viewer, objection) -> bool:
     return who.reviews(objection.round) or bool(_parties(objection) & who.organisations)
 
 
+def objections_concerning(who: Viewer) -> Q:
+    """A Q over submissions.Objection: those filed by or against `who`'s organisations (of those they
+    may see, the ones that are theirs to follow)."""
+    return Q(from_organisation_id__in=who.organisations) | Q(
+        against_organisation_id__in=who.organisations
+    )
+
+
+def rounds_reviewed(who: Viewer) -> Q:
+    """A Q over leaderboard.Round: the rounds `who` reviews (staff: every round with a calendar)."""
+    if who.staff:
+        return ~Q(publish_at=None)
+    return Q(pk__in=who.reviewed_rounds)
+
+
+def reference_check_filter(who: Viewer) -> Q:
+    """A Q over submissions.ReferenceCheck: the checks of the results `who` may see."""
+    if who.staff:
+        return Q()
+    return Q(result__in=results_for(who))
+
+
 def may_see_members(who: Viewer, organisation) -> bool:
     return who.staff or organisation.pk in who.organisations
 
 
 # -- act ------------------------------------------------------------------------------------------
+
+
+def upload_organisations(who: Viewer) -> frozenset[int]:
+    """The organisations `who` uploads for: their own."""
+    return who.organisations
+
+
+def may_upload_history(who: Viewer) -> bool:
+    """Staff upload to a round of imported history (they import it); others to live rounds only."""
+    return who.staff
 
 
 def upload_refusal(who: Viewer, organisation) -> str | None:
@@ -252,6 +292,22 @@ def objecting_organisations(who: Viewer, round_) -> set[int]:
     if not who.organisations:
         return set()
     return {org for _, org in _review_parties(Q(submission__round=round_), who.organisations)}
+
+
+def objecting_for(
+    mine: set[int], submission, organisation_id: int | None = None
+) -> tuple[set[int], str | None]:
+    """Of `mine` (objecting_organisations of the submission's round), those that may object to
+    `submission` (`organisation_id`: that one only), and why none may, if none: an organisation
+    objects for itself, and never to its own submission."""
+    if organisation_id is not None:
+        if organisation_id not in mine:
+            return set(), "You may object only for an organisation you belong to."
+        mine = {organisation_id}
+    mine = set(mine) - {submission.organisation_id}
+    if not mine:
+        return set(), "An organisation does not object to its own submission."
+    return mine, None
 
 
 def may_object(who: Viewer, round_, now: datetime | None = None) -> bool:
@@ -343,6 +399,40 @@ def may_request_check(who: Viewer) -> bool:
     return who.staff
 
 
+def may_revalidate(who: Viewer) -> bool:
+    """Staff check a submission's bundle again (after a fix of the rules, or asked by its submitter)."""
+    return who.staff
+
+
 def may_see_agents(who: Viewer) -> bool:
     """The GPU agents and their host names are for staff."""
     return who.staff
+
+
+# -- pages and API views ----------------------------------------------------------------------------
+
+
+def page_for(rule):
+    """A view decorator: the page opens to the users whom `rule` (a function of a Viewer, such as
+    may_publish) allows; anyone else is sent to the admin's sign-in, as Django's staff_member_required
+    sends them."""
+    return user_passes_test(lambda user: rule(viewer(user)), login_url="admin:login")
+
+
+def permission(rule) -> type[BasePermission]:
+    """A DRF permission class: the request passes when `rule` (a function of a Viewer) allows its user.
+    Compose it with DRF's operators: `[ReadOnly | permission(may_request_check)]`."""
+
+    class Allowed(BasePermission):
+        def has_permission(self, request, view):
+            return rule(viewer(request.user))
+
+    Allowed.__name__ = Allowed.__qualname__ = f"Allowed[{rule.__name__}]"
+    return Allowed
+
+
+class ReadOnly(BasePermission):
+    """A GET, HEAD or OPTIONS: anyone reads, what the view's queryset lets them see."""
+
+    def has_permission(self, request, view):
+        return request.method in SAFE_METHODS

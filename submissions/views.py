@@ -2,7 +2,6 @@
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -154,7 +153,7 @@ def findings_json(request, uid):
 
 
 @require_POST
-@staff_member_required
+@policy.page_for(policy.may_revalidate)
 def revalidate(request, uid):
     submission = get_object_or_404(Submission, uid=uid)
     if not submission.is_final or submission.status == Submission.Status.WITHDRAWN:

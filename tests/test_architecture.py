@@ -47,7 +47,11 @@ ROOMS = [
     ("records", RECORDS),
     ("domain", DOMAIN),
 ]
-DOMAIN_MAY_IMPORT_OUTSIDE = {"leaderboard.accelerators", "leaderboard.rule_catalogue", "leaderboard.units"}
+DOMAIN_MAY_IMPORT_OUTSIDE = {
+    "leaderboard.accelerators",
+    "leaderboard.rule_catalogue",
+    "leaderboard.units",
+}
 
 
 def _within(module: str, prefix: str) -> bool:
@@ -283,3 +287,72 @@ def test_no_test_module_imports_another():
                 continue
             wrong += [f"{module}: {n}" for n in named if n.split(".")[-1].startswith("test_")]
     assert not wrong, "a test module imported by another module:\n" + "\n".join(wrong)
+
+
+POLICY = "leaderboard.policy"
+# What a module reads when it decides for itself who may (docs/architecture.md, "Where 'who may' lives"):
+# the user's staff and superuser flags and the rounds they review; a Viewer's fields, which say the same;
+# and Django's and DRF's staff-only gates. Each is a name read, so ast finds it without running anything.
+WHO_MAY_ATTRIBUTES = {
+    "is_staff",
+    "is_superuser",
+    "reviewed_rounds",
+    "staff",
+    "organisations",
+    "administers",
+    "peer_rounds",
+}
+WHO_MAY_NAMES = {"staff_member_required", "IsAdminUser"}
+
+
+def _who_may_reads(tree) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in WHO_MAY_ATTRIBUTES:
+            found.append((node.lineno, f".{node.attr}"))
+        elif isinstance(node, ast.Name) and node.id in WHO_MAY_NAMES:
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.alias) and node.name in WHO_MAY_NAMES:
+            found.append((getattr(node, "lineno", 0), node.name))
+        elif isinstance(node, ast.keyword) and (node.arg or "").startswith("memberships__"):
+            # A query for the organisations a user belongs to: who acts for which.
+            found.append((node.lineno, node.arg))
+    return found
+
+
+def test_only_the_policy_decides_who_may():
+    """Who may see or do what is decided in leaderboard/policy.py alone: a module of the apps that reads
+    a user's staff flag, the rounds they review, a Viewer's fields, or queries memberships by user is
+    deciding for itself. What this does not catch: a comparison of ids (`obj.uploaded_by_id ==
+    user.pk`), a membership read through a name of its own, a rule written as data; the tests of
+    tests/leaderboard/test_permissions.py, through HTTP, stand behind it."""
+    wrong = []
+    for module, path in MODULES.items():
+        if module == POLICY or module.startswith(PROGRAMS):
+            continue
+        for line, what in _who_may_reads(ast.parse(path.read_text(), str(path))):
+            wrong.append(f"{path.relative_to(ROOT)}:{line}: {what}")
+    assert not wrong, (
+        "a module decides who may outside leaderboard/policy.py (move the rule there, as a function "
+        "of a Viewer):\n" + "\n".join(wrong)
+    )
+
+
+def test_the_who_may_check_finds_what_it_names():
+    """The check above, on a module written to break it: each way of deciding alone is found."""
+    source = (
+        "from django.contrib.admin.views.decorators import staff_member_required\n"
+        "if request.user.is_staff or user.is_superuser: pass\n"
+        "rounds = user.reviewed_rounds.all()\n"
+        "mine = policy.viewer(user).organisations\n"
+        "Organisation.objects.filter(memberships__user=user)\n"
+    )
+    found = {what for _, what in _who_may_reads(ast.parse(source))}
+    assert found == {
+        "staff_member_required",
+        ".is_staff",
+        ".is_superuser",
+        ".reviewed_rounds",
+        ".organisations",
+        "memberships__user",
+    }

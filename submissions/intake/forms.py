@@ -4,7 +4,7 @@ from django import forms
 from django.utils import timezone
 
 from accounts.models import Organisation
-from leaderboard import calendar
+from leaderboard import calendar, policy
 from leaderboard.models import Round
 
 BUNDLE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".zip")
@@ -28,15 +28,17 @@ class UploadForm(forms.Form):
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        if user is not None and user.is_authenticated:
-            self.fields["organisation"].queryset = Organisation.objects.filter(
-                memberships__user=user
-            )
+        who = policy.viewer(user)
+        self.fields["organisation"].queryset = Organisation.objects.filter(
+            pk__in=policy.upload_organisations(who)
+        )
         # The list offers the rounds open for submission; a round given by hand (or by the API) is
         # still read, and the calendar's refusal (uploads.calendar_refusal) says why it is not taken.
-        staff = bool(user is not None and user.is_staff)
+        history = policy.may_upload_history(who)
         self.fields["round"].widget.choices = [
-            (r.key, label) for r in Round.objects.all() if (label := offered(r, staff)) is not None
+            (r.key, label)
+            for r in Round.objects.all()
+            if (label := offered(r, history)) is not None
         ]
 
     def clean_organisation(self):
@@ -62,15 +64,15 @@ class UploadForm(forms.Form):
         return bundle
 
 
-def offered(round_: Round, staff: bool, now=None) -> str | None:
+def offered(round_: Round, history: bool, now=None) -> str | None:
     """The round's name as the upload form offers it, or None where it is not offered: rounds open
     for submission, in their grace period, or in review (a fix a reviewer asked for); imported history
-    only to staff, who import it."""
+    only with `history` (policy.may_upload_history: staff, who import it)."""
     phase = round_.phase(now or timezone.now())
     if phase in (calendar.OPEN, calendar.GRACE):
         return round_.name
     if phase == calendar.REVIEW:
         return f"{round_.name} (in review: a fix a reviewer asked for)"
-    if phase == calendar.HISTORY and (staff or not round_.history):
+    if phase == calendar.HISTORY and (history or not round_.history):
         return f"{round_.name} (imported history)" if round_.history else round_.name
     return None

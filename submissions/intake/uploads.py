@@ -97,8 +97,8 @@ def check_size(size: int) -> None:
 
 
 def organisations_of(user):
-    """The organisations a user may upload for: their own."""
-    return Organisation.objects.filter(memberships__user=user) if user.is_authenticated else []
+    """The organisations a user may upload for (policy.upload_organisations)."""
+    return Organisation.objects.filter(pk__in=policy.upload_organisations(policy.viewer(user)))
 
 
 def calendar_refusal(round_, organisation, now=None, *, user=None) -> str | None:

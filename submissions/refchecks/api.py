@@ -3,7 +3,7 @@ reference-checks (a result's checks, as the pages show them) and, for staff, age
 
 import django_filters
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, pagination, permissions, serializers, status, viewsets
+from rest_framework import mixins, pagination, serializers, status, viewsets
 from rest_framework.response import Response
 
 from leaderboard import policy
@@ -90,20 +90,6 @@ class CheckRequestSerializer(serializers.Serializer):
     )
 
 
-class MayRequestCheck(permissions.BasePermission):
-    """Anyone reads (the queryset decides what); who may ask for a check is policy.may_request_check."""
-
-    def has_permission(self, request, view):
-        return request.method in permissions.SAFE_METHODS or policy.may_request_check(
-            policy.viewer(request.user)
-        )
-
-
-class MaySeeAgents(permissions.BasePermission):
-    def has_permission(self, request, view):
-        return policy.may_see_agents(policy.viewer(request.user))
-
-
 class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Reference checks, newest first, of the results the user may see (published ones; a member's own
     organisation's; a round's reviewers that round's; staff all). Staff POST {"result": uid, "any_agent": false} to check any result again."""
@@ -111,7 +97,8 @@ class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewS
     serializer_class = ReferenceCheckSerializer
     filterset_class = ReferenceCheckFilter
     pagination_class = Pages
-    permission_classes = [MayRequestCheck]
+    # Anyone reads (the queryset decides what); staff ask for a check.
+    permission_classes = [policy.ReadOnly | policy.permission(policy.may_request_check)]
     lookup_field = "uid"
 
     @extend_schema(request=CheckRequestSerializer, responses={201: ReferenceCheckSerializer})
@@ -132,11 +119,8 @@ class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewS
         checks = ReferenceCheck.objects.select_related(
             "result__system__round", "result__system__submitter", "result__benchmark", "agent"
         ).order_by("-created_at", "-pk")
-        who = policy.viewer(self.request.user)
-        if who.staff:
-            return checks
         # Those of the results the user may see (leaderboard.policy: public ones, their organisation's...).
-        return checks.filter(result__in=policy.results_for(who))
+        return checks.filter(policy.reference_check_filter(policy.viewer(self.request.user)))
 
     def get_serializer_context(self):
         return {
@@ -179,7 +163,7 @@ class AgentViewSet(viewsets.ReadOnlyModelViewSet):
     current job."""
 
     serializer_class = AgentSerializer
-    permission_classes = [MaySeeAgents]
+    permission_classes = [policy.permission(policy.may_see_agents)]
     pagination_class = Pages
     lookup_field = "uid"
     queryset = Agent.objects.order_by("hostname")

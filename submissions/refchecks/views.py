@@ -4,11 +4,11 @@ from collections import Counter
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
+from leaderboard import policy
 from leaderboard.models import Result
 from submissions.models import Agent, ReferenceCheck, Submission
 
@@ -16,7 +16,7 @@ from . import jobs
 
 
 @require_safe
-@staff_member_required
+@policy.page_for(policy.may_see_agents)
 def agents_page(request):
     now = timezone.now()
     queues = jobs.online_queues(now)
@@ -49,7 +49,7 @@ def agents_page(request):
 
 
 @require_POST
-@staff_member_required
+@policy.page_for(policy.may_request_check)
 def request_check(request, uid):
     """Staff: check a result of this submission again, on its family's agents or (`to=any`) on any agent."""
     submission = get_object_or_404(Submission, uid=uid)

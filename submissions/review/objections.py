@@ -169,13 +169,9 @@ def file_objection(
         Submission.Status.FAILED,
     ):
         raise ReviewError("This submission is withdrawn or failed: there is nothing to object to.")
-    if organisation_id is not None:
-        if organisation_id not in mine:
-            raise NotAllowed("You may object only for an organisation you belong to.")
-        mine = {organisation_id}
-    mine = mine - {submission.organisation_id}
-    if not mine:
-        raise NotAllowed("An organisation does not object to its own submission.")
+    mine, refusal = policy.objecting_for(mine, submission, organisation_id)
+    if refusal:
+        raise NotAllowed(refusal)
     if len(mine) > 1:
         raise ReviewError("You belong to several submitting organisations: say for which one.")
     system = System.objects.filter(submission=submission, key=system_key).first()

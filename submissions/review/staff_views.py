@@ -2,17 +2,17 @@
 objections and audit log are its review page's: review_views.)"""
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from leaderboard import policy
 from leaderboard.models import Round
 from submissions.checking.pipeline import publish_round
 from submissions.checking.pipeline.publication import NotPublishable
 
 
-@staff_member_required
+@policy.page_for(policy.may_publish)
 def rounds(request):
     now = timezone.now()
     listed = [(r, r.phase(now)) for r in Round.objects.order_by("-publish_at", "key")]
@@ -20,7 +20,7 @@ def rounds(request):
 
 
 @require_POST
-@staff_member_required
+@policy.page_for(policy.may_publish)
 def publish_now(request, round_key):
     round_ = get_object_or_404(Round, key=round_key)
     try:

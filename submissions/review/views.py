@@ -4,7 +4,6 @@ answers 404."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
 from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -28,12 +27,11 @@ def _not_found(error):
 @login_required
 def index(request):
     """The rounds the user reviews (staff: every live round), and the objections that concern them."""
-    user = request.user
-    rounds = Round.objects.exclude(publish_at=None) if user.is_staff else user.reviewed_rounds.all()
-    mine = policy.viewer(user).organisations
+    who = policy.viewer(request.user)
+    rounds = Round.objects.filter(policy.rounds_reviewed(who))
     objections = list(
-        review.visible_objections(user)
-        .filter(Q(from_organisation_id__in=mine) | Q(against_organisation_id__in=mine))
+        review.visible_objections(request.user)
+        .filter(policy.objections_concerning(who))
         .order_by("-created_at")[:200]
     )
     return render(

@@ -107,8 +107,59 @@ def test_staff_and_reviewers_never_join_an_organisation():
 
 
 def test_staff_alone_publish_request_checks_and_see_the_agents():
-    for rule in (policy.may_publish, policy.may_request_check, policy.may_see_agents):
+    for rule in (
+        policy.may_publish,
+        policy.may_request_check,
+        policy.may_revalidate,
+        policy.may_see_agents,
+        policy.may_upload_history,
+    ):
         assert _who_may(rule) == {"staff"}
+
+
+def test_a_member_uploads_for_the_organisations_they_belong_to():
+    assert policy.upload_organisations(WHO["admin_a"]) == {ACME}
+    assert policy.upload_organisations(WHO["staff"]) == set()
+    assert policy.upload_organisations(WHO["anonymous"]) == set()
+
+
+def test_an_organisation_objects_for_itself_and_never_to_its_own_submission():
+    both = {ACME, GLOBEX}
+    assert policy.objecting_for({GLOBEX}, ACME_SUBMISSION) == ({GLOBEX}, None)
+    # Of two organisations that take part, the one objected to is not offered.
+    assert policy.objecting_for(both, ACME_SUBMISSION) == ({GLOBEX}, None)
+    mine, refusal = policy.objecting_for({ACME}, ACME_SUBMISSION)
+    assert not mine and "its own submission" in refusal
+    mine, refusal = policy.objecting_for({GLOBEX}, ACME_SUBMISSION, organisation_id=INITECH)
+    assert not mine and "an organisation you belong to" in refusal
+    assert policy.objecting_for(both, ACME_SUBMISSION, organisation_id=ACME)[0] == set()
+
+
+def test_a_reviewer_s_rounds_are_those_they_review_staff_s_every_live_one():
+    from django.db.models import Q
+
+    assert policy.rounds_reviewed(WHO["reviewer"]) == Q(pk__in=frozenset({ROUND.pk}))
+    assert policy.rounds_reviewed(WHO["member_a"]) == Q(pk__in=frozenset())
+    assert policy.rounds_reviewed(WHO["staff"]) == ~Q(publish_at=None)
+
+
+def test_a_page_or_an_api_view_asks_the_rule_of_its_user(rf):
+    """page_for and permission wrap a rule of a Viewer for a view and for DRF; composed with DRF's
+    operators they answer as the rules do."""
+    from django.contrib.auth.models import AnonymousUser
+    from django.http import HttpResponse
+
+    page = policy.page_for(policy.may_publish)(lambda request: HttpResponse("calendar"))
+    request = rf.get("/rounds/")
+    request.user = AnonymousUser()
+    refused = page(request)
+    assert refused.status_code == 302 and "/admin/login/" in refused["Location"]
+    readers = (policy.ReadOnly | policy.permission(policy.may_request_check))()
+    asks = rf.post("/api/v1/reference-checks/")
+    asks.user = AnonymousUser()
+    reads = rf.get("/api/v1/reference-checks/")
+    reads.user = AnonymousUser()
+    assert readers.has_permission(reads, None) and not readers.has_permission(asks, None)
 
 
 def test_a_whole_submission_is_seen_by_its_organisation_its_round_s_reviewers_and_its_uploader():
