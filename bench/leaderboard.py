@@ -26,6 +26,10 @@
    - with --cache-url (or BENCH_CACHE_URL): the warm round page and v1 list again from a second
      gunicorn that has CACHE_URL set (a cache shared by its processes), each between two runs of
      the same URL on the first, which has each process's own cache.
+   - with --against PATH (another checkout, e.g. `git worktree add --detach /tmp/before HEAD~1`): the
+     warm round page and v1 list served by that checkout's code and by this one's, in turns (this,
+     that, this, that), on the same database: requests/s, p95, their ratio, and the servers' CPU
+     milliseconds a request, which move less with the machine's load than wall time.
 Targets (issue 4, 2-core machine): warm round page p95 < 50 ms and ≥ 500 req/s; cold render
 of the largest round < 300 ms. Issue 15: the warm round page at least 0.5 of the static file's
 req/s.
@@ -46,7 +50,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.serving import free_port, serve, stop  # noqa: E402
+from bench.serving import cpu_seconds, free_port, serve, stop  # noqa: E402
 
 BENCH_DB = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal_bench")
 PREFIX = "bench-"
@@ -387,6 +391,60 @@ def shared_cache_rows(args, env: dict, paths: dict, local_base: str) -> list[tup
     return rows
 
 
+def against_rows(args, env: dict, paths: dict, this_server, this_base: str) -> list[tuple]:
+    """The warm round page and v1 list served by another checkout's code (--against) and by this one's,
+    in turns, two runs each; CPU milliseconds a request of each server's processes."""
+    other, other_base = serve(env, args.workers, free_port(), cwd=Path(args.against))
+    rows = []
+    try:
+        for _ in range(20):  # every process reads the round and copies the pages
+            for path in paths.values():
+                get(other_base + path)
+        for name, path in paths.items():
+            runs = {"this": [], "that": []}
+            for _ in range(2):
+                for side, server, base in (
+                    ("this", this_server, this_base),
+                    ("that", other, other_base),
+                ):
+                    cpu = cpu_seconds(server)
+                    w = wrk(base + path, args.seconds, args.connections)
+                    w["cpu_ms"] = (cpu_seconds(server) - cpu) * 1e3 / max(w["requests"], 1)
+                    runs[side].append(w)
+            mean = {
+                side: {
+                    k: statistics.mean(w[k] for w in ws) for k in ("p50", "p95", "rps", "cpu_ms")
+                }
+                for side, ws in runs.items()
+            }
+            for side, label in (("that", f"{args.against}"), ("this", "this checkout")):
+                w, other_side = mean[side], mean["that" if side == "this" else "this"]
+                notes = (
+                    f"CPU {w['cpu_ms']:.2f} ms a request; runs "
+                    + ", ".join(f"{r['rps']:.0f}" for r in runs[side])
+                    + " req/s"
+                )
+                if side == "this":
+                    notes += (
+                        f"; {w['rps'] / other_side['rps']:.2f}× the req/s, "
+                        f"{w['p95'] / other_side['p95']:.2f}× the p95, "
+                        f"{w['cpu_ms'] / other_side['cpu_ms']:.2f}× the CPU of {args.against}"
+                    )
+                rows.append(
+                    (
+                        f"{name}, warm, {label}",
+                        f"{w['p50']:.1f}",
+                        f"{w['p95']:.1f}",
+                        f"{w['rps']:.0f}",
+                        notes,
+                        None,
+                    )
+                )
+    finally:
+        stop(other)
+    return rows
+
+
 def fetch_gzipped(url: str) -> bytes:
     request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
     with urllib.request.urlopen(request, timeout=60) as response:
@@ -426,6 +484,12 @@ def main() -> int:
         default=os.environ.get("BENCH_CACHE_URL", ""),
         help="also serve with this CACHE_URL (e.g. redis://127.0.0.1:6379/13) and measure the warm round "
         "page and v1 list there against the same without it",
+    )
+    parser.add_argument(
+        "--against",
+        default="",
+        help="another checkout (the code before a change): serve it too and measure the warm round page "
+        "and v1 list there and here, in turns",
     )
     args = parser.parse_args()
 
@@ -633,6 +697,12 @@ def main() -> int:
                 "v1 results list": api.removeprefix(base),
             }
             rows += shared_cache_rows(args, env, paths, base)
+        if args.against:
+            paths = {
+                "round page": f"/r/{largest.key}/",
+                "v1 results list": api.removeprefix(base),
+            }
+            rows += against_rows(args, env, paths, server, base)
     finally:
         stop(server)
         shutil.rmtree(media, ignore_errors=True)

@@ -19,10 +19,17 @@ def free_port() -> int:
 
 
 def serve(
-    env: dict, workers: int, port: int | None = None, *, ready_path: str = "/", timeout_s: int = 30
+    env: dict,
+    workers: int,
+    port: int | None = None,
+    *,
+    ready_path: str = "/",
+    timeout_s: int = 30,
+    cwd: Path = ROOT,
 ) -> tuple[subprocess.Popen, str]:
     """gunicorn with `workers` sync processes on loopback, once `ready_path` answers; its process (the
-    leader of its own process group) and base URL. `timeout_s`: gunicorn's limit on one request."""
+    leader of its own process group) and base URL. `timeout_s`: gunicorn's limit on one request; `cwd`:
+    the checkout it serves (another one: the code before a change, measured beside this one's)."""
     port = port or free_port()
     server = subprocess.Popen(
         [
@@ -39,7 +46,7 @@ def serve(
             "--log-level",
             "warning",
         ],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -71,6 +78,22 @@ def nginx(folder: Path, port: int, upstream: int, log) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def cpu_seconds(server: subprocess.Popen) -> float:
+    """User and system CPU seconds spent so far by the processes of `server`'s group (gunicorn and its
+    workers), from /proc: steadier than wall time on a loaded machine."""
+    total, tick = 0, os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == server.pid:  # its process group
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def stop(server: subprocess.Popen) -> None:
