@@ -8,12 +8,12 @@ give:
 - an ETag (the tokens, the request's URL and Accept header) and a Last-Modified (the latest
   `changed_at`), with 304 Not Modified on a matching If-None-Match or If-Modified-Since;
 - the key under which the rendered body is kept gzipped (leaderboard.cache).
-A repeated page is answered from there before the rest of DRF's machinery runs, so it costs what the
-cached round page costs: a cache read, whatever its size, and the throttles' count: an answer from the
-cache, or a 304, is counted and refused past the rate as a built one (uncounted, a client asking the same
-thing again and again was never limited). Requests with credentials, who may see
-their organisation's unpublished rows, and the browsable API are answered fresh each time, the former
-marked `Cache-Control: private`.
+A repeated page is answered from there by the view's handler (list, retrieve), after DRF's `initial`
+has checked the throttles: an answer from the cache, or a 304, is counted and refused past the rate as a
+built one (uncounted, a client asking the same thing again and again was never limited). Requests with
+credentials, who may see their organisation's unpublished rows, and the browsable API are answered fresh
+each time, the former marked `Cache-Control: private` (finalize_response). Only DRF's documented hooks
+are overridden (its "Dispatch methods": initialize_request, finalize_response; the handlers).
 """
 
 import gzip
@@ -25,7 +25,6 @@ from django.http import HttpResponse, QueryDict
 from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
-from rest_framework import exceptions
 
 from . import cache
 from .models import Round
@@ -42,8 +41,7 @@ class State:
     def __init__(self, request):
         named = [k for k in request.GET.getlist("round")[:20] if "\x00" not in k]
         if named:
-            # A list of one round's rows depends on that round only, read as the round page reads it
-            # (cache.current_round: at most once a second per process, so usually no query).
+            # A list of one round's rows depends on that round only, read as the round page reads it.
             found = [cache.current_round(k) for k in named]
             rows = [(r.key, r.cache_token, r.changed_at, r.publish_at) for r in found if r]
         else:
@@ -110,63 +108,47 @@ class PublishedCache:
 
     _state = None
 
-    def dispatch(self, request, *args, **kwargs):
+    def initialize_request(self, request, *args, **kwargs):
+        """The query without the parameters the view does not read, before anything reads it."""
         if request.method == "GET" and without_credentials(request):
             filterset = getattr(self, "filterset_class", None)
             filters = filterset.base_filters if filterset is not None else {}
             drop_unknown_parameters(request, {*filters, *COMMON_PARAMS})
-            if bounded(request):
-                kept = self._kept_answer(request, *args, **kwargs)
-                if kept is not None:
-                    return kept
-        response = super().dispatch(request, *args, **kwargs)
+        return super().initialize_request(request, *args, **kwargs)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
         if not without_credentials(request):
             # Built for one user, who may see unpublished rows: no shared cache keeps it for another.
             patch_cache_control(response, private=True)
         return response
 
-    def _kept_answer(self, request, *args, **kwargs):
-        """304, or the kept answer, or a 429 before either; None when the view must build the answer
-        (then kept by _answer)."""
+    def _kept_answer(self, request):
+        """304, or the kept answer; None when the view must build the answer (then kept by _answer).
+        Called by the handlers, so DRF's initial() has counted the request against the throttles."""
+        if not (request.method == "GET" and without_credentials(request) and bounded(request)):
+            return None
         self._state = state = State(request)
         not_modified = get_conditional_response(
             request, etag=state.etag, last_modified=state.last_modified
         )
-        stored = cache.get(f"lb:api:{state.key}") if not_modified is None else None
-        if not_modified is not None or stored is not None:
-            # Answered without the view: its throttles first, or a cached answer was never refused.
-            refused = self._throttled(request, *args, **kwargs)
-            if refused is not None:
-                return refused
         if not_modified is not None:
             return state.headers(not_modified)
+        stored = cache.get(f"lb:api:{state.key}")
         if stored is not None:
             return state.headers(_gzipped(request, *stored))
         return None
 
-    def _throttled(self, request, *args, **kwargs):
-        """The view's 429 when a throttle refuses the request, else None (the request is counted once:
-        check_throttles below then passes it)."""
-        self.args, self.kwargs, self.headers = args, kwargs, self.default_response_headers
-        self.request = drf_request = self.initialize_request(request, *args, **kwargs)
-        try:
-            self.check_throttles(drf_request)
-        except exceptions.Throttled as refusal:
-            return self.finalize_response(
-                drf_request, self.handle_exception(refusal), *args, **kwargs
-            )
-        return None
-
-    def check_throttles(self, request):
-        if getattr(request._request, "throttles_checked", False):
-            return
-        request._request.throttles_checked = True
-        super().check_throttles(request)
-
     def list(self, request, *args, **kwargs):
+        kept = self._kept_answer(request)
+        if kept is not None:
+            return kept
         return self._answer(request, super().list(request, *args, **kwargs))
 
     def retrieve(self, request, *args, **kwargs):
+        kept = self._kept_answer(request)
+        if kept is not None:
+            return kept
         return self._answer(request, super().retrieve(request, *args, **kwargs))
 
     def _answer(self, request, response):

@@ -3,6 +3,7 @@ cached answers, throttling, fixed query counts, the schema and its docs, the API
 paths of before v1."""
 
 import csv
+import inspect
 import io
 
 import pytest
@@ -437,3 +438,16 @@ def test_a_member_sees_the_organisations_unpublished_results_and_no_one_else_doe
         systems = client.get("/api/v1/systems/").json()["count"]
         counts[who] = (counts[who], found, systems)
     assert counts == {"member_a": (3, 200, 2), "member_b": (2, 404, 1), None: (2, 404, 1)}
+
+
+def test_the_api_cache_overrides_only_drf_s_documented_hooks():
+    """leaderboard/apicache.py keeps to what DRF documents of a view ("Dispatch methods":
+    initialize_request, initial, handle_exception, finalize_response; and the handlers), so a new DRF
+    that keeps its documented behaviour keeps the cache's: no dispatch of its own, no throttles checked
+    by hand, no attribute of DRF's request set."""
+    from leaderboard.apicache import PublishedCache
+
+    overridden = {name for name in vars(PublishedCache) if not name.startswith("_")}
+    assert overridden <= {"initialize_request", "finalize_response", "list", "retrieve"}
+    source = inspect.getsource(PublishedCache)
+    assert "request._request" not in source and "check_throttles" not in source
