@@ -33,7 +33,9 @@ TIMEOUT = getattr(settings, "LEADERBOARD_CACHE_SECONDS", 3600)
 # no database query. With a shared cache (CACHE_URL) the copy is also checked against the round's
 # generation there at each request, so a change in any process shows at the next request. With
 # each process's own cache, a publication in another process shows within this time; in the
-# process that published, at once.
+# process that published, at once. A trick kept for its figure (docs/architecture.md, issue 35): read
+# at every request instead, the warm round page gave 0.30x the requests/s at 2.4x the CPU a request
+# (bench/leaderboard.py --against, one run), below the target of half the static file's requests/s.
 ROUND_MEMO_SECONDS = getattr(settings, "LEADERBOARD_ROUND_MEMO_SECONDS", 1.0)
 _memo: dict[str, tuple[float, Round, str | None]] = {}
 _memo_lock = threading.Lock()
