@@ -23,6 +23,8 @@ the write side: its rows arrive as arguments, and its statuses and roles are nam
     import    may_import_round
     members   may_manage_members, may_join
     check     may_request_check, may_revalidate, may_see_agents
+    hear      told_of_submission, told_of_objection, told_of_round, told_of_deadline, may_hear
+              (who notifications/ tells of an event: the candidates, then each one's view)
 
 A page that only some may open is wrapped in page_for(rule); an API view names its rules as DRF
 permission classes (submissions/*/api.py), composed with DRF's operators (`&`, `|`, `~`).
@@ -436,3 +438,51 @@ class ReadOnly(BasePermission):
 
     def has_permission(self, request, view):
         return request.method in SAFE_METHODS
+
+
+# -- hear (notifications/) ------------------------------------------------------------------------
+#
+# Who is told of an event: the candidates, as Qs over users (django.contrib.auth's User, through its
+# memberships and reviewed rounds), then `may_hear` for each one: nobody hears of what they may not see
+# (a notification, a mail or a webhook says no more than the pages would show its reader).
+
+
+def _admins_of(*organisations) -> Q:
+    return Q(
+        memberships__organisation_id__in=[o for o in organisations if o], memberships__role=ADMIN
+    )
+
+
+def told_of_submission(submission) -> Q:
+    """Its uploader and its organisation's admins (upload received, verdicts, publication, a
+    disagreeing reference check)."""
+    return Q(pk=submission.uploaded_by_id) | _admins_of(submission.organisation_id)
+
+
+def told_of_objection(objection, *, reviewers: bool = True) -> Q:
+    """The round's reviewers (when `reviewers`), the objector who filed it, and both parties' admins."""
+    q = Q(pk=objection.filed_by_id) | _admins_of(
+        objection.from_organisation_id, objection.against_organisation_id
+    )
+    return q | Q(reviewed_rounds=objection.round_id) if reviewers else q
+
+
+def told_of_round(round_) -> Q:
+    """The round's reviewers (its phases: review opens, closes, publication)."""
+    return Q(reviewed_rounds=round_.pk)
+
+
+def told_of_deadline(organisations) -> Q:
+    """The admins and members of `organisations` (those of the round with no valid submission yet)."""
+    return Q(memberships__organisation_id__in=list(organisations))
+
+
+def may_hear(who: Viewer, *, submission=None, objection=None) -> bool:
+    """Whether `who` may be told of an event about `submission` or `objection` (the same rules as
+    seeing them); an event about a round alone (its phases, its deadline) is the round's calendar,
+    which is public."""
+    if who.anonymous:
+        return False
+    if objection is not None and not may_see_objection(who, objection):
+        return False
+    return submission is None or who.may_see(submission)

@@ -25,6 +25,7 @@ ROUTE_MODULES = [
     "submissions.review.api",
     "submissions.refchecks.api",
     "submissions.api",
+    "notifications.api",
 ]
 
 

@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "audit",
     "leaderboard",
     "submissions",
+    "notifications",
 ]
 
 MIDDLEWARE = [
@@ -102,6 +103,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "notifications.context_processors.unread",
             ],
         },
     },
@@ -213,10 +215,16 @@ LOGOUT_REDIRECT_URL = "/"
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
-# Receipts of uploads go by email: printed on the console unless EMAIL_URL names an SMTP server
-# (smtp://user:password@host:587, or smtp+tls://...).
-_email = env.email_url("EMAIL_URL", default="consolemail://")
-EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+# Mail (receipts, password resets, notifications) goes to the SMTP server EMAIL_URL names
+# (smtp://user:password@host:587, or smtp+tls://...). Without it, each message is written as an .eml file
+# under VAR_DIR/mail (EMAIL_FILE_PATH) and logged in one line (portal/mailfiles.py).
+_email = env.email_url("EMAIL_URL", default="smtp://")
+EMAIL_BACKEND = (
+    _email["EMAIL_BACKEND"]
+    if env.str("EMAIL_URL", default="")
+    else "portal.mailfiles.EmlFileBackend"
+)
+EMAIL_FILE_PATH = Path(env.str("EMAIL_FILE_PATH", default=str(VAR_DIR / "mail")))
 EMAIL_HOST = _email["EMAIL_HOST"] or "localhost"
 EMAIL_PORT = _email["EMAIL_PORT"] or 25
 EMAIL_HOST_USER = _email["EMAIL_HOST_USER"] or ""
@@ -224,6 +232,11 @@ EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_PASSWORD"] or ""
 EMAIL_USE_TLS = _email.get("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = _email.get("EMAIL_USE_SSL", False)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="portal@localhost")
+# A notification mail that the server refused is tried again after this, then twice as long each time
+# (at most an hour apart): notifications/tasks.py.
+NOTIFY_MAIL_RETRY_S = env.int("NOTIFY_MAIL_RETRY_S", default=30)
+# The site's address as notification mails write their links (a worker has no request to read it from).
+SITE_URL = env.str("SITE_URL", default="http://localhost:8000")
 
 # Where the three real MLPerf rounds live (tarballs); loaded by `make run` when present.
 MLPERF_SHARED_DIR = Path(
@@ -321,6 +334,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-failed-bundles": {"task": "submissions.tasks.purge_failed_bundles", "schedule": 3600.0},
     "purge-stale-uploads": {"task": "submissions.tasks.purge_stale_uploads", "schedule": 3600.0},
+    # Deadlines, review phases, and notifications or mails an outage left behind (notifications/tasks.py).
+    "notifications-clock": {"task": "notifications.clock", "schedule": 60.0},
 }
 # Steps of a whole submission go on "ingest", batches of run checks on "checks". finalize is such a
 # step: on "checks" it waited behind every batch queued after its submission's last one, so a
@@ -332,6 +347,7 @@ CELERY_TASK_ROUTES = {
     "submissions.tasks.publish_due_rounds": {"queue": "clock"},
     "submissions.tasks.purge_failed_bundles": {"queue": "clock"},
     "submissions.tasks.purge_stale_uploads": {"queue": "clock"},
+    "notifications.clock": {"queue": "clock"},
     "submissions.tasks.revalidate": {"queue": "ingest"},
     "submissions.tasks.ingest": {"queue": "ingest"},
     "submissions.tasks.import_round": {"queue": "ingest"},

@@ -19,6 +19,7 @@ urlpatterns = [
     path("submissions/", include("submissions.urls")),
     path("review/", include("submissions.review.urls")),
     path("agents/", agents_page, name="agents"),
+    path("", include("notifications.urls")),
     path("client/portal-submit.tar.gz", client_archive, name="client-archive"),
     path("", include("leaderboard.urls")),
 ]

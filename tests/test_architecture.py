@@ -6,13 +6,15 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("portal", "submissions", "leaderboard", "accounts", "audit")
+APPS = ("portal", "submissions", "notifications", "leaderboard", "accounts", "audit")
 PROGRAMS = ("agent", "clients")  # separate programs: they import no app of the portal
 
 # Which apps each app may import (besides itself); see docs/architecture.md.
 APP_ARROWS = {
-    "portal": {"submissions", "leaderboard", "accounts", "audit"},
-    "submissions": {"leaderboard", "accounts", "audit", "portal.celery"},
+    "portal": {"submissions", "notifications", "leaderboard", "accounts", "audit"},
+    "submissions": {"notifications", "leaderboard", "accounts", "audit", "portal.celery"},
+    # notifications.emit: the write side's one call; leaderboard.policy: who hears of what
+    "notifications": {"leaderboard", "portal.celery"},
     # leaderboard.policy: who manages members; portal.celery: RETRY for the password reset mail's task
     "accounts": {"leaderboard", "audit", "portal.celery"},
     "leaderboard": {"audit"},

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.models import Round
+from notifications.emit import emit
 from submissions import storage
 from submissions.checking.bundles.limits import size_text
 from submissions.checking.tasks import ingest, queue_ingest
@@ -230,4 +231,5 @@ def submit(
     transaction.on_commit(
         lambda: queue_ingest(submission.pk)
     )  # kept and queued later if the broker is down
+    emit("upload.received", submission=submission.pk)
     return submission, True

@@ -24,6 +24,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from audit.log import record
 from leaderboard.accelerators import family_of, placement
 from leaderboard.models import Division, Result, Run
+from notifications.emit import emit
 from submissions.checking.safejson import storable
 from submissions.models import Agent, ReferenceCheck
 
@@ -272,6 +273,8 @@ def store(payload: dict) -> str:
         return "ignored"  # another answer won
     check.refresh_from_db()
     _audit(f"reference_check.{outcome}", check, verdict=check.verdict, agent=hostname)
+    if check.verdict == Verdict.IMPLAUSIBLY_FAST:
+        emit("refcheck.disagrees", check=check.pk)
     return outcome
 
 

@@ -25,6 +25,7 @@ from audit.log import record
 from leaderboard import calendar, policy
 from leaderboard.cache import invalidate_round
 from leaderboard.models import Result, Round, System
+from notifications.emit import emit
 from submissions.checking.pipeline.publication import apply_decision
 from submissions.models import Submission
 
@@ -207,6 +208,7 @@ def file_objection(
         submission=str(submission.uid),
         rule=objection.rule,
     )
+    emit("objection.filed", objection=objection.pk)
     return objection
 
 
@@ -239,6 +241,7 @@ def reply(user, objection: Objection, text: str) -> ObjectionReply:
         organisation=objection.against_organisation,
         side=side,
     )
+    emit("objection.replied", reply=message.pk)
     return message
 
 
@@ -287,6 +290,7 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
         note=objection.decision_note,
         changed=changed,
     )
+    emit("objection.decided", objection=objection.pk)
     if changed:
         transaction.on_commit(lambda: invalidate_round(round_.key))
     return objection

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from audit.log import record
 from leaderboard.models import Benchmark, Result, Run, System
+from notifications.emit import emit
 from submissions.models import Finding, Submission, Validation
 from submissions.refchecks import jobs as refchecks
 
@@ -385,6 +386,11 @@ def _give_verdict(
         errors=severities["error"],
         warnings=severities["warning"],
         infos=severities["info"],
+    )
+    emit(
+        "revalidation.finished" if validation.number > 1 else "validation.finished",
+        submission=submission.pk,
+        validation=validation.pk,
     )
     return True
 

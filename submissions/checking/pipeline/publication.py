@@ -24,6 +24,7 @@ from audit.log import record
 from leaderboard import calendar
 from leaderboard.cache import invalidate_round
 from leaderboard.models import Division, PublicIdSequence, Result, Round, System
+from notifications.emit import emit
 from submissions.models import Finding, Submission, Validation
 from submissions.review.models import Objection
 
@@ -278,6 +279,8 @@ def publish_round(round_: Round, *, actor=None, now: datetime | None = None) -> 
             count = publish(submission.pk)
             public += count
             published.append({"submission": str(submission.uid), "results": count})
+            if count:
+                emit("results.published", submission=submission.pk)
         fields = {"published_at": now}
         if locked.publish_at is None or locked.publish_at > now:
             fields["publish_at"] = now
@@ -291,6 +294,7 @@ def publish_round(round_: Round, *, actor=None, now: datetime | None = None) -> 
             results=public,
             submissions=published,
         )
+        emit("round.published", round=locked.pk)
         key = locked.key
         transaction.on_commit(lambda: invalidate_round(key))
     return public

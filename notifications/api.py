@@ -1,0 +1,90 @@
+"""A user's notifications and preferences through the API (routed by portal.api):
+
+GET  /api/v1/notifications/                  yours, newest first (unread ones have read_at null)
+POST /api/v1/notifications/read/             mark all read, or those whose ids are in "ids"
+GET  /api/v1/notification-preferences/       every event: kind, label, channel
+PUT  /api/v1/notification-preferences/{kind}/  {"channel": "email" | "site" | "both" | "none"}
+"""
+
+from django.utils import timezone
+from rest_framework import mixins, permissions, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+
+from .events import EVENTS
+from .models import Channel, Notification
+from .preferences import choose, table
+
+
+class NotificationSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Notification
+        fields = ["id", "kind", "title", "text", "url", "created_at", "read_at"]
+
+
+class Pages(PageNumberPagination):
+    page_size = 50
+
+
+class NotificationViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Your notifications in the site, newest first, 50 a page."""
+
+    serializer_class = NotificationSerializer
+    pagination_class = Pages
+    permission_classes = [permissions.IsAuthenticated]
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Notification.objects.none()
+        return Notification.objects.filter(recipient=self.request.user, in_site=True)
+
+    @action(detail=False, methods=["post"])
+    def read(self, request):
+        """Mark all your unread notifications read, or those listed in "ids"."""
+        unread = self.get_queryset().filter(read_at__isnull=True)
+        ids = request.data.get("ids")
+        if ids is not None:
+            if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+                raise serializers.ValidationError({"ids": "A list of notification ids."})
+            unread = unread.filter(pk__in=ids)
+        return Response({"marked": unread.update(read_at=timezone.now())})
+
+
+class PreferenceSerializer(serializers.Serializer):
+    kind = serializers.CharField(read_only=True)
+    label = serializers.CharField(read_only=True)
+    channel = serializers.ChoiceField(choices=Channel.choices)
+
+
+class PreferenceViewSet(viewsets.ViewSet):
+    """How you hear of each event: by mail, in the site, both or not at all."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = PreferenceSerializer
+    lookup_field = "kind"
+    lookup_value_regex = r"[a-z0-9_.]+"
+
+    def _rows(self, request):
+        return [{"kind": k, "label": lbl, "channel": c} for k, lbl, c in table(request.user)]
+
+    def list(self, request):
+        return Response(PreferenceSerializer(self._rows(request), many=True).data)
+
+    def update(self, request, kind=None):
+        if kind not in EVENTS:
+            raise NotFound(f"No event {kind!r}: one of {', '.join(EVENTS)}.")
+        serializer = PreferenceSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        choose(request.user, kind, serializer.validated_data["channel"])
+        row = next(r for r in self._rows(request) if r["kind"] == kind)
+        return Response(PreferenceSerializer(row).data)
+
+    partial_update = update
+
+
+ROUTES = [
+    ("notifications", NotificationViewSet, "notification"),
+    ("notification-preferences", PreferenceViewSet, "notification-preference"),
+]

@@ -1,0 +1,247 @@
+"""The events the portal tells people of, in one list, and `emit`, the write side's one call.
+
+Each Event has a kind (its name in code, in preferences and in the API), a label for the preferences
+page, the channels it goes by unless its user chose otherwise, and `tell`: from the ids the write side
+gave `emit`, what happened (a Told: title, text, link) and who may be told (a Q over users from
+leaderboard/policy.py, then policy.may_hear for each of them, so that nobody hears of what they may
+not see). `tell` answers None when there is nothing to tell (the record is gone, a reference check that
+agrees).
+
+    kind                     who is told (policy.py)                          emitted by
+    upload.received          the uploader, the organisation's admins          intake/submit.py
+    validation.finished      the same: valid, or invalid with the errors      checking/pipeline/finalize.py
+    revalidation.finished    the same, for a pass after the first             checking/pipeline/finalize.py
+    objection.filed          the round's reviewers, both parties' admins      review/objections.py
+    objection.replied        the same and the objector, not the author        review/objections.py
+    objection.decided        the parties' admins, the objector                review/objections.py
+    results.published        the uploader, the organisation's admins          checking/pipeline/publication.py
+    deadline.24h, deadline.1h  members of the round's organisations with no   tasks.remind (beat)
+                             valid submission yet
+    refcheck.disagrees       the round's reviewers, the uploader and admins    refchecks/jobs.py
+    round.review_opens, round.review_closes, round.published
+                             the round's reviewers                             tasks.remind (beat), publication.py
+
+`notifications.emit.emit(kind, **ids)` is the write side's one call (emit.py): it records the event in
+the write's transaction and queues its delivery once that commits. The event's key is its kind and ids:
+a Notification per (key, recipient) is unique, so a retried task or a redelivered message tells nobody
+twice.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.apps import apps
+from django.db.models import Q
+
+from leaderboard import policy
+from leaderboard.models import Round
+
+from .models import Channel
+
+
+@dataclass(frozen=True)
+class Told:
+    """What an event says, to whom it may go, and what the policy checks for each recipient."""
+
+    title: str
+    text: str
+    url: str
+    audience: Q  # over users: the candidates
+    submission: object = None  # policy.may_hear(who, submission=..., objection=...)
+    objection: object = None
+    not_to: int | None = None  # the user who did it (an author is not told of their own reply)
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    label: str
+    default: str  # a Channel
+    tell: Callable[[dict], Told | None]
+
+
+def _model(name: str):
+    app, _, model = name.partition(".")
+    return apps.get_model(app, model)
+
+
+def _get(name: str, pk, related=()):
+    return _model(name).objects.select_related(*related).filter(pk=pk).first()
+
+
+def _submission(ids):
+    return _get("submissions.Submission", ids.get("submission"), ("round", "organisation"))
+
+
+def _upload_received(ids):
+    s = _submission(ids)
+    if s is None:
+        return None
+    return Told(
+        f"Upload received: {s.original_name} for {s.round.name}",
+        f"The portal received {s.original_name} ({s.size} bytes) for {s.round.name} and will "
+        "check it now. You will be told its verdict.",
+        s.get_absolute_url(),
+        policy.told_of_submission(s),
+        submission=s,
+    )
+
+
+def _verdict(ids):
+    s = _submission(ids)
+    v = _get("submissions.Validation", ids.get("validation"))
+    if s is None or v is None:
+        return None
+    again = " again" if v.number > 1 else ""
+    if v.verdict == "valid":
+        title = f"Valid: {s.original_name} for {s.round.name}"
+        text = f"The portal checked {s.original_name}{again}: it is valid ({v.warnings} warnings)."
+    else:
+        title = f"Invalid, {v.errors} errors: {s.original_name} for {s.round.name}"
+        text = (
+            f"The portal checked {s.original_name}{again}: {v.errors} errors and {v.warnings} "
+            "warnings. The findings name the file, line, rule and what to do."
+        )
+    return Told(title, text, s.get_absolute_url(), policy.told_of_submission(s), submission=s)
+
+
+def _objection(ids):
+    return _get(
+        "submissions.Objection",
+        ids.get("objection"),
+        ("round", "from_organisation", "against_organisation", "submission"),
+    )
+
+
+def _objection_filed(ids):
+    o = _objection(ids)
+    if o is None:
+        return None
+    return Told(
+        f"Objection by {o.from_organisation} against {o.target_label}",
+        f"{o.from_organisation} objects to {o.target_label} in {o.round.name}: {o.rule}.\n\n{o.comment}",
+        o.get_absolute_url(),
+        policy.told_of_objection(o),
+        objection=o,
+        not_to=o.filed_by_id,
+    )
+
+
+def _objection_replied(ids):
+    r = _get("submissions.ObjectionReply", ids.get("reply"))
+    o = r and _objection({"objection": r.objection_id})
+    if o is None:
+        return None
+    return Told(
+        f"Reply on the objection against {o.target_label}",
+        f"A reply ({r.get_side_display()}) on {o.from_organisation}'s objection against "
+        f"{o.target_label}:\n\n{r.text}",
+        o.get_absolute_url(),
+        policy.told_of_objection(o),
+        objection=o,
+        not_to=r.author_id,
+    )
+
+
+def _objection_decided(ids):
+    o = _objection(ids)
+    if o is None or not o.decision:
+        return None
+    note = f"\n\n{o.decision_note}" if o.decision_note else ""
+    return Told(
+        f"Decided: {o.get_decision_display()}, objection against {o.target_label}",
+        f"The reviewers decided {o.from_organisation}'s objection against {o.target_label}: "
+        f"{o.get_decision_display()}.{note}",
+        o.get_absolute_url(),
+        policy.told_of_objection(o, reviewers=False),
+        objection=o,
+        not_to=o.decided_by_id,
+    )
+
+
+def _published(ids):
+    s = _submission(ids)
+    if s is None:
+        return None
+    return Told(
+        f"Published: your results in {s.round.name}",
+        f"{s.round.name} is published: {ids.get('results', 'the')} results of {s.original_name} "
+        "are public.",
+        s.round.get_absolute_url(),
+        policy.told_of_submission(s),
+        submission=s,
+    )
+
+
+def _deadline(hours):
+    def tell(ids):
+        round_ = Round.objects.filter(pk=ids.get("round")).first()
+        if round_ is None:
+            return None
+        return Told(
+            f"{hours} h to the deadline of {round_.name}, and no valid submission yet",
+            f"Uploads to {round_.name} close in about {hours} hour{'s' if hours > 1 else ''} "
+            "and your organisation has no valid submission yet.",
+            round_.get_absolute_url(),
+            policy.told_of_deadline([ids.get("organisation")]),
+        )
+
+    return tell
+
+
+def _refcheck(ids):
+    check = _get(
+        "submissions.ReferenceCheck", ids.get("check"), ("result__system__submission__round",)
+    )
+    if check is None or check.verdict != "implausibly-fast":
+        return None  # a check that agrees, or one that could not run, tells nobody
+    result, s = check.result, check.result.system.submission
+    return Told(
+        f"A reference check disagrees: {result}",
+        f"The reference check of {result} measured less than its logs imply: {check.message}",
+        s.get_absolute_url(),
+        policy.told_of_submission(s) | policy.told_of_round(s.round),
+        submission=s,
+    )
+
+
+def _phase(what):
+    def tell(ids):
+        round_ = Round.objects.filter(pk=ids.get("round")).first()
+        if round_ is None:
+            return None
+        return Told(
+            f"{round_.name}: {what}",
+            f"{round_.name}: {what}.",
+            round_.get_absolute_url(),
+            policy.told_of_round(round_),
+        )
+
+    return tell
+
+
+EVENTS = {
+    e.kind: e
+    for e in (
+        Event("upload.received", "An upload is received", Channel.SITE, _upload_received),
+        Event("validation.finished", "A validation finishes", Channel.BOTH, _verdict),
+        Event("revalidation.finished", "A re-validation finishes", Channel.BOTH, _verdict),
+        Event("objection.filed", "An objection is filed", Channel.BOTH, _objection_filed),
+        Event("objection.replied", "A reply to an objection", Channel.BOTH, _objection_replied),
+        Event("objection.decided", "An objection is decided", Channel.BOTH, _objection_decided),
+        Event("results.published", "Your results are published", Channel.BOTH, _published),
+        Event("deadline.24h", "24 hours to a deadline", Channel.BOTH, _deadline(24)),
+        Event("deadline.1h", "1 hour to a deadline", Channel.BOTH, _deadline(1)),
+        Event("refcheck.disagrees", "A reference check disagrees", Channel.BOTH, _refcheck),
+        Event("round.review_opens", "A round's review opens", Channel.SITE, _phase("review opens")),
+        Event(
+            "round.review_closes", "A round's review closes", Channel.SITE, _phase("review closes")
+        ),
+        Event("round.published", "A round is published", Channel.SITE, _phase("published")),
+    )
+}
+
+
+def key_of(kind: str, ids: dict) -> str:
+    """The event's key: its kind and ids, e.g. "validation.finished:submission=3:validation=7"."""
+    return ":".join([kind, *(f"{name}={ids[name]}" for name in sorted(ids))])

@@ -1,0 +1,82 @@
+"""A Notification: one event told to one user, once (its key and recipient are unique); a Preference:
+how a user hears of one kind of event (events.EVENTS says the kinds and their defaults)."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Channel(models.TextChoices):
+    BOTH = "both", "Mail and in the site"
+    EMAIL = "email", "Mail only"
+    SITE = "site", "In the site only"
+    NONE = "none", "Not at all"
+
+
+class Notification(models.Model):
+    class Mail(models.TextChoices):
+        NONE = "", "Not mailed"
+        PENDING = "pending", "To be mailed"
+        SENT = "sent", "Mailed"
+
+    key = models.CharField(
+        max_length=200, help_text="The event: its kind and the records it is about."
+    )
+    kind = models.CharField(max_length=50)
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    title = models.CharField(max_length=300)
+    text = models.TextField()
+    url = models.CharField(max_length=500, blank=True)
+    in_site = models.BooleanField(default=True, help_text="Shown in the user's list.")
+    mail = models.CharField(max_length=10, choices=Mail.choices, blank=True, default=Mail.NONE)
+    mail_attempts = models.PositiveIntegerField(default=0)
+    mail_error = models.CharField(max_length=500, blank=True)
+    mailed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            # A retried task or a redelivered message finds the row and tells nobody twice.
+            models.UniqueConstraint(fields=["key", "recipient"], name="one_notification_per_event")
+        ]
+        indexes = [models.Index(fields=["recipient", "read_at"], name="notification_unread")]
+
+    def __str__(self):
+        return f"{self.key} to {self.recipient_id}"
+
+
+class Preference(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preferences"
+    )
+    kind = models.CharField(max_length=50)
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "kind"], name="one_preference_per_kind")
+        ]
+
+    def __str__(self):
+        return f"{self.user_id} {self.kind}: {self.channel}"
+
+
+class Outbox(models.Model):
+    """An event to tell, written in the same transaction as what it tells of (emit.py), so that a broker
+    down at commit loses nothing: the clock's sweep queues what is not delivered yet."""
+
+    key = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=50)
+    ids = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["delivered_at", "created_at"], name="outbox_pending")]
+
+    def __str__(self):
+        return self.key

@@ -1,0 +1,57 @@
+"""How each user hears of each kind of event: their Preference, else the event's default (events.py);
+and the signed one-click unsubscribe token that a mail carries."""
+
+from django.core import signing
+
+from .events import EVENTS
+from .models import Channel, Preference
+
+SALT = "notifications.unsubscribe"
+MAIL = {Channel.BOTH, Channel.EMAIL}
+SITE = {Channel.BOTH, Channel.SITE}
+
+
+def channels(user_ids, kind: str) -> dict[int, str]:
+    """Each user's channel for `kind`."""
+    chosen = dict(
+        Preference.objects.filter(user_id__in=user_ids, kind=kind).values_list("user_id", "channel")
+    )
+    return {pk: chosen.get(pk, EVENTS[kind].default) for pk in user_ids}
+
+
+def table(user) -> list[tuple[str, str, str]]:
+    """(kind, label, channel) of every event for `user`, in the events' order."""
+    chosen = dict(user.notification_preferences.values_list("kind", "channel"))
+    return [(e.kind, e.label, chosen.get(e.kind, e.default)) for e in EVENTS.values()]
+
+
+def choose(user, kind: str, channel: str) -> None:
+    if kind not in EVENTS or channel not in Channel.values:
+        raise ValueError(f"{kind}: {channel}")
+    Preference.objects.update_or_create(user=user, kind=kind, defaults={"channel": channel})
+
+
+def unsubscribe_token(user_id: int, kind: str) -> str:
+    return signing.dumps({"u": user_id, "k": kind}, salt=SALT, compress=True)
+
+
+def read_unsubscribe_token(token: str) -> tuple[int, str] | None:
+    """(user id, kind) of a token this site signed, or None."""
+    try:
+        data = signing.loads(token, salt=SALT)
+    except signing.BadSignature:
+        return None
+    if (
+        not isinstance(data, dict)
+        or data.get("k") not in EVENTS
+        or not isinstance(data.get("u"), int)
+    ):
+        return None
+    return data["u"], data["k"]
+
+
+def stop_mail(user_id: int, kind: str) -> None:
+    """Unsubscribed: no more mail of this kind (still shown in the site unless they chose none)."""
+    current = channels([user_id], kind)[user_id]
+    channel = Channel.SITE if current in SITE else Channel.NONE
+    Preference.objects.update_or_create(user_id=user_id, kind=kind, defaults={"channel": channel})

@@ -1,0 +1,187 @@
+"""The tasks that tell people (queue "celery"), and the clock's (queue "clock"): deadlines, phases and
+the sweep of what a broker or mail server outage left behind.
+
+deliver(key): the event's recipients get one Notification each (unique per key and recipient: a retried
+or redelivered task creates none twice), then one send_mail task per mail. send_mail claims its row
+(FOR UPDATE SKIP LOCKED, still pending) and marks it sent in the same transaction, so two copies of the
+task mail once; a mail server that does not answer is retried with backoff, and the sweep queues it
+again later, so it is delayed, never lost. Nothing here runs in a request or fails the write it tells of.
+"""
+
+import logging
+import smtplib
+from datetime import timedelta
+
+from celery import shared_task
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from leaderboard import policy
+from leaderboard.models import Round
+from portal.celery import RETRY
+
+from . import mail
+from .events import EVENTS, key_of
+from .models import Channel, Notification, Outbox
+from .preferences import MAIL, SITE, channels
+
+log = logging.getLogger(__name__)
+
+# A mail that failed is tried again after NOTIFY_MAIL_RETRY_S (30 s), then twice as long each time.
+MAIL_RETRIES = 12
+OUTBOX_LATE = timedelta(minutes=1)  # an event not delivered by then is queued again by the sweep
+MAIL_LATE = timedelta(minutes=15)  # a mail still pending then (its retries spent or lost) too
+
+
+def record(kind: str, ids: dict) -> str:
+    """The event in the Outbox (in the caller's transaction); its key."""
+    if kind not in EVENTS:
+        raise ValueError(f"unknown event {kind!r}: add it to notifications/events.py")
+    key = key_of(kind, ids)
+    Outbox.objects.bulk_create([Outbox(key=key, kind=kind, ids=ids)], ignore_conflicts=True)
+    return key
+
+
+def queue(key: str) -> None:
+    try:
+        deliver.delay(key)
+    except Exception:  # the broker is down: the sweep queues it when it is back
+        log.warning("notification %s not queued (the broker did not answer); the sweep will", key)
+
+
+def recipients(told) -> list:
+    """The users the event's audience names whom the policy lets hear of it."""
+    users = (
+        get_user_model()
+        .objects.filter(told.audience, is_active=True)
+        .exclude(pk=told.not_to)
+        .distinct()
+    )
+    return [
+        u
+        for u in users
+        if policy.may_hear(policy.viewer(u), submission=told.submission, objection=told.objection)
+    ]
+
+
+@shared_task(name="notifications.deliver", **RETRY)
+def deliver(key: str) -> int:
+    """Tell the event's recipients; returns how many it told (0 when it was done already)."""
+    with transaction.atomic():
+        box = Outbox.objects.select_for_update(skip_locked=True).filter(key=key).first()
+        if box is None or box.delivered_at is not None:
+            return 0
+        Outbox.objects.filter(pk=box.pk).update(attempts=F("attempts") + 1)
+        told = EVENTS[box.kind].tell(box.ids)
+        users = recipients(told) if told is not None else []
+        chosen = channels([u.pk for u in users], box.kind)
+        rows = [
+            Notification(
+                key=key,
+                kind=box.kind,
+                recipient=u,
+                title=told.title[:300],
+                text=told.text,
+                url=told.url,
+                in_site=chosen[u.pk] in SITE,
+                mail=Notification.Mail.PENDING
+                if chosen[u.pk] in MAIL and u.email
+                else Notification.Mail.NONE,
+            )
+            for u in users
+            if chosen[u.pk] != Channel.NONE
+        ]
+        Notification.objects.bulk_create(rows, ignore_conflicts=True)
+        Outbox.objects.filter(pk=box.pk).update(delivered_at=timezone.now())
+        pending = list(
+            Notification.objects.filter(key=key, mail=Notification.Mail.PENDING).values_list(
+                "pk", flat=True
+            )
+        )
+        transaction.on_commit(lambda: [send_mail.delay(pk) for pk in pending])
+    return len(rows)
+
+
+def _send(pk: int) -> bool:
+    """Mail the notification if it is still pending and no other task holds it; True when sent."""
+    with transaction.atomic():
+        n = (
+            Notification.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("recipient")
+            .filter(pk=pk, mail=Notification.Mail.PENDING)
+            .first()
+        )
+        if n is None:
+            return False
+        mail.message(n, n.recipient.email).send()
+        Notification.objects.filter(pk=pk).update(
+            mail=Notification.Mail.SENT, mailed_at=timezone.now(), mail_error=""
+        )
+    return True
+
+
+@shared_task(name="notifications.send_mail", bind=True, acks_late=True, max_retries=MAIL_RETRIES)
+def send_mail(self, pk: int) -> bool:
+    try:
+        return _send(pk)
+    except (smtplib.SMTPException, OSError) as exc:
+        Notification.objects.filter(pk=pk).update(
+            mail_attempts=F("mail_attempts") + 1, mail_error=str(exc)[:500]
+        )
+        log.warning("mail of notification %s failed (%s); retrying", pk, exc)
+        wait = min(settings.NOTIFY_MAIL_RETRY_S * 2**self.request.retries, 3600)
+        raise self.retry(exc=exc, countdown=wait) from exc
+
+
+def _due(now):
+    """(kind, ids) of the clock's events now: deadlines within 24 h and 1 h for each organisation of the
+    round with no valid submission yet, and review phases that began within the last hour."""
+    Submission = apps.get_model("submissions", "Submission")
+    soon = Round.objects.filter(deadline_at__gt=now, deadline_at__lte=now + timedelta(hours=24))
+    for round_ in soon:
+        hours = "1h" if round_.deadline_at - now <= timedelta(hours=1) else "24h"
+        theirs = Submission.objects.filter(round=round_, organisation__isnull=False)
+        done = theirs.filter(status__in=("valid", "published")).values("organisation_id")
+        for org in (
+            theirs.exclude(organisation_id__in=done)
+            .values_list("organisation_id", flat=True)
+            .distinct()
+        ):
+            yield f"deadline.{hours}", {"round": round_.pk, "organisation": org}
+    lately = Q(review_ends_at__gt=now - timedelta(hours=1), review_ends_at__lte=now)
+    for round_ in Round.objects.filter(
+        Q(deadline_at__gt=now - timedelta(hours=2), deadline_at__lte=now) | lately
+    ):
+        closes = round_.calendar.closes_at
+        if closes and now - timedelta(hours=1) < closes <= now:
+            yield "round.review_opens", {"round": round_.pk}
+        if round_.review_ends_at and now - timedelta(hours=1) < round_.review_ends_at <= now:
+            yield "round.review_closes", {"round": round_.pk}
+
+
+@shared_task(name="notifications.clock", **RETRY)
+def clock() -> int:
+    """Every minute (beat): the clock's events, then what is late (the broker or the mail server was
+    down) queued again. Returns how many events it recorded or queued."""
+    now = timezone.now()
+    keys = []
+    due = {key_of(kind, ids): (kind, ids) for kind, ids in _due(now)}
+    known = set(Outbox.objects.filter(key__in=due).values_list("key", flat=True))
+    with transaction.atomic():
+        for key, (kind, ids) in due.items():
+            if key not in known:
+                keys.append(record(kind, ids))
+    late = Outbox.objects.filter(delivered_at__isnull=True, created_at__lte=now - OUTBOX_LATE)
+    keys += late.values_list("key", flat=True)
+    for key in dict.fromkeys(keys):
+        queue(key)
+    mails = Notification.objects.filter(
+        mail=Notification.Mail.PENDING, created_at__lte=now - MAIL_LATE
+    ).values_list("pk", flat=True)
+    for pk in mails:
+        send_mail.delay(pk)
+    return len(keys)
