@@ -2,7 +2,7 @@ import re
 
 from django.urls import path, register_converter
 
-from . import views
+from . import feeds, views
 
 
 class NameConverter:
@@ -28,6 +28,9 @@ urlpatterns = [
     path("rounds/", views.rounds_page, name="rounds"),
     path("progress/", views.progress_page, name="progress"),
     path("id/<str:public_id>", views.public_id_page, name="public-id"),
+    path("feeds/rounds/<str:round_key>/", feeds.RoundFeed(), name="round-feed"),
+    path("feeds/benchmarks/<slug:benchmark_key>/", feeds.BenchmarkFeed(), name="benchmark-feed"),
+    path("feeds/organisations/<name:name>/", feeds.OrganisationFeed(), name="organisation-feed"),
     path("r/<str:round_key>/", views.round_page, name="round"),
     path("r/<str:round_key>/compare/", views.compare_page, name="compare"),
     path("r/<str:round_key>/<name:submitter>/<name:system_key>/", views.system_page, name="system"),
