@@ -22,9 +22,11 @@ the write side: its rows arrive as arguments, and its statuses and roles are nam
     publish   may_publish (and the staff's pages of the rounds' calendars)
     import    may_import_round
     members   may_manage_members, may_join
+    webhooks  may_manage_webhooks, webhook_filter
     check     may_request_check, may_revalidate, may_see_agents
-    hear      told_of_submission, told_of_objection, told_of_round, told_of_deadline, may_hear
-              (who notifications/ tells of an event: the candidates, then each one's view)
+    hear      told_of_submission, told_of_objection, told_of_round, told_of_deadline, may_hear,
+              organisation_may_hear (who notifications/ tells of an event, a webhook included:
+              the candidates, then each one's view)
 
 A page that only some may open is wrapped in page_for(rule); an API view names its rules as DRF
 permission classes (submissions/*/api.py), composed with DRF's operators (`&`, `|`, `~`).
@@ -390,6 +392,19 @@ def may_manage_members(who: Viewer, organisation) -> bool:
     return who.staff or organisation.pk in who.administers
 
 
+def may_manage_webhooks(who: Viewer, organisation) -> bool:
+    """Staff and the organisation's admins set its webhooks and read their delivery log, as they
+    manage its members."""
+    return may_manage_members(who, organisation)
+
+
+def webhook_filter(who: Viewer) -> Q:
+    """A Q over notifications.Webhook: those `who` may read and remove (may_manage_webhooks)."""
+    if who.staff:
+        return Q()
+    return Q(organisation_id__in=who.administers)
+
+
 def may_join(who: Viewer) -> bool:
     """Whether `who` may be invited to an organisation and accept: never staff, nor a reviewer of any
     round (one who belonged to an organisation could no longer decide objections against it)."""
@@ -486,3 +501,11 @@ def may_hear(who: Viewer, *, submission=None, objection=None) -> bool:
     if objection is not None and not may_see_objection(who, objection):
         return False
     return submission is None or who.may_see(submission)
+
+
+def organisation_may_hear(organisation_id: int, *, submission=None, objection=None) -> bool:
+    """Whether an organisation's webhook may be told of an event: what any member of it sees of its own
+    (its submissions, the objections it is party to), never the peer review's view of the others'."""
+    if objection is not None and organisation_id not in _parties(objection):
+        return False
+    return submission is None or submission.organisation_id == organisation_id

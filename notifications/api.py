@@ -7,14 +7,18 @@ PUT  /api/v1/notification-preferences/{kind}/  {"channel": "email" | "site" | "b
 """
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, permissions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
+from accounts.models import Organisation
+from leaderboard import policy
+
 from .events import EVENTS
-from .models import Channel, Notification
+from .models import Channel, Notification, Webhook, WebhookDelivery
 from .preferences import choose, table
 
 
@@ -40,6 +44,13 @@ class NotificationViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             return Notification.objects.none()
         return Notification.objects.filter(recipient=self.request.user, in_site=True)
 
+    @extend_schema(
+        request=inline_serializer(
+            "MarkRead",
+            {"ids": serializers.ListField(child=serializers.IntegerField(), required=False)},
+        ),
+        responses=inline_serializer("Marked", {"marked": serializers.IntegerField()}),
+    )
     @action(detail=False, methods=["post"])
     def read(self, request):
         """Mark all your unread notifications read, or those listed in "ids"."""
@@ -84,7 +95,68 @@ class PreferenceViewSet(viewsets.ViewSet):
     partial_update = update
 
 
+class DeliverySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = WebhookDelivery
+        fields = [
+            "kind",
+            "key",
+            "state",
+            "attempts",
+            "last_status",
+            "last_answer",
+            "created_at",
+            "delivered_at",
+        ]
+
+
+class WebhookSerializer(serializers.ModelSerializer):
+    organisation = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Organisation.objects.all()
+    )
+    secret = serializers.CharField(
+        write_only=True, min_length=16, max_length=200, help_text="Signs each body (HMAC-SHA256)."
+    )
+    url = serializers.URLField(max_length=500)
+
+    class Meta:
+        model = Webhook
+        fields = ["id", "organisation", "url", "secret", "active", "created_at"]
+
+    def validate_organisation(self, organisation):
+        who = policy.viewer(self.context["request"].user)
+        if not policy.may_manage_webhooks(who, organisation):
+            raise serializers.ValidationError("Only the organisation's admins set its webhooks.")
+        return organisation
+
+
+class WebhookViewSet(
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Your organisations' webhooks (their admins'): each event about the organisation's submissions and
+    objections POSTed as JSON, signed `X-Portal-Signature: sha256=HMAC-SHA256(secret, body)`;
+    GET .../{id}/deliveries/ is the delivery log, newest first."""
+
+    serializer_class = WebhookSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Webhook.objects.none()
+        return Webhook.objects.filter(policy.webhook_filter(policy.viewer(self.request.user)))
+
+    @action(detail=True, methods=["get"])
+    def deliveries(self, request, pk=None):
+        rows = self.get_object().deliveries.all()[:50]
+        return Response(DeliverySerializer(rows, many=True).data)
+
+
 ROUTES = [
     ("notifications", NotificationViewSet, "notification"),
     ("notification-preferences", PreferenceViewSet, "notification-preference"),
+    ("webhooks", WebhookViewSet, "webhook"),
 ]

@@ -50,6 +50,8 @@ class Told:
     submission: object = None  # policy.may_hear(who, submission=..., objection=...)
     objection: object = None
     not_to: int | None = None  # the user who did it (an author is not told of their own reply)
+    parties: tuple = ()  # the organisations whose webhooks hear of it (policy.organisation_may_hear decides)
+    about: str = ""  # the public uid of the submission or objection, for a webhook's payload
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ def _upload_received(ids):
         s.get_absolute_url(),
         policy.told_of_submission(s),
         submission=s,
+        parties=(s.organisation_id,),
+        about=str(s.uid),
     )
 
 
@@ -102,7 +106,15 @@ def _verdict(ids):
             f"The portal checked {s.original_name}{again}: {v.errors} errors and {v.warnings} "
             "warnings. The findings name the file, line, rule and what to do."
         )
-    return Told(title, text, s.get_absolute_url(), policy.told_of_submission(s), submission=s)
+    return Told(
+        title,
+        text,
+        s.get_absolute_url(),
+        policy.told_of_submission(s),
+        submission=s,
+        parties=(s.organisation_id,),
+        about=str(s.uid),
+    )
 
 
 def _objection(ids):
@@ -123,6 +135,8 @@ def _objection_filed(ids):
         o.get_absolute_url(),
         policy.told_of_objection(o),
         objection=o,
+        parties=(o.from_organisation_id, o.against_organisation_id),
+        about=str(o.uid),
         not_to=o.filed_by_id,
     )
 
@@ -139,6 +153,8 @@ def _objection_replied(ids):
         o.get_absolute_url(),
         policy.told_of_objection(o),
         objection=o,
+        parties=(o.from_organisation_id, o.against_organisation_id),
+        about=str(o.uid),
         not_to=r.author_id,
     )
 
@@ -155,6 +171,8 @@ def _objection_decided(ids):
         o.get_absolute_url(),
         policy.told_of_objection(o, reviewers=False),
         objection=o,
+        parties=(o.from_organisation_id, o.against_organisation_id),
+        about=str(o.uid),
         not_to=o.decided_by_id,
     )
 
@@ -170,6 +188,8 @@ def _published(ids):
         s.round.get_absolute_url(),
         policy.told_of_submission(s),
         submission=s,
+        parties=(s.organisation_id,),
+        about=str(s.uid),
     )
 
 
@@ -184,6 +204,7 @@ def _deadline(hours):
             "and your organisation has no valid submission yet.",
             round_.get_absolute_url(),
             policy.told_of_deadline([ids.get("organisation")]),
+            parties=(ids.get("organisation"),),
         )
 
     return tell
@@ -202,6 +223,8 @@ def _refcheck(ids):
         s.get_absolute_url(),
         policy.told_of_submission(s) | policy.told_of_round(s.round),
         submission=s,
+        parties=(s.organisation_id,),
+        about=str(s.uid),
     )
 
 

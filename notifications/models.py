@@ -80,3 +80,48 @@ class Outbox(models.Model):
 
     def __str__(self):
         return self.key
+
+
+class Webhook(models.Model):
+    """An organisation's CI endpoint: every event about its submissions and objections it is party to is
+    POSTed there as JSON, signed with HMAC-SHA256 of the body under `secret` (webhooks.py)."""
+
+    organisation = models.ForeignKey(
+        "accounts.Organisation", on_delete=models.CASCADE, related_name="webhooks"
+    )
+    url = models.URLField(max_length=500)
+    secret = models.CharField(max_length=200)
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.organisation_id} {self.url}"
+
+
+class WebhookDelivery(models.Model):
+    """One event to one webhook, once (unique), with its attempts and the last answer: the delivery log."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Given up"
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    key = models.CharField(max_length=200)
+    kind = models.CharField(max_length=50)
+    payload = models.JSONField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_status = models.PositiveIntegerField(null=True, blank=True, help_text="HTTP status")
+    last_answer = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["webhook", "key"], name="one_delivery_per_event")
+        ]
+
+    def __str__(self):
+        return f"{self.key} to {self.webhook_id}: {self.state}"

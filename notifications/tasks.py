@@ -24,9 +24,9 @@ from leaderboard import policy
 from leaderboard.models import Round
 from portal.celery import RETRY
 
-from . import mail
+from . import mail, webhooks
 from .events import EVENTS, key_of
-from .models import Channel, Notification, Outbox
+from .models import Channel, Notification, Outbox, Webhook, WebhookDelivery
 from .preferences import MAIL, SITE, channels
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,7 @@ def deliver(key: str) -> int:
             if chosen[u.pk] != Channel.NONE
         ]
         Notification.objects.bulk_create(rows, ignore_conflicts=True)
+        _hooks(box, told)
         Outbox.objects.filter(pk=box.pk).update(delivered_at=timezone.now())
         pending = list(
             Notification.objects.filter(key=key, mail=Notification.Mail.PENDING).values_list(
@@ -104,6 +105,83 @@ def deliver(key: str) -> int:
         )
         transaction.on_commit(lambda: [send_mail.delay(pk) for pk in pending])
     return len(rows)
+
+
+def _hooks(box: Outbox, told) -> None:
+    """A delivery per active webhook of the organisations the policy lets hear of the event, each
+    posted once this commits."""
+    if told is None:
+        return
+    allowed = [
+        org
+        for org in dict.fromkeys(told.parties)
+        if org
+        and policy.organisation_may_hear(org, submission=told.submission, objection=told.objection)
+    ]
+    payload = {
+        "event": box.kind,
+        "key": box.key,
+        "about": told.about,
+        "title": told.title,
+        "text": told.text,
+        "url": mail.absolute(told.url) if told.url else "",
+        "at": box.created_at.isoformat(),
+    }
+    hooks = Webhook.objects.filter(organisation_id__in=allowed, active=True)
+    WebhookDelivery.objects.bulk_create(
+        [WebhookDelivery(webhook=h, key=box.key, kind=box.kind, payload=payload) for h in hooks],
+        ignore_conflicts=True,
+    )
+    pending = list(
+        WebhookDelivery.objects.filter(
+            key=box.key, state=WebhookDelivery.State.PENDING
+        ).values_list("pk", flat=True)
+    )
+    transaction.on_commit(lambda: [post_webhook.delay(pk) for pk in pending])
+
+
+def _post(pk: int) -> bool | None:
+    """Post the delivery if it is still pending and no other task holds it: True when the receiver took
+    it, False when it did not (the answer is logged on the row), None when there was nothing to do."""
+    with transaction.atomic():
+        d = (
+            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("webhook")
+            .filter(pk=pk, state=WebhookDelivery.State.PENDING)
+            .first()
+        )
+        if d is None:
+            return None
+        status, answer = webhooks.post(
+            d.webhook.url, d.webhook.secret, d.kind, f"{d.key}@{d.webhook_id}", d.payload
+        )
+        ok = 200 <= status < 300
+        WebhookDelivery.objects.filter(pk=pk).update(
+            attempts=F("attempts") + 1,
+            last_status=status or None,
+            last_answer=answer,
+            state=WebhookDelivery.State.DELIVERED if ok else WebhookDelivery.State.PENDING,
+            delivered_at=timezone.now() if ok else None,
+        )
+    return ok
+
+
+class WebhookRefused(Exception):
+    pass
+
+
+@shared_task(name="notifications.post_webhook", bind=True, acks_late=True, max_retries=MAIL_RETRIES)
+def post_webhook(self, pk: int) -> bool | None:
+    """POST one delivery; a receiver that fails is tried again with backoff, then the delivery is given
+    up (state failed, its last answer kept)."""
+    ok = _post(pk)
+    if ok is False:
+        if self.request.retries >= self.max_retries:
+            WebhookDelivery.objects.filter(pk=pk).update(state=WebhookDelivery.State.FAILED)
+            return False
+        wait = min(settings.NOTIFY_MAIL_RETRY_S * 2**self.request.retries, 3600)
+        raise self.retry(exc=WebhookRefused(pk), countdown=wait)
+    return ok
 
 
 def _send(pk: int) -> bool:
@@ -184,4 +262,9 @@ def clock() -> int:
     ).values_list("pk", flat=True)
     for pk in mails:
         send_mail.delay(pk)
+    hooks = WebhookDelivery.objects.filter(
+        state=WebhookDelivery.State.PENDING, created_at__lte=now - MAIL_LATE
+    ).values_list("pk", flat=True)
+    for pk in hooks:
+        post_webhook.delay(pk)
     return len(keys)

@@ -13,8 +13,9 @@ PROGRAMS = ("agent", "clients")  # separate programs: they import no app of the 
 APP_ARROWS = {
     "portal": {"submissions", "notifications", "leaderboard", "accounts", "audit"},
     "submissions": {"notifications", "leaderboard", "accounts", "audit", "portal.celery"},
-    # notifications.emit: the write side's one call; leaderboard.policy: who hears of what
-    "notifications": {"leaderboard", "portal.celery"},
+    # notifications.emit: the write side's one call; leaderboard.policy: who hears of what;
+    # accounts: the organisation a webhook belongs to
+    "notifications": {"leaderboard", "accounts", "portal.celery"},
     # leaderboard.policy: who manages members; portal.celery: RETRY for the password reset mail's task
     "accounts": {"leaderboard", "audit", "portal.celery"},
     "leaderboard": {"audit"},

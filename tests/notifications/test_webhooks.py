@@ -1,0 +1,138 @@
+"""Webhooks through a real HTTP receiver on loopback: signed JSON (HMAC-SHA256), a receiver that answers
+500 twice then 200 gets each event once, a delivery log of the answers, and only its own organisation's
+events (the policy's). Tasks run in-process (eager: a retry runs at once, its wait skipped); the
+real worker's retries are those of mail (test_delivery_worker.py), the same Celery options."""
+
+import hashlib
+import hmac
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from notifications.emit import emit
+from notifications.models import Webhook, WebhookDelivery
+from notifications.tasks import deliver, post_webhook
+from submissions.review import objections
+
+from ..live_round import checked_submission, set_phase
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "a-secret-of-the-ci-0123456789"
+
+
+class Receiver(ThreadingHTTPServer):
+    """Answers `fail` 500s, then 200 to each POST; keeps the events whose signature checks out."""
+
+    def __init__(self, fail=2):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.fail, self.answers, self.events, self.bad = fail, [], [], 0
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server_address[1]}/hook"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        expected = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+        server = self.server
+        if not hmac.compare_digest(expected, self.headers["X-Portal-Signature"]):
+            server.bad += 1
+            status = 401
+        elif server.fail > 0:
+            server.fail -= 1
+            status = 500
+        else:
+            server.events.append((self.headers["X-Portal-Event"], json.loads(body)))
+            status = 200
+        server.answers.append(status)
+        self.send_response(status)
+        self.end_headers()
+        self.wfile.write(b"ok" if status == 200 else b"try later")
+
+
+@pytest.fixture
+def receiver():
+    server = Receiver()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def live(rounds, cast, eager, settings):
+    from portal.celery import app
+
+    # A retry runs at once in-process (Celery's eager apply runs it when the failure is not raised).
+    propagates, app.conf.task_eager_propagates = app.conf.task_eager_propagates, False
+    settings.NOTIFY_MAIL_RETRY_S = 0
+    round_ = set_phase(rounds["training-v5.1"], "review")
+    acme = checked_submission(round_, cast["a"], "Acme")
+    globex = checked_submission(round_, cast["b"], "Globex", "beta")
+    yield acme, globex
+    app.conf.task_eager_propagates = propagates
+
+
+def test_a_receiver_that_fails_twice_gets_the_event_once_signed(
+    live, cast, receiver, django_capture_on_commit_callbacks
+):
+    acme, _ = live
+    hook = Webhook.objects.create(organisation=cast["a"], url=receiver.url, secret=SECRET)
+    with django_capture_on_commit_callbacks(execute=True):
+        emit("validation.finished", submission=acme.pk, validation=acme.validations.get().pk)
+    assert receiver.answers == [500, 500, 200] and receiver.bad == 0
+    [(kind, payload)] = receiver.events
+    assert kind == "validation.finished" and payload["about"] == str(acme.uid)
+    assert payload["url"].endswith(acme.get_absolute_url())
+    log = hook.deliveries.get()
+    assert (log.state, log.attempts, log.last_status, log.last_answer) == (
+        "delivered",
+        3,
+        200,
+        "ok",
+    )
+    # a redelivered task posts nothing again
+    deliver(log.key)
+    post_webhook(log.pk)
+    assert len(receiver.events) == 1 and WebhookDelivery.objects.count() == 1
+
+
+def test_a_webhook_hears_only_of_its_own_organisations_events(
+    live, cast, receiver, django_capture_on_commit_callbacks
+):
+    acme, globex = live
+    receiver.fail = 0
+    Webhook.objects.create(organisation=cast["b"], url=receiver.url, secret=SECRET)
+    with django_capture_on_commit_callbacks(execute=True):
+        emit("validation.finished", submission=acme.pk, validation=acme.validations.get().pk)
+    assert (
+        receiver.events == []
+    )  # Globex reviews Acme's submission in the site, but its CI hears nothing
+    with django_capture_on_commit_callbacks(execute=True):
+        objections.file_objection(
+            cast["member_b"], acme, system_key="alpha", rule="5.1", comment="Seeds repeat."
+        )
+    assert [kind for kind, _ in receiver.events] == ["objection.filed"]  # a party to it
+
+
+def test_an_organisations_admin_sets_a_webhook_and_reads_its_log_and_a_member_may_not(
+    client, live, cast
+):
+    body = {"organisation": cast["a"].slug, "url": "https://ci.example/hook", "secret": SECRET}
+    client.force_login(cast["member_a"])
+    refused = client.post("/api/v1/webhooks/", body, content_type="application/json")
+    assert refused.status_code == 400 and "admins" in str(refused.json())
+    client.force_login(cast["admin_a"])
+    made = client.post("/api/v1/webhooks/", body, content_type="application/json")
+    assert made.status_code == 201 and "secret" not in made.json()
+    assert client.get(f"/api/v1/webhooks/{made.json()['id']}/deliveries/").json() == []
+    client.force_login(cast["member_b"])
+    assert client.get(f"/api/v1/webhooks/{made.json()['id']}/").status_code == 404
