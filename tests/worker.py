@@ -97,6 +97,7 @@ class Worker:
             CELERY_BROKER_URL=broker or settings.CELERY_BROKER_URL,
             MEDIA_ROOT=str(media_root),
             CELERY_TASK_ALWAYS_EAGER="0",
+            EMAIL_FILE_PATH=str(media_root.parent / "mail"),  # the .eml files of the embedded mail
             **more,
         )
         self.log = open(media_root.parent / f"worker-{name}.log", "w")
