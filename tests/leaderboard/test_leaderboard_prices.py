@@ -137,7 +137,7 @@ def test_without_a_known_price_the_cloud_scale_is_left_out_with_one_sentence(cli
     detail = client.get("/r/training-v5.1/Nebius/nebius_b200_n1/").content.decode()
     assert "No cloud scale: the round's price table has no reference price yet." in detail
     for page in (html, detail):
-        text = page.lower()
+        text = page.split("<body", 1)[1].lower()  # what readers see (the head's atom+xml has "n/a")
         assert "placeholder:" not in text and "no date" not in text and "n/a" not in text
 
 
