@@ -122,6 +122,7 @@ ONE_WORKER = (
     "tests/checking/pipeline/test_workers.py",
     "tests/checking/rules/test_forged_clock.py",
     "tests/checking/rules/test_history_keeps_checked_runs.py",
+    "tests/checking/rules/test_history_metadata_refusals.py",
     "tests/checking/rules/test_rules_real.py",
     "tests/checking/test_energy_v40.py",
     "tests/checking/test_systems_real.py",
