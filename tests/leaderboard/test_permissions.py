@@ -192,6 +192,27 @@ ROWS = {
         skip="a redirect to the same path under /api/v1/, asked there"
     ),
     "api/^(?P<rest>.*)$": Row(extra={"paths": ("/api/nothing-here/",)}),
+    # notifications/ (a user's own) and the read side's Atom feeds (the public's, whoever asks)
+    "leaderboard:round-feed": Row(kind="round"),
+    "leaderboard:benchmark-feed": Row(extra={"paths": ("/feeds/benchmarks/bert/",)}),
+    "leaderboard:organisation-feed": Row(
+        extra={"paths": ("/feeds/organisations/Acme/", "/feeds/organisations/Globex/")}
+    ),
+    "notifications:list": Row(),
+    "notifications:preferences": Row(),
+    "notifications:read": Row(skip=POST_ONLY),
+    "notifications:unsubscribe": Row(skip="a mailed link's signed form: holds no round data"),
+    "v1:notification-list": Row(),
+    "v1:notification-read": Row(skip=POST_ONLY),
+    "v1:notification-preference-list": Row(),
+    "v1:notification-preference-detail": Row(skip="a user's own preference: no round data"),
+    "v1:webhook-list": Row(),
+    "v1:webhook-detail": Row(
+        skip="an organisation's own webhook, no round data (tests/notifications/test_webhooks.py)"
+    ),
+    "v1:webhook-deliveries": Row(
+        skip="an organisation's own webhook, no round data (tests/notifications/test_webhooks.py)"
+    ),
     # Django's own
     "login": Row(),
     "logout": Row(skip=POST_ONLY),
