@@ -258,7 +258,37 @@ def _amount(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.4g}"
 
 
-def check_clock(
+def check_clock(tl: Timeline, summary: RunSummary, found: Findings) -> None:
+    """The clock rules on a log's timeline (see read_timeline): times that are numbers and agree with each other,
+    and, for a run whose time counts (paced), a timed region holding the work that produced the result."""
+    timed = _timed(summary)
+    forged = forgery(tl, summary) if timed else None
+    _check_times(tl, summary, found, forged)
+    if paced(summary):
+        _check_region(tl, summary, found, forged)
+
+
+def _timed(summary: RunSummary) -> bool:
+    start, stop = summary.run_start, summary.run_stop
+    return (
+        start is not None
+        and stop is not None
+        and math.isfinite(start)
+        and math.isfinite(stop)
+        and stop >= start
+    )
+
+
+def paced(summary: RunSummary) -> bool:
+    """True when the run's time counts: both ends timed, in order, and no status other than success (else
+    run.no-run-start, run.no-run-stop, run.stop-before-start, run.clock-not-finite or run.not-successful say
+    why)."""
+    return _timed(summary) and (
+        summary.status is None or summary.status.strip().lower() == "success"
+    )
+
+
+def check_pace(
     tl: Timeline,
     summary: RunSummary,
     ctx: RunContext,
@@ -266,23 +296,9 @@ def check_clock(
     *,
     fastest_pace=plausibility.fastest_pace,
 ) -> None:
-    """The clock rules on a log's timeline (see read_timeline). fastest_pace(benchmark, unit) gives the pace the
-    run's is compared with (bench/throughput_table.py, which measures it, gives none)."""
-    start, stop = summary.run_start, summary.run_stop
-    timed = (
-        start is not None
-        and stop is not None
-        and math.isfinite(start)
-        and math.isfinite(stop)
-        and stop >= start
-    )
-    forged = forgery(tl, summary) if timed else None
-    _check_times(tl, summary, found, forged)
-    if not timed:
-        return  # run.no-run-start, run.no-run-stop, run.stop-before-start or run.clock-not-finite say it
-    if summary.status is not None and summary.status.strip().lower() != "success":
-        return  # a failed run's time does not count
-    _check_region(tl, summary, found, forged)
+    """The timed region's work against the fastest pace of the published rounds (for a paced run).
+    fastest_pace(benchmark, unit) gives the pace the run's is compared with (bench/throughput_table.py, which
+    measures it, gives none)."""
     _check_pace(tl, summary, ctx, found, fastest_pace)
 
 

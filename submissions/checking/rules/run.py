@@ -1,20 +1,29 @@
 """check_run(): one result log -> its RunSummary and the Findings of every rule that applies to it.
 
-Steps, cheapest first, each turning what it sees into findings rather than raising:
-1. prescan the bytes (over-long lines, binary content, non-UTF-8);
-2. parse with our tolerant parser and summarize (start, stop, status, evals, settings);
-3. the run-level rules every ruleset shares (start/stop present and ordered, success, init
-   order where the round asks for it, a clock that agrees with itself and a timed region holding the
-   work that produced the result (clock.py), quality target reached, the logged benchmark key);
-4. the ruleset's own checks: mlperf-logging's compliance checker for the rulesets it knows
-   (not on files that would hurt it or that name a benchmark outside the round), the data-
-   driven v0.5 checks for 0.5.0.
+The check is a declared pipeline (STEPS): an ordered list of named steps, each saying when it applies and what
+it adds to one explicit state of the run (RunState). A step reads only the state; nothing passes between steps
+beside it. Cheapest first, each turning what it sees into findings rather than raising:
+
+1. read the log: prescan the bytes, parse with our tolerant parser (keeping the ":::MLLOG" lines it read, for
+   the checker and the RCP reader) and summarize (start, stop, status, evals, hyperparameters and seeds);
+2. report what the scan and the parser saw (over-long lines, binary content, non-UTF-8, unreadable lines);
+3. start and stop: present, ordered, successful, init order where the round asks for it;
+4. clock: a clock that agrees with itself, and a timed region holding the work that produced the result;
+5. pace: the timed region's work at a pace the published rounds make plausible;
+6. quality target: the last eval reaches it; then the logged benchmark key;
+7. the ruleset's own checks: the data-driven v0.5 checks for 0.5.0, mlperf-logging's compliance checker for
+   the rulesets it knows (not on files that would hurt it or that name a benchmark outside the round);
+8. in history, the portal's own errors as warnings (the rule catalogue); then the run's success settled;
+9. RCP facts: the convergence reading finalize's RCP check compares, where the round has RCPs.
+
+A run's power logs are read per result by the pipeline (pipeline/checks.py), from the bundle's files.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from leaderboard import rule_catalogue
 
@@ -35,115 +44,234 @@ _PARSER_NOTES = ("line longer than", "line contains NUL bytes")  # reported by t
 BULKY_KEYS = ("tracked_stats",)
 
 
-def check_run(path, rel_path: str, ctx: RunContext) -> RunOutcome:
+@dataclass
+class RunState:
+    """Everything the check of one run knows, as the steps build it up (each field says which step adds it)."""
+
+    path: object  # the log (a path, or a file of a bundle read in place: see logs.open_binary)
+    rel_path: str  # bundle-relative, for the findings
+    ctx: RunContext
+    found: Findings  # every step adds its findings here
+    scan: Prescan | None = None  # read the log
+    log: ParsedLog | None = None  # read the log
+    # read the log: the ":::MLLOG" lines as parse_file read them, for the checker and the RCP reader to take
+    # instead of reading the file again (compliance.loglines_from); None where neither can use them.
+    mllog_lines: tuple | None = None
+    summary: RunSummary | None = None  # read the log; its success is settled by "success"
+    timeline: clock.Timeline | None = None  # clock
+    benchmark_ok: bool = (
+        True  # benchmark key: False when the log names a benchmark outside the round
+    )
+    refused: Finding | None = (
+        None  # compliance: the checker's first error, whose verdict fails the run
+    )
+    convergence: dict | None = None  # RCP facts
+
+    def outcome(self) -> RunOutcome:
+        return RunOutcome(self.summary, list(self.found), self.convergence)
+
+
+def _always(state: RunState) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Step:
+    """One named step of a run's check: when it applies, and what it does to the state."""
+
+    name: str
+    run: Callable[[RunState], None]
+    applies: Callable[[RunState], bool] = field(default=_always)
+    adds: str = ""  # what it adds to the state, in words
+
+
+def check_run(
+    path, rel_path: str, ctx: RunContext, steps: tuple[Step, ...] | None = None
+) -> RunOutcome:
     """Check one result log at `path` (or a file of a bundle read in place, see logs.open_binary; bundle-relative
-    `rel_path`) against the round's rules."""
-    found = Findings(rel_path)
-    scan = prescan(path, ctx.max_line_bytes)
-    _report_prescan(scan, ctx, found)
-    # The checker takes its lines from this one read of the file (see compliance.loglines_from).
-    mllog_lines = (
+    `rel_path`) against the round's rules: the steps of STEPS that apply, in order."""
+    state = RunState(path, rel_path, ctx, Findings(rel_path))
+    for step in STEPS if steps is None else steps:
+        if step.applies(state):
+            step.run(state)
+    return state.outcome()
+
+
+# --- the steps ------------------------------------------------------------------------------------------------
+
+
+def read_log(state: RunState) -> None:
+    ctx = state.ctx
+    state.scan = prescan(state.path, ctx.max_line_bytes)
+    # The checker and the RCP reader take their lines from this one read of the file.
+    kept = (
         [] if not v05.handles(ctx.ruleset) and compliance.takes_mllog_lines(ctx.ruleset) else None
     )
-    log = parse_file(
-        path,
+    state.log = parse_file(
+        state.path,
         max_line_bytes=ctx.max_line_bytes,
-        mllog_lines=mllog_lines,
+        mllog_lines=kept,
         leave_out=[key for key in BULKY_KEYS if _unread(key)],
         keep_words=rcp.READER_WORDS,
     )
-    _report_parser_problems(log, found)
-    summary = summarize(
-        log,
+    state.mllog_lines = None if kept is None else tuple(kept)
+    state.summary = summarize(
+        state.log,
         require_init_stop_before_run_start=ctx.require_init_stop_before_run_start,
         quality_target=ctx.quality_target,
         higher_is_better=ctx.higher_is_better,
     )
-    _check_start_stop(log, summary, ctx, found)
-    clock.check_clock(
-        clock.read_timeline(log, summary, higher_is_better=ctx.higher_is_better),
-        summary,
-        ctx,
-        found,
-    )
-    _check_quality(log, summary, ctx, found)
-    benchmark_ok = _check_benchmark(log, ctx, found)
 
-    refused = None  # the first error of mlperf-logging's checker, whose verdict fails the run
-    if v05.handles(ctx.ruleset):
-        v05.check(log, ctx, found)
-    elif not library.available():
+
+def report_reading(state: RunState) -> None:
+    _report_prescan(state.scan, state.ctx, state.found)
+    _report_parser_problems(state.log, state.found)
+
+
+def check_start_stop(state: RunState) -> None:
+    _check_start_stop(state.log, state.summary, state.ctx, state.found)
+
+
+def check_clock(state: RunState) -> None:
+    state.timeline = clock.read_timeline(
+        state.log, state.summary, higher_is_better=state.ctx.higher_is_better
+    )
+    clock.check_clock(state.timeline, state.summary, state.found)
+
+
+def check_pace(state: RunState) -> None:
+    clock.check_pace(state.timeline, state.summary, state.ctx, state.found)
+
+
+def check_quality(state: RunState) -> None:
+    _check_quality(state.log, state.summary, state.ctx, state.found)
+
+
+def check_benchmark(state: RunState) -> None:
+    state.benchmark_ok = _check_benchmark(state.log, state.ctx, state.found)
+
+
+def check_v05(state: RunState) -> None:
+    v05.check(state.log, state.ctx, state.found)
+
+
+def check_compliance(state: RunState) -> None:
+    """mlperf-logging's compliance checker, where it is installed, has rules for the ruleset and the file is
+    fit for it; otherwise a finding says why it did not run."""
+    ctx, found = state.ctx, state.found
+    if not library.available():
         found.warning(
             "mlperf.unavailable",
             "mlperf-logging is not installed on this worker, so the log was not "
             "checked for compliance.",
             "Install mlperf-logging on the workers.",
         )
-    elif compliance.supports(ctx.ruleset):
-        reasons = []
-        if not benchmark_ok:
-            reasons.append("the log names a benchmark that is not one of the round's")
-        if scan.binary:
-            reasons.append("the file holds binary data")
-        if scan.long_marker_line_count:
-            reasons.append("a log line is longer than the limit")
-        if reasons:
-            found.info(
-                "mlperf.skipped",
-                "mlperf-logging's compliance checker was not run on this file: "
-                + "; ".join(reasons)
-                + ".",
-                "Fix the errors above; the checker runs on the corrected upload.",
-            )
-        else:
-            try:
-                verdict = compliance.of_its_time(
-                    compliance.check_file(
-                        path,
-                        rel_path,
-                        ctx.ruleset,
-                        ctx.benchmark,
-                        max_line_bytes=ctx.max_line_bytes,
-                        mllog_lines=mllog_lines,
-                        left_out=log.left_out,
-                        history=ctx.history,
-                    ),
-                    ctx.ruleset,
-                )
-                found.extend(verdict)
-                refused = next((f for f in verdict if f.severity == "error"), None)
-            except Exception as exc:
-                if library.is_stop(exc):
-                    raise
-                found.error(
-                    compliance.RULE,
-                    f"mlperf-logging's checker failed on this file ({type(exc).__name__}: "
-                    f"{str(exc)[:200]}), so its compliance is not known.",
-                    "A fault in the portal or in mlperf-logging, not necessarily in the log: reviewers see "
-                    "this finding.",
-                )
-    else:
+        return
+    if not compliance.supports(ctx.ruleset):
         found.info(
             "mlperf.unsupported-ruleset",
             f"mlperf-logging {library.version()} has no compliance rules for training {ctx.ruleset}; "
             "only the portal's own checks ran.",
         )
-
-    if ctx.history:
-        found[:] = _as_in_history(found)
-    _settle_success(summary, found, refused)
-    convergence = None
-    if rcp.applies(
-        ctx.ruleset, ctx.benchmark
-    ):  # read now, from the lines parsed above, for finalize's RCP check
-        convergence = (
-            {"unreadable": True}
-            if scan.loses_records
-            else rcp.read_run(
-                path, ctx.ruleset, mllog_lines=mllog_lines, max_line_bytes=ctx.max_line_bytes
-            )
+        return
+    if reasons := _unfit_for_the_checker(state):
+        found.info(
+            "mlperf.skipped",
+            "mlperf-logging's compliance checker was not run on this file: "
+            + "; ".join(reasons)
+            + ".",
+            "Fix the errors above; the checker runs on the corrected upload.",
         )
-    return RunOutcome(summary, list(found), convergence)
+        return
+    try:
+        verdict = compliance.of_its_time(
+            compliance.check_file(
+                state.path,
+                state.rel_path,
+                ctx.ruleset,
+                ctx.benchmark,
+                max_line_bytes=ctx.max_line_bytes,
+                mllog_lines=state.mllog_lines,
+                left_out=state.log.left_out,
+                history=ctx.history,
+            ),
+            ctx.ruleset,
+        )
+    except Exception as exc:
+        if library.is_stop(exc):
+            raise
+        found.error(
+            compliance.RULE,
+            f"mlperf-logging's checker failed on this file ({type(exc).__name__}: "
+            f"{str(exc)[:200]}), so its compliance is not known.",
+            "A fault in the portal or in mlperf-logging, not necessarily in the log: reviewers see "
+            "this finding.",
+        )
+        return
+    found.extend(verdict)
+    state.refused = next((f for f in verdict if f.severity == "error"), None)
+
+
+def _unfit_for_the_checker(state: RunState) -> list[str]:
+    """Why the file is not given to mlperf-logging's checker: it would choose its rules by the logged benchmark,
+    or be hurt by the file."""
+    reasons = []
+    if not state.benchmark_ok:
+        reasons.append("the log names a benchmark that is not one of the round's")
+    if state.scan.binary:
+        reasons.append("the file holds binary data")
+    if state.scan.long_marker_line_count:
+        reasons.append("a log line is longer than the limit")
+    return reasons
+
+
+def as_in_history(state: RunState) -> None:
+    state.found[:] = _as_in_history(state.found)
+
+
+def settle_success(state: RunState) -> None:
+    _settle_success(state.summary, state.found, state.refused)
+
+
+def read_convergence(state: RunState) -> None:
+    """Read now, from the lines parsed above, for finalize's RCP check."""
+    ctx = state.ctx
+    state.convergence = (
+        {"unreadable": True}
+        if state.scan.loses_records
+        else rcp.read_run(
+            state.path,
+            ctx.ruleset,
+            mllog_lines=state.mllog_lines,
+            max_line_bytes=ctx.max_line_bytes,
+        )
+    )
+
+
+STEPS: tuple[Step, ...] = (
+    Step("read the log", read_log, adds="scan, log, mllog_lines, summary"),
+    Step("report what the scan saw", report_reading, adds="findings"),
+    Step("start and stop", check_start_stop, adds="findings"),
+    Step("clock", check_clock, adds="timeline, findings"),
+    Step("pace", check_pace, lambda s: clock.paced(s.summary), adds="findings"),
+    Step("quality target", check_quality, adds="findings"),
+    Step("benchmark key", check_benchmark, adds="benchmark_ok, findings"),
+    Step("v0.5 rules", check_v05, lambda s: v05.handles(s.ctx.ruleset), adds="findings"),
+    Step(
+        "compliance",
+        check_compliance,
+        lambda s: not v05.handles(s.ctx.ruleset),
+        adds="refused, findings",
+    ),
+    Step("as in history", as_in_history, lambda s: s.ctx.history, adds="findings (severities)"),
+    Step("success", settle_success, adds="summary.success, summary.failure_reason"),
+    Step(
+        "RCP facts",
+        read_convergence,
+        lambda s: rcp.applies(s.ctx.ruleset, s.ctx.benchmark),
+        adds="convergence",
+    ),
+)
 
 
 @functools.lru_cache(maxsize=4096)
