@@ -98,8 +98,8 @@ class Worker:
             MEDIA_ROOT=str(media_root),
             CELERY_TASK_ALWAYS_EAGER="0",
             EMAIL_FILE_PATH=str(media_root.parent / "mail"),  # the .eml files of the embedded mail
-            **more,
         )
+        env.update(more)  # the test's own settings win, EMAIL_FILE_PATH included
         self.log = open(media_root.parent / f"worker-{name}.log", "w")
         clock = ["-B", "-s", str(media_root.parent / f"beat-{name}")] if beat else []
         self.process = subprocess.Popen(
