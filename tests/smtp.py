@@ -1,15 +1,18 @@
-"""A real SMTP server on loopback for the tests of mail (notifications/): it takes every message and keeps
-its bytes; `stop()` closes it (the port refuses connections: a server that is down) and `start()` opens it
-again on the same port."""
+"""A real SMTP server on loopback for the tests of mail (notifications/, accounts' password reset): it takes
+every message and keeps its bytes; `stop()` closes it (the port refuses connections: a server that is down)
+and `start()` opens it again on the same port; `reply_delay_s` makes it answer each command that late, as a
+distant server does."""
 
 import email
 import email.policy
 import socketserver
 import threading
+import time
 
 
 class _Session(socketserver.StreamRequestHandler):
     def reply(self, line: str) -> None:
+        time.sleep(self.server.reply_delay_s)
         self.wfile.write(line.encode() + b"\r\n")
 
     def handle(self):
@@ -37,15 +40,17 @@ class _Server(socketserver.ThreadingTCPServer):
 
 
 class SMTPServer:
-    def __init__(self, port: int = 0):
+    def __init__(self, port: int = 0, reply_delay_s: float = 0.0):
         self.messages: list[bytes] = []
         self.lock = threading.Lock()
         self.port = port
+        self.reply_delay_s = reply_delay_s
         self.start()
 
     def start(self) -> None:
         self._server = _Server(("127.0.0.1", self.port), _Session)
         self._server.messages, self._server.lock = self.messages, self.lock
+        self._server.reply_delay_s = self.reply_delay_s
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
