@@ -17,11 +17,10 @@ from leaderboard.models import Benchmark, Run
 from submissions.models import Finding, RunCheck
 
 from .. import rules
-from ..budget import OverBudget, within
+from ..budget import OverBudget, is_stop, within
 from ..logs.power import kind_of, read_power_log
 from ..rules import power as power_rules
 from ..rules import run as run_rules
-from ..rules.library import is_stop
 from ..safejson import describe, storable
 from .common import Status, check_budget, submission_files, update
 from .update_rows import update_rows

@@ -40,6 +40,7 @@ import json
 import re
 from pathlib import Path
 
+from ..budget import is_stop
 from ..logs import open_binary
 from ..logs.formats import mllog
 from . import library
@@ -140,7 +141,7 @@ def _read_text(
         try:
             logline = parser.read_line(n, piece)
         except Exception as exc:  # the library's parser raises more than the ValueError it catches
-            if library.is_stop(exc):
+            if is_stop(exc):
                 raise
             logline = _in_seconds(parser, n, piece)
             if logline is None:
@@ -167,7 +168,7 @@ def _in_seconds(parser, n: int, piece: str):
         value = {"value": record["value"], "metadata": record["metadata"]}
         return parser.logline(piece, time_ms, record["key"], value, n)
     except Exception as exc:
-        if library.is_stop(exc):
+        if is_stop(exc):
             raise
         return None
 
@@ -220,7 +221,7 @@ def loglines_from(mllog_lines, ruleset: str, benchmark: str | None, skipped: lis
                     continue
                 logline = make(body[i:end], time_ms, key, {"value": value, "metadata": metadata}, n)
             except Exception as exc:  # the library's error, from its own parser below
-                if library.is_stop(exc):
+                if is_stop(exc):
                     raise
             else:
                 if benchmark is not None and logline.key == "submission_benchmark":

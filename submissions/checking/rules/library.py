@@ -50,7 +50,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ..budget import is_stop  # the checks call it as library.is_stop
+from ..budget import is_stop
 from ..logs.formats import mllog
 
 try:

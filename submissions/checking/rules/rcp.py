@@ -22,6 +22,7 @@ import math
 import os
 from pathlib import Path
 
+from ..budget import is_stop
 from ..logs import open_binary
 from . import library
 from .findings import Findings
@@ -114,7 +115,7 @@ def read_run(
         try:
             not_converged, epochs, bs, _ = library.read_submission_file(name, ruleset, open_text)
         except Exception as exc:  # e.g. a run_stop with success but no eval: UnboundLocalError
-            if library.is_stop(exc):
+            if is_stop(exc):
                 raise
             return {"error": f"{name}: {type(exc).__name__}: {exc}"}
     for what, value in (("global_batch_size", bs), ("the epochs to converge", epochs)):
@@ -195,7 +196,7 @@ def rcp_check(
         try:
             table = library.rcp_table(ruleset, benchmark)
         except Exception as exc:  # the library's RCP table or statistics for this benchmark
-            if library.is_stop(exc):
+            if is_stop(exc):
                 raise
             found.warning(
                 RULE,

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 
 from leaderboard import rule_catalogue
 
+from ..budget import is_stop
 from ..systems import category_of
 from . import library, rcp, systems
 from .findings import (
@@ -101,7 +102,7 @@ def result_rcp(
 
 def _crashed(found: Findings, exc: Exception, what: str) -> None:
     """An exception the checks did not expect is an error finding on the result, not the end of finalize."""
-    if library.is_stop(exc):
+    if is_stop(exc):
         raise exc
     found.error(
         CHECK_CRASHED,

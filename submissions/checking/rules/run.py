@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from leaderboard import rule_catalogue
 
+from ..budget import is_stop
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import finite_number, reads
 from . import clock, compliance, library, rcp, v05
@@ -198,7 +199,7 @@ def check_compliance(state: RunState) -> None:
             ctx.ruleset,
         )
     except Exception as exc:
-        if library.is_stop(exc):
+        if is_stop(exc):
             raise
         found.error(
             compliance.RULE,

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 from .. import systems as descriptions
+from ..budget import is_stop
 from . import library
 from .findings import Findings, SystemFacts
 
@@ -95,7 +96,7 @@ def check_system(system: SystemFacts, ruleset: str) -> list:
     try:
         _check_system(found, system, ruleset)
     except Exception as exc:
-        if library.is_stop(exc):
+        if is_stop(exc):
             raise
         found.error(
             CHECK_CRASHED,
