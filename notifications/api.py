@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from accounts.models import Organisation
 from leaderboard import policy
 
+from . import webhooks
 from .events import EVENTS
 from .models import Channel, Notification, Webhook, WebhookDelivery
 from .preferences import choose, table
@@ -122,6 +123,13 @@ class WebhookSerializer(serializers.ModelSerializer):
     class Meta:
         model = Webhook
         fields = ["id", "organisation", "url", "secret", "active", "created_at"]
+
+    def validate_url(self, url):
+        try:
+            webhooks.address(url)
+        except webhooks.Refused as refused:
+            raise serializers.ValidationError(str(refused)) from None
+        return url
 
     def validate_organisation(self, organisation):
         who = policy.viewer(self.context["request"].user)

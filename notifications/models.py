@@ -2,7 +2,10 @@
 how a user hears of one kind of event (events.EVENTS says the kinds and their defaults)."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from . import webhooks
 
 
 class Channel(models.TextChoices):
@@ -96,6 +99,13 @@ class Webhook(models.Model):
 
     def __str__(self):
         return f"{self.organisation_id} {self.url}"
+
+    def clean(self):
+        """The admin's form refuses an internal address as the API does (webhooks.address)."""
+        try:
+            webhooks.address(self.url)
+        except webhooks.Refused as refused:
+            raise ValidationError({"url": str(refused)}) from None
 
 
 class WebhookDelivery(models.Model):

@@ -142,7 +142,8 @@ def _hooks(box: Outbox, told) -> None:
 
 def _post(pk: int) -> bool | None:
     """Post the delivery if it is still pending and no other task holds it: True when the receiver took
-    it, False when it did not (the answer is logged on the row), None when there was nothing to do."""
+    it, False when it did not (the answer is logged on the row), None when there was nothing to do or the
+    URL is refused (webhooks.address: the delivery fails at once, the reason logged)."""
     with transaction.atomic():
         d = (
             WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
@@ -152,9 +153,18 @@ def _post(pk: int) -> bool | None:
         )
         if d is None:
             return None
-        status, answer = webhooks.post(
-            d.webhook.url, d.webhook.secret, d.kind, f"{d.key}@{d.webhook_id}", d.payload
-        )
+        try:
+            status, answer = webhooks.post(
+                d.webhook.url, d.webhook.secret, d.kind, f"{d.key}@{d.webhook_id}", d.payload
+            )
+        except webhooks.Refused as refused:  # an internal address: given up at once, and why
+            WebhookDelivery.objects.filter(pk=pk).update(
+                attempts=F("attempts") + 1,
+                last_status=None,
+                last_answer=f"refused: {refused}"[:500],
+                state=WebhookDelivery.State.FAILED,
+            )
+            return None
         ok = 200 <= status < 300
         WebhookDelivery.objects.filter(pk=pk).update(
             attempts=F("attempts") + 1,
