@@ -19,6 +19,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from rest_framework import routers
 from rest_framework.response import Response
 
+from .redoc import redoc_bundle
+
 ROUTE_MODULES = [
     "leaderboard.api",
     "accounts.api",
@@ -46,8 +48,8 @@ class Root(routers.APIRootView):
 
 class ApiDocs(SpectacularRedocView):
     """The schema drawn by Redoc, from this site only: Redoc's own files come from
-    drf-spectacular-sidecar, and the page's policy refuses anything from elsewhere (Redoc would
-    fetch its logo from its makers' site). The site's policy but for Redoc's styles: its
+    drf-spectacular-sidecar (its bundle without its makers' logo, which it drew from their site:
+    portal/redoc.py), and the page's policy refuses anything from elsewhere. The site's policy but for Redoc's styles: its
     styled-components write them into <style> elements, which carry the nonce of this answer
     (Redoc's option `nonce`; static/js/api_docs.js starts Redoc with it). The page is not cached, so
     each answer has a nonce of its own. Before Redoc starts, its bundle writes perfect-scrollbar's
@@ -122,6 +124,7 @@ urlpatterns = [
     path("v1/", include((build_router().urls, "v1"))),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", ApiDocs.as_view(url_name="schema"), name="api-docs"),
+    path("docs/redoc.standalone.js", redoc_bundle, name="redoc-bundle"),
     re_path(r"^(?P<rest>((rounds|systems|results|prices)/.*)?)$", to_v1),
     re_path(r"^(?P<rest>.*)$", not_found),
 ]

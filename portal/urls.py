@@ -1,12 +1,26 @@
 from django.contrib import admin
 from django.contrib.auth.views import PasswordResetView
+from django.shortcuts import redirect
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.decorators.http import require_safe
 
 from accounts.forms import QueuedPasswordResetForm
 from portal.client import client_archive
 from submissions.refchecks.views import agents_page
 
+
+@require_safe
+def favicon(request):
+    """/favicon.ico, which a browser asks for where the page names no icon (an API answer, a raw log): the
+    site's icon (it answered 404, an error in the console of every such page)."""
+    response = redirect(static("favicon.svg"))
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
 urlpatterns = [
+    path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     path(  # before Django's own: its mail is sent by a worker (accounts/forms.py)

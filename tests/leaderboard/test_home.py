@@ -106,3 +106,28 @@ def test_the_menu_opens_the_rounds_the_api_docs_and_has_a_favicon(client, catalo
     assert 'class="site"' in docs and re.search(
         r'<script src="/static/js/api_docs(\.[0-9a-f]+)?\.js"', docs
     )
+
+
+def test_favicon_ico_answers_with_the_sites_icon(client):
+    """Browsers ask for /favicon.ico where a page names no icon (an API answer, a raw log): it answered 404,
+    an error in the console."""
+    response = client.get("/favicon.ico")
+    assert response.status_code == 302
+    assert re.fullmatch(r"/static/favicon(\.[0-9a-f]+)?\.svg", response["Location"])
+    assert "max-age=86400" in response["Cache-Control"]
+    assert client.post("/favicon.ico").status_code == 405
+
+
+def test_the_api_docs_load_redocs_bundle_without_its_makers_logo(client):
+    """Redoc drew its makers' logo from their site, which the page's policy refused (an error in the console):
+    the page loads the site's copy of the bundle, whose logo is an empty image of its own (portal/redoc.py)."""
+    docs = client.get("/api/docs/").content.decode()
+    assert '<script src="/api/docs/redoc.standalone.js"></script>' in docs
+    assert "drf_spectacular_sidecar" not in docs
+    bundle = client.get("/api/docs/redoc.standalone.js")
+    assert bundle.status_code == 200 and bundle["Content-Type"].startswith("text/javascript")
+    body = bundle.content
+    assert len(body) > 500_000 and b"Redoc" in body  # the whole bundle
+    assert b"cdn.redoc.ly" not in body and b"data:image/svg+xml,%3Csvg" in body
+    again = client.get("/api/docs/redoc.standalone.js", HTTP_IF_NONE_MATCH=bundle["ETag"])
+    assert again.status_code == 304
