@@ -27,6 +27,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("rounds/", views.rounds_page, name="rounds"),
     path("progress/", views.progress_page, name="progress"),
+    path("organisations/<name:name>/", views.organisation_page, name="organisation"),
     path("id/<str:public_id>", views.public_id_page, name="public-id"),
     path("feeds/rounds/<str:round_key>/", feeds.RoundFeed(), name="round-feed"),
     path("feeds/benchmarks/<slug:benchmark_key>/", feeds.BenchmarkFeed(), name="benchmark-feed"),

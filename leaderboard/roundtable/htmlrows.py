@@ -46,6 +46,15 @@ def _cell(c: ShownCell | None) -> str:
     return f'<td class="num"><a href="{escape(c["url"])}"{title}>{text}</a>{flag}</td>'
 
 
+def _organisation(r: ShownRow) -> str:
+    """The row's submitter, linked to its organisation's page: every result of it across rounds."""
+    if not r["organisation_url"]:
+        return f'<span class="submitter">{escape(r["submitter"])}</span>'
+    return (
+        f'<a class="submitter" href="{escape(r["organisation_url"])}">{escape(r["submitter"])}</a>'
+    )
+
+
 def row_html(r: ShownRow, columns: set[str]) -> str:
     """One <tr>: the system (with its compare box), a cell per benchmark, the descriptive columns."""
     name = f"{r['submitter']} {r['name']}" + (f" ({r['distinct']})" if r["distinct"] else "")
@@ -56,7 +65,7 @@ def row_html(r: ShownRow, columns: set[str]) -> str:
         f'<input type="checkbox" name="s" value="{escape(r["slug"])}" form="compare-form" '
         f'aria-label="Compare {escape(name)}"> <a href="{url}" data-name '
         f'title="Its description, results and logs">{escape(r["name"])}</a>{distinct} '
-        f'<span class="submitter">{escape(r["submitter"])}</span></th>'
+        f"{_organisation(r)}</th>"
     ]
     out += [_cell(c) for c in r["cells"]]
     if "public_id" in columns:

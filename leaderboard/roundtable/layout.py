@@ -9,7 +9,7 @@ from typing import TypedDict
 from ..models import Category, Division
 from .hyphens import hyphenable
 from .params import ENERGY_SHOWS, SORTABLE_COLUMNS, UNITS
-from .rows import CATEGORIES, DIVISIONS, Bench, RoundData, Row
+from .rows import CATEGORIES, DIVISIONS, Bench, RoundData, Row, organisation_url
 from .view import TableView
 
 # The availability words are long ("Research, Development, or Internal (RDI)", on three lines): the table's
@@ -66,6 +66,7 @@ class ShownRow(TypedDict):
     slug: str
     anchor: str  # the row's id in the page: search results on the home page link to it
     submitter: str
+    organisation_url: str  # its organisation's page: every result of it across rounds
     name: str
     distinct: str  # what tells it apart from rows of the same name ('' when its name is unique)
     url: str
@@ -192,6 +193,7 @@ def _shown_row(view: TableView, row: Row, columns_of: list[tuple[Bench, bool]]) 
         slug=row.slug,
         anchor=row_anchor(row.submitter, row.key) + (f"--{row.apart[:8]}" if row.apart else ""),
         submitter=row.submitter_shown,
+        organisation_url=organisation_url(row.organisation),
         name=row.name,
         distinct=row.distinct,
         url=row.url,

@@ -7,6 +7,7 @@ rows, and returns plain dataclasses. They are not cached: the round page keeps w
 into sections (division → category) is done on these by view.py and layout.py.
 """
 
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
 from urllib.parse import quote
@@ -62,6 +63,13 @@ class Cell:
         return None if self.energy_j is None else self.energy_j / 1000
 
 
+@functools.lru_cache(maxsize=1024)
+def organisation_url(organisation: str) -> str:
+    """The organisation page's address, worked out once per name (a round has some 20 organisations;
+    reverse() for each of 400 rows would add some 10 ms to a cold render); '' for no name."""
+    return reverse("leaderboard:organisation", args=[organisation]) if organisation else ""
+
+
 @dataclass
 class Row:
     system_id: int
@@ -95,6 +103,20 @@ class Row:
     apart: str = (
         ""  # where other rows share its submitter and key: its system's uid (address_apart)
     )
+
+    @property
+    def organisation_url(self) -> str:
+        return organisation_url(self.organisation)
+
+    @property
+    def division_label(self) -> str:
+        """The division in MLCommons' word for it ("Closed")."""
+        return Division(self.division).label if self.division in DIVISIONS else self.division
+
+    @property
+    def category_label(self) -> str:
+        """The availability in MLCommons' words ("Available on-premise")."""
+        return Category(self.category).label if self.category in CATEGORIES else self.category
 
     @property
     def submitter_shown(self) -> str:

@@ -251,8 +251,9 @@ def test_the_round_table_filters_one_organisation_under_all_its_names(client, hi
     assert "Google Inc. (1)" not in html and "NVIDIA (1)" in html and "Nvidia (1)" not in html
     assert 'href="?submitter=Google&amp;format=csv"' in html
     # The rows themselves keep the names as submitted (under the system's name).
-    assert '<span class="submitter">Google Inc.</span>' in html
-    assert '<span class="submitter">Google</span>' in html
+    # Each row's submitter as MLCommons shows it, linked to the organisation's page.
+    assert '<a class="submitter" href="/organisations/Google/">Google Inc.</a>' in html
+    assert '<a class="submitter" href="/organisations/Google/">Google</a>' in html
 
 
 @pytest.mark.django_db
