@@ -18,6 +18,30 @@ def _organisation_key(slug: str) -> tuple[str, str]:
     return name_key(organisation_of(submitter)), key
 
 
+def _baseline(asked: str, chosen, by_slug, by_organisation) -> int:
+    """The baseline's place among the chosen rows: `base` names a system as the compare links do
+    (submitter/key, any name of its organisation); a number (the place, as links before 2026-12 gave it)
+    is still understood. The first system otherwise."""
+    row = by_slug.get(asked) or by_organisation.get(_organisation_key(asked))
+    if row is not None and row in chosen:
+        return chosen.index(row)
+    if asked.isdigit():
+        return min(int(asked), max(len(chosen) - 1, 0))
+    return 0
+
+
+def versus(ratio: float | None, per_accelerator: bool) -> str:
+    """A ratio to the baseline in a word: "same" where it shows as 1.00×, else faster or slower (less or
+    more accelerator time, per accelerator)."""
+    if ratio is None:
+        return ""
+    if f"{ratio:.2f}" == "1.00":
+        return "same"
+    if per_accelerator:
+        return "less" if ratio > 1 else "more"
+    return "faster" if ratio > 1 else "slower"
+
+
 @require_safe
 def compare_page(request, round_key):
     round_ = get_object_or_404(Round, key=round_key)
@@ -36,10 +60,7 @@ def compare_page(request, round_key):
     elif len(chosen) > 4:
         error = "Compare at most four systems at once; the first four are shown."
         chosen = chosen[:4]
-    try:
-        base = min(max(int(request.GET.get("base", 0)), 0), max(len(chosen) - 1, 0))
-    except ValueError:
-        base = 0
+    base = _baseline(request.GET.get("base", ""), chosen, by_slug, by_organisation)
     # Per accelerator: accelerator-hours to train (minutes ÷ 60 × accelerators), as in the table.
     per_accelerator = request.GET.get("show") == "acc_hours"
 
@@ -63,6 +84,7 @@ def compare_page(request, round_key):
                     "cell": cell,
                     "value": shown,
                     "ratio": ratio,
+                    "versus": versus(ratio, per_accelerator),
                     "label": f"{row.submitter}: {row.name}",
                 }
             )
@@ -85,10 +107,14 @@ def compare_page(request, round_key):
             if len(chosen) >= 2
             else "",
             "base_links": [
-                urlencode([*systems, ("base", i), *shown_as]) for i in range(len(chosen))
+                (row, urlencode([*systems, ("base", row.slug), *shown_as])) for row in chosen
             ],
             "toggle_link": urlencode(
-                [*systems, ("base", base), *([] if per_accelerator else [("show", "acc_hours")])]
+                [
+                    *systems,
+                    *([("base", chosen[base].slug)] if chosen else []),
+                    *([] if per_accelerator else [("show", "acc_hours")]),
+                ]
             ),
         },
     )

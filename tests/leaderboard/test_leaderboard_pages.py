@@ -83,7 +83,26 @@ def test_compare_shows_systems_side_by_side_with_ratios(client, v51):
     assert "<strong>2.00×</strong>" in html  # beta trains retinanet twice as fast as the baseline
     assert len(figure(html, "chart-compare")["data"]) == 2
     html = client.get("/r/training-v5.1/compare/?s=Acme/alpha&s=Beta/beta&base=1").content.decode()
-    assert "<strong>0.50×</strong>" in html
+    assert "<strong>0.50×</strong>" in html  # an old link's baseline by number still holds
+    # The baseline is chosen by name, and its links name it.
+    html = client.get(
+        "/r/training-v5.1/compare/?s=Acme/alpha&s=Beta/beta&base=Beta/beta"
+    ).content.decode()
+    assert "<strong>0.50×</strong>" in html and "vs baseline (slower)" in html
+    assert (
+        '<a href="?s=Acme%2Falpha&amp;s=Beta%2Fbeta&amp;base=Acme%2Falpha">Acme: alpha</a>' in html
+    )
+    assert '<strong aria-current="true">Beta: beta</strong>' in html
+    assert "Closed, Available on-premise" in html and "closed, onprem" not in html
+    assert '<a href="/organisations/Beta/">Beta</a>' in html
+
+
+@pytest.mark.django_db
+def test_compare_says_same_where_the_ratio_is_one(client, v51):
+    make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10)
+    make.result(make.system(v51, "Beta", "beta"), "retinanet", 10.001)
+    html = client.get("/r/training-v5.1/compare/?s=Acme/alpha&s=Beta/beta").content.decode()
+    assert "<strong>same</strong>" in html and "1.00×" not in html
 
 
 @pytest.mark.django_db
@@ -99,7 +118,7 @@ def test_compare_per_accelerator_shows_accelerator_hours_and_keeps_the_mode_in_i
     assert "25.60 acc-h" in html and "8.00 acc-h" in html
     assert "<strong>3.20×</strong>" in html and "(less)" in html  # 25.6 ÷ 8: less accelerator time
     assert "accelerator-hours to train per benchmark (hours × accelerators)" in html
-    assert "base=1&amp;show=acc_hours" in html  # the baseline links keep the mode
+    assert "base=Beta%2Fsmall&amp;show=acc_hours" in html  # the baseline links keep the mode
     chart = figure(html, "chart-compare")
     assert chart["layout"]["xaxis"]["title"]["text"] == "Accelerator-hours (log)"
     assert sorted(x for trace in chart["data"] for x in trace["x"]) == [8.0, 25.6]
