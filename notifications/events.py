@@ -21,6 +21,10 @@ agrees).
     round.review_opens, round.review_closes, round.published
                              the round's reviewers                             tasks.remind (beat), publication.py
 
+Publication is told no earlier than the round's publish_at (Told.not_before), the minute its results go
+public on the pages (leaderboard.public): an event that comes before it stays in the Outbox, and the
+clock's sweep delivers it once the minute has come.
+
 `notifications.emit.emit(kind, **ids)` is the write side's one call (emit.py): it records the event in
 the write's transaction and queues its delivery once that commits. The event's key is its kind and ids:
 a Notification per (key, recipient) is unique, so a retried task or a redelivered message tells nobody
@@ -52,6 +56,7 @@ class Told:
     not_to: int | None = None  # the user who did it (an author is not told of their own reply)
     parties: tuple = ()  # the organisations whose webhooks hear of it (policy.organisation_may_hear decides)
     about: str = ""  # the public uid of the submission or objection, for a webhook's payload
+    not_before: object = None  # a datetime: the embargo's minute (publication), told no earlier
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,7 @@ def _published(ids):
         submission=s,
         parties=(s.organisation_id,),
         about=str(s.uid),
+        not_before=s.round.publish_at,
     )
 
 
@@ -238,6 +244,7 @@ def _phase(what):
             f"{round_.name}: {what}.",
             round_.get_absolute_url(),
             policy.told_of_round(round_),
+            not_before=round_.publish_at if what == "published" else None,
         )
 
     return tell

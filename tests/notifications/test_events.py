@@ -122,12 +122,31 @@ def test_publication_tells_each_organisation_of_its_own_results_and_reviewers_of
 ):
     round_, _, _ = live
     with django_capture_on_commit_callbacks(execute=True):
-        publish_round(round_, now=round_.publish_at)
+        publish_round(round_, now=timezone.now())
     mine = {
         (n.recipient.username, n.title)
         for n in Notification.objects.filter(kind="results.published")
     }
     assert {who for who, _ in mine} == {"member_a", "admin_a", "member_b"}
+    assert told("round.published") == {"reviewer"}
+
+
+def test_publication_is_told_at_its_minute_never_before(
+    live, cast, django_capture_on_commit_callbacks
+):
+    round_, _, _ = live
+    with django_capture_on_commit_callbacks(execute=True):
+        publish_round(round_, now=round_.publish_at)  # published, but its minute is 20 h away
+    with django_capture_on_commit_callbacks(execute=True):
+        clock()  # the sweep finds the events and holds them
+    assert not Notification.objects.exists() and mail.outbox == []
+    assert Outbox.objects.filter(delivered_at__isnull=True).count() == 3  # 2 results, 1 round
+    round_.publish_at = timezone.now() - timedelta(minutes=1)
+    round_.save(update_fields=["publish_at"])
+    Outbox.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        clock()
+    assert told("results.published") == {"member_a", "admin_a", "member_b"}
     assert told("round.published") == {"reviewer"}
 
 
