@@ -31,23 +31,25 @@ def choose(user, kind: str, channel: str) -> None:
     Preference.objects.update_or_create(user=user, kind=kind, defaults={"channel": channel})
 
 
-def unsubscribe_token(user_id: int, kind: str) -> str:
-    return signing.dumps({"u": user_id, "k": kind}, salt=SALT, compress=True)
+def unsubscribe_token(user_id: int, kinds) -> str:
+    """A signed token that stops the user's mail of these kinds (one, or those a digest lists)."""
+    kinds = sorted({kinds} if isinstance(kinds, str) else set(kinds))
+    return signing.dumps({"u": user_id, "k": kinds}, salt=SALT, compress=True)
 
 
-def read_unsubscribe_token(token: str) -> tuple[int, str] | None:
-    """(user id, kind) of a token this site signed, or None."""
+def read_unsubscribe_token(token: str) -> tuple[int, list[str]] | None:
+    """(user id, kinds) of a token this site signed, or None. A token of one kind as a string is one that
+    mails signed before digests."""
     try:
         data = signing.loads(token, salt=SALT)
     except signing.BadSignature:
         return None
-    if (
-        not isinstance(data, dict)
-        or data.get("k") not in EVENTS
-        or not isinstance(data.get("u"), int)
-    ):
+    if not isinstance(data, dict) or not isinstance(data.get("u"), int):
         return None
-    return data["u"], data["k"]
+    kinds = [data.get("k")] if isinstance(data.get("k"), str) else data.get("k")
+    if not isinstance(kinds, list) or not kinds or not all(k in EVENTS for k in kinds):
+        return None
+    return data["u"], kinds
 
 
 def stop_mail(user_id: int, kind: str) -> None:

@@ -2,10 +2,15 @@
 the sweep of what a broker or mail server outage left behind.
 
 deliver(key): the event's recipients get one Notification each (unique per key and recipient: a retried
-or redelivered task creates none twice), then one send_mail task per mail. send_mail claims its row
-(FOR UPDATE SKIP LOCKED, still pending) and marks it sent in the same transaction, so two copies of the
-task mail once; a mail server that does not answer is retried with backoff, and the sweep queues it
-again later, so it is delayed, never lost. Nothing here runs in a request or fails the write it tells of.
+or redelivered task creates none twice), then one send_mail task per mail. send_mail locks every mail
+still pending for its row's recipient and marks them sent in the same transaction as it mails them, so two
+copies of the task mail once; a mail server that does not answer is retried with backoff, and the sweep
+queues it again later, so it is delayed, never lost. Nothing here runs in a request or fails the write it
+tells of.
+
+The deadline rush is batched per recipient: a recipient mailed less than NOTIFY_DIGEST_WINDOW_S ago gets
+nothing more until that window ends, and then what piled up as one digest (mail.digest); so do mails held
+up by a mail server that was down, whose first retry after it returns sends them all.
 """
 
 import logging
@@ -17,7 +22,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from leaderboard import policy
@@ -196,32 +201,68 @@ def post_webhook(self, pk: int) -> bool | None:
     return ok
 
 
-def _send(pk: int) -> bool:
-    """Mail the notification if it is still pending and no other task holds it; True when sent."""
+def _send(pk: int, window_ended: bool = False) -> int:
+    """Mail the notification, with every other mail pending for its recipient as one digest; how many
+    notifications it mailed (0: done already, or put off to the end of the recipient's window)."""
+    now = timezone.now()
     with transaction.atomic():
-        n = (
-            Notification.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("recipient")
-            .filter(pk=pk, mail=Notification.Mail.PENDING)
+        recipient = (
+            Notification.objects.filter(pk=pk, mail=Notification.Mail.PENDING)
+            .values_list("recipient_id", flat=True)
             .first()
         )
-        if n is None:
-            return False
-        mail.message(n, n.recipient.email).send()
-        Notification.objects.filter(pk=pk).update(
-            mail=Notification.Mail.SENT, mailed_at=timezone.now(), mail_error=""
+        if recipient is None:
+            return 0
+        # Every pending mail of the recipient, locked in one order: a second task of the same recipient
+        # waits for this one, then finds its own row mailed (never a part mailed by each, or twice).
+        pending = list(
+            Notification.objects.select_for_update(of=("self",))
+            .select_related("recipient")
+            .filter(recipient_id=recipient, mail=Notification.Mail.PENDING)
+            .order_by("pk")
         )
-    return True
+        if pk not in {n.pk for n in pending}:
+            return 0
+        window = timedelta(seconds=settings.NOTIFY_DIGEST_WINDOW_S)
+        last = Notification.objects.filter(recipient_id=recipient).aggregate(Max("mailed_at"))
+        last = last["mailed_at__max"]
+        if not window_ended and last is not None and now - last < window:
+            # Mailed a moment ago (the deadline rush): what comes until the window ends goes as one.
+            wait = (last + window - now).total_seconds()
+            transaction.on_commit(
+                lambda: send_mail.apply_async((pk,), {"window_ended": True}, countdown=wait)
+            )
+            return 0
+        address = pending[0].recipient.email
+        sent = (
+            mail.message(pending[0], address)
+            if len(pending) == 1
+            else mail.digest(pending, address)
+        )
+        try:
+            sent.send()
+        except (smtplib.SMTPException, OSError) as exc:
+            failed = exc
+        else:
+            failed = None
+            Notification.objects.filter(pk__in=[n.pk for n in pending]).update(
+                mail=Notification.Mail.SENT, mailed_at=now, mail_error=""
+            )
+    if failed is not None:  # the rows say why, for the admin, after the transaction let them go
+        Notification.objects.filter(pk__in=[n.pk for n in pending]).update(
+            mail_attempts=F("mail_attempts") + 1, mail_error=str(failed)[:500]
+        )
+        raise failed
+    return len(pending)
 
 
 @shared_task(name="notifications.send_mail", bind=True, acks_late=True, max_retries=MAIL_RETRIES)
-def send_mail(self, pk: int) -> bool:
+def send_mail(self, pk: int, window_ended: bool = False) -> int:
+    """Mail a notification (and its recipient's others pending, as one digest); a mail server that
+    fails is tried again with backoff."""
     try:
-        return _send(pk)
+        return _send(pk, window_ended)
     except (smtplib.SMTPException, OSError) as exc:
-        Notification.objects.filter(pk=pk).update(
-            mail_attempts=F("mail_attempts") + 1, mail_error=str(exc)[:500]
-        )
         log.warning("mail of notification %s failed (%s); retrying", pk, exc)
         wait = min(settings.NOTIFY_MAIL_RETRY_S * 2**self.request.retries, 3600)
         raise self.retry(exc=exc, countdown=wait) from exc

@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from .events import EVENTS
 from .models import Channel, Notification
 from .preferences import choose, read_unsubscribe_token, stop_mail, table
 
@@ -54,14 +55,13 @@ def unsubscribe(request, token):
     found = read_unsubscribe_token(token)
     if found is None:
         return render(request, "notifications/unsubscribe.html", {"bad": True}, status=400)
-    user_id, kind = found
-    from .events import EVENTS
-
+    user_id, kinds = found
     done = request.method == "POST"
     if done:
-        stop_mail(user_id, kind)
+        for kind in kinds:
+            stop_mail(user_id, kind)
     return render(
         request,
         "notifications/unsubscribe.html",
-        {"label": EVENTS[kind].label, "done": done, "token": token},
+        {"label": ", ".join(EVENTS[kind].label for kind in kinds), "done": done, "token": token},
     )

@@ -235,6 +235,9 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="portal@localhost")
 # A notification mail that the server refused is tried again after this, then twice as long each time
 # (at most an hour apart): notifications/tasks.py.
 NOTIFY_MAIL_RETRY_S = env.int("NOTIFY_MAIL_RETRY_S", default=30)
+# A recipient gets at most one notification mail this often: what comes in between (the deadline rush) waits
+# for the end of the window and goes as one digest (notifications/tasks.py).
+NOTIFY_DIGEST_WINDOW_S = env.int("NOTIFY_DIGEST_WINDOW_S", default=60)
 # Webhooks may POST to loopback, private and link-local addresses only where this is set (the tests' receivers
 # on 127.0.0.1): otherwise a webhook's URL could make the workers ask the site's own network (SSRF).
 NOTIFY_WEBHOOKS_TO_INTERNAL = env.bool("NOTIFY_WEBHOOKS_TO_INTERNAL", default=False)
