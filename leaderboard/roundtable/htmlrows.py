@@ -43,7 +43,8 @@ def _cell(c: ShownCell | None) -> str:
         if c["findings"]
         else ""
     )
-    return f'<td class="num"><a href="{escape(c["url"])}"{title}>{text}</a>{flag}</td>'
+    why = f'<span class="why">{escape(c["why"])}</span>' if c["why"] else ""
+    return f'<td class="num"><a href="{escape(c["url"])}"{title}>{text}</a>{why}{flag}</td>'
 
 
 def _organisation(r: ShownRow) -> str:

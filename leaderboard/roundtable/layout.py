@@ -60,6 +60,7 @@ class ShownCell(TypedDict):
     title: str  # the tooltip: public id, why it has no score, findings, energy
     findings: str  # '' when clean
     not_scored: bool
+    why: str  # why it has no score, in the cell's text (a phone has no hover); '' when scored
 
 
 class ShownRow(TypedDict):
@@ -263,4 +264,10 @@ def _shown_cell(view: TableView, row: Row, bench: Bench, speedup: bool) -> Shown
         title=" ".join(notes),
         findings=cell.findings,
         not_scored=bool(cell.not_scored_because),
+        why=_shortened(cell.not_scored_because),
     )
+
+
+def _shortened(reason: str, limit: int = 90) -> str:
+    """A reason short enough for a cell (the result's page and the tooltip say it whole)."""
+    return reason if len(reason) <= limit else reason[: limit - 1].rstrip() + "…"

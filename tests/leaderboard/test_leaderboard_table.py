@@ -455,9 +455,10 @@ def test_the_round_tables_rows_escape_what_comes_from_bundles():
     assert "<script>" not in html and "<img" not in html and "<b>" not in html
     assert 'data-system="&lt;b&gt;&quot;Acme&quot;&lt;/b&gt;/alpha"' in html
     assert ">&lt;script&gt;x&lt;/script&gt;</a>" in html and ">A&amp;B</td>" in html
+    # Why it has no score: in the tooltip, and in the cell's text for a phone, which has no hover.
     assert (
         'title="Not scored: &lt;img src=x&gt;"><span class="not-scored">not scored</span></a>'
-        in html
+        '<span class="why">&lt;img src=x&gt;</span>' in html
     )
 
 
