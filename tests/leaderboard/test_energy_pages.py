@@ -140,3 +140,12 @@ def test_the_api_systems_and_compare_tell_the_ac_and_dc_folders_apart(client, v5
     compared = client.get("/r/training-v5.1/compare/", {"s": smc}).content.decode()
     assert "SMC: SMC-H100-AC-Power" in compared and "SMC: SMC-H100-DC-Power" in compared
     assert "Pick at least two systems" not in compared
+
+
+@pytest.mark.django_db
+def test_a_result_page_gives_energy_in_the_tables_unit_however_large(client, v51):
+    system = make.system(v51, "Acme", "alpha", accelerator_count=8)
+    result = make.result(system, "retinanet", 10, runs=3, power_result=True, energy_j=45e6)
+    Run.objects.filter(result=result).update(energy_j=45e6)
+    html = client.get(result.get_absolute_url()).content.decode()
+    assert "45,000.0 kJ · 5,625.0 kJ per accelerator" in html and "MJ" not in html
