@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
 
-from .. import charts, findings_words, panels, policy, public, quality
+from .. import charts, findings_words, panels, policy, power_twins, public, quality
 from ..exports import FORMATS, runs_frame
 from ..models import CloudPrice, Run
 from ..prices import cloud_scale
@@ -122,6 +122,7 @@ def system_page(request, round_key, submitter, system_key):
             # The system asked for by uid (published side by side): its results' links keep it.
             "query": f"?system={system.uid}" if system_uid(request) else "",
             "is_cloud": system.category == "cloud",
+            "power_twin": power_twins.explanation(system.submitter.name, system.name),
             # Columns that would be empty for every result are left out.
             "has_speedup": any(r.speedup for r in results),
             "has_energy": any(r.energy_j is not None for r in results),
@@ -195,6 +196,7 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
                 charts.convergence(runs, bench.quality_target, bench.higher_is_better, x_label)
             ),
             **_power_context(request, result, runs),
+            "power_twin": power_twins.explanation(system.submitter.name, system.name),
         },
     )
     return never_cached_if(bool(result.not_public), response)

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from .. import public, standings
+from .. import power_twins, public, standings
 from ..models import Division, Round, Submitter
 from ..organisations import name_key, organisation_of
 from ..units import minutes as in_minutes
@@ -152,9 +152,18 @@ def organisation_page(request, name):
             "names": names,
             "best": best,
             "rounds": [
-                {**data, "systems": list(data["systems"].values()), "missing": missing.get(key, [])}
+                {
+                    **data,
+                    "systems": list(data["systems"].values()),
+                    "missing": missing.get(key, []),
+                    "power_twins": any(
+                        power_twins.measured_at(s.submitter.name, s.name)
+                        for s in (shown["system"] for shown in data["systems"].values())
+                    ),
+                }
                 for key, data in rounds.items()
             ],
             "benchmarks": sorted({e.benchmark_key for e in entries}),
+            "power_twins_note": power_twins.ROUND_NOTE,
         },
     )

@@ -22,7 +22,7 @@ from django.utils.cache import patch_vary_headers
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from .. import cache, charts, overview, policy, public
+from .. import cache, charts, overview, policy, power_twins, public
 from ..exports import FORMATS, table_frame
 from ..models import Round, RoundImport
 from ..roundtable.form import checklists
@@ -240,6 +240,9 @@ def _round_context(round_, data, view: TableView, form) -> dict:
         "chart_bench": table.chart_bench,
         "cost_chart": json_script(charts.cost(table.rows, table.benchmarks)),
         "has_power": data.has_power,
+        "power_twins_note": power_twins.ROUND_NOTE
+        if any(power_twins.measured_at(r.submitter, r.name) for r in table.rows)
+        else "",
         "energy_chart": json_script(charts.time_energy(table.rows, _energy_bench(table)))
         if data.has_power
         else "",
