@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/portal
 REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: run test test-rounds test-fast bench setup setup-dev lighthouse test-browser bench-leaderboard browser-deps server-deps fuzz lint format
+.PHONY: run test test-rounds test-fast bench setup setup-dev lighthouse test-browser bench-leaderboard browser-deps server-deps fuzz lint format messages
 
 # `make run` installs the runtime alone (requirements.txt); the tests, lint, fuzzing and benches add
 # requirements-dev.txt (pytest, selenium, atheris, moto, ruff, and the agent's torch for its CPU-mode tests).
@@ -24,9 +24,24 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt requirements-agent.txt
 	touch $@
 
 # What `make run` needs. The log parser's C scanner is built in place (the parser falls back to Python
-# without a compiler).
-setup: $(VENV)/.runtime node_modules/.installed
+# without a compiler); the Chinese catalogue is compiled (the .mo files are built, not kept in git).
+setup: $(VENV)/.runtime node_modules/.installed locale/zh_Hans/LC_MESSAGES/django.mo
 	@$(PY) bin/build_scan.py
+
+# The translations (locale/*/LC_MESSAGES/django.po) compiled by Django's compilemessages, which runs GNU
+# gettext's msgfmt (Debian's gettext, installed with apt-get where it can, as root).
+locale/zh_Hans/LC_MESSAGES/django.mo: locale/zh_Hans/LC_MESSAGES/django.po $(VENV)/.runtime
+	@command -v msgfmt >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext >/dev/null) || \
+	  echo "compilemessages needs GNU gettext's msgfmt: apt-get install -y gettext"
+	$(PY) manage.py compilemessages --verbosity 0
+
+# After marking strings: the catalogue gathered again from the templates and the code (then translate
+# every new entry in locale/zh_Hans/LC_MESSAGES/django.po; tests/portal/test_translations.py fails on one left).
+messages: setup
+	$(PY) manage.py makemessages --locale zh_Hans --no-obsolete --add-location file \
+	  --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'tests/*' --ignore 'bench/*' --ignore 'var/*' \
+	  --ignore 'build/*' --ignore 'clients/*' --ignore 'agent/*'
 
 # What the tests need besides: the dev packages, axe-core, Debian's chromium with its driver, and nginx.
 setup-dev: setup $(VENV)/.dev tests/browser/axe/node_modules/.installed browser-deps server-deps

@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpResponse, QueryDict
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 
@@ -31,7 +31,7 @@ from .models import Round
 
 # Headers of a rendered answer that are kept with its body.
 KEPT_HEADERS = ("Link",)
-VARY = ("Accept", "Accept-Encoding", "Cookie", "Authorization")
+VARY = ("Accept", "Accept-Encoding", "Accept-Language", "Cookie", "Authorization")
 
 
 class State:
@@ -55,7 +55,12 @@ class State:
         self.last_modified = int(latest.timestamp()) if latest else None
         # The body holds absolute links, so the scheme and host are part of what it depends on.
         parts = [repr([(k, t, p is None or p <= now) for k, t, _, p in rows])]
-        parts += [request.build_absolute_uri(), request.META.get("HTTP_ACCEPT", "")]
+        # ... and the language it is answered in (portal/language.py): its error texts and labels.
+        parts += [
+            request.build_absolute_uri(),
+            request.META.get("HTTP_ACCEPT", ""),
+            translation.get_language(),
+        ]
         self.key = hashlib.sha1("\x1f".join(parts).encode()).hexdigest()
         self.etag = f'"{self.key[:32]}"'
 

@@ -11,7 +11,8 @@ request reads the round's generation there (current_round), which a change of th
 and the page's body.
 
 What is cached is public data only (leaderboard.public, the same for every viewer), so the
-keys need no viewer; answers that depend on who asks (the API with credentials) are not cached.
+keys need no viewer; answers that depend on who asks (the API with credentials) are not cached. Every key
+carries the language it was rendered in (portal/language.py): a page in Chinese is a copy of its own.
 """
 
 import hashlib
@@ -23,7 +24,7 @@ from django.core.cache import caches
 from django.core.cache.backends.dummy import DummyCache
 from django.core.cache.backends.locmem import LocMemCache
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from .models import Round, new_cache_token
 
@@ -96,13 +97,13 @@ def forget_round(round_key: str) -> None:
 def key(round_: Round, kind: str, *parts: str) -> str:
     """A cache key for something derived from `round_`'s published data."""
     digest = hashlib.sha1("\x1f".join(parts).encode()).hexdigest() if parts else "-"
-    return f"lb:{kind}:{round_.key}:{round_.cache_token}:{digest}"
+    return f"lb:{kind}:{round_.key}:{round_.cache_token}:{translation.get_language()}:{digest}"
 
 
 def catalogue_key(kind: str, tokens: list[str], *parts: str) -> str:
     """A cache key for something derived from every round (the progress chart)."""
     digest = hashlib.sha1("\x1f".join([*tokens, "|", *parts]).encode()).hexdigest()
-    return f"lb:{kind}:{digest}"
+    return f"lb:{kind}:{translation.get_language()}:{digest}"
 
 
 def get(cache_key: str):

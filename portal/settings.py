@@ -79,6 +79,9 @@ MIDDLEWARE = [
     # already; so does the cached round page, which this leaves alone). Django >= 4.2 pads each answer
     # against BREACH ("Heal The Breach"), which matters because pages carry CSRF tokens.
     "django.middleware.gzip.GZipMiddleware",
+    # The language of the answer (portal/language.py): ?lang=, the cookie, Accept-Language. Before any
+    # answer is made, so that refusals below speak it too.
+    "portal.language.LanguageMiddleware",
     "portal.middleware.RefuseNulMiddleware",  # before any view looks a NUL up in PostgreSQL
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -101,6 +104,8 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",  # LANGUAGE_CODE for <html lang>
+                "portal.language.switcher",  # the links to this page in each language
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "notifications.context_processors.unread",
@@ -122,9 +127,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=30, transaction_mode="IMMEDIATE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The site reads in English and Simplified Chinese (issue 37): the catalogue is locale/zh_Hans, compiled by
+# `make setup` (manage.py compilemessages); which language a request gets is portal/language.py's.
 LANGUAGE_CODE = "en-gb"
+LANGUAGES = [("en-gb", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_NAME = "lang"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
-USE_I18N = False
+USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
@@ -391,7 +403,7 @@ else:
 # plain HTTP, secure cookies, HSTS. `manage.py check --deploy` with the README's production settings is clean.
 HTTPS = env.bool("HTTPS", default=False)
 SECURE_SSL_REDIRECT = HTTPS
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = LANGUAGE_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=HTTPS)
