@@ -2,7 +2,9 @@
 
 - `table_frame(view, data)`: the rows of a round table view (the page's URL with
   `format=csv|json`) in MLCommons' summary columns, the chooser's columns where the reader chose
-  them, with public ids, links and notes.
+  them, with public ids, links and notes. Its data is in English in every language of the site, as are
+  its column names unless the reader asks for another language's (`headers=zh-hans`): scripts keep
+  MLCommons' names.
 - `runs_frame(result, runs)`: one result's runs.
 - `results_frame(round_)`: every result of a round, one per line (`manage.py export_results`).
 
@@ -13,6 +15,9 @@ how it is written.
 import io
 
 import pandas as pd
+from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext, gettext_noop
 
 from .models import Category, Division, Result, Round
 from .roundtable.layout import sections
@@ -105,8 +110,8 @@ def _round(value, digits=4):
 
 UNIT_WORDS = {
     "energy": "kJ",
-    "energy_per_acc": "kJ per accelerator",
-    "acc_hours": "accelerator-hours",
+    "energy_per_acc": gettext_noop("kJ per accelerator"),
+    "acc_hours": gettext_noop("accelerator-hours"),
 }
 ENERGY_SHOWN = ("energy", "energy_per_acc")  # views whose benchmark columns are energies already
 
@@ -115,7 +120,7 @@ def unit(view: TableView, bench) -> str:
     """The unit of a benchmark's column in this view, in words."""
     if view.show in UNIT_WORDS:
         return UNIT_WORDS[view.show]
-    return "speedup" if view.shows_speedup(bench) else "minutes"
+    return gettext_noop("speedup") if view.shows_speedup(bench) else gettext_noop("minutes")
 
 
 # The descriptive columns of an export, by the page's column chooser (roundtable.params.COLUMNS): a view
@@ -141,7 +146,69 @@ def export_columns(view: TableView, data: RoundData) -> list[str]:
     return view.columns(data)
 
 
-def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.DataFrame:
+# The export's fixed column names, for the catalogue: a reader may ask for them in the site's other language.
+HEADER_WORDS = (
+    gettext_noop("Public ID"),
+    gettext_noop("Organization"),
+    gettext_noop("Availability"),
+    gettext_noop("Division"),
+    gettext_noop("System Name"),
+    gettext_noop("# of Nodes"),
+    gettext_noop("Processor"),
+    gettext_noop("# of Processors"),
+    gettext_noop("Accelerator"),
+    gettext_noop("# of Accelerators"),
+    gettext_noop("Software"),
+    gettext_noop("Cloud scale"),
+    gettext_noop("Avg. power (kW)"),
+    gettext_noop("System URL"),
+    gettext_noop("Logs URL"),
+    gettext_noop("Code URL"),
+    gettext_noop("Notes"),
+)
+
+
+def headers_language(value: str | None) -> str | None:
+    """The language a `headers=` value asks the export's column names in; None for MLCommons' English."""
+    if not value:
+        return None
+    try:
+        language = translation.get_supported_language_variant(value.lower())
+    except LookupError:
+        return None
+    return None if language == settings.LANGUAGE_CODE else language
+
+
+def table_frame(
+    view: TableView, data: RoundData, base_url: str = "", headers: str | None = None
+) -> pd.DataFrame:
+    """The view's rows (_table_frame), their data in English whatever the page's language; the column
+    names in MLCommons' English, or in the language `headers` names (headers_language)."""
+    with translation.override(settings.LANGUAGE_CODE):
+        frame = _table_frame(view, data, base_url)
+    if headers:
+        with translation.override(headers):
+            frame = frame.rename(columns=_header_names(view, data, frame.columns))
+    return frame
+
+
+def _header_names(view: TableView, data: RoundData, columns) -> dict[str, str]:
+    """Each column's name in the active language: the fixed ones from the catalogue, a benchmark's with its
+    name as published and its unit translated."""
+    names = {c: gettext(c) for c in HEADER_WORDS}
+    for bench in view.benchmarks(data):
+        names[f"{bench.name} ({unit(view, bench)})"] = gettext("%(benchmark)s (%(unit)s)") % {
+            "benchmark": bench.name,
+            "unit": gettext(unit(view, bench)),
+        }
+        names[f"{bench.name} energy (kJ)"] = gettext("%(benchmark)s energy (kJ)") % {
+            "benchmark": bench.name
+        }
+        names[f"{bench.name} URL"] = gettext("%(benchmark)s URL") % {"benchmark": bench.name}
+    return {c: names.get(c, c) for c in columns}
+
+
+def _table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.DataFrame:
     """The rows of the view in the order shown (table by table), as MLCommons' summary has them:
     Public ID, Organization, Availability, System Name, # of Nodes, Processor, # of Processors,
     Accelerator, # of Accelerators, Software, a column per benchmark in the view's unit, then links
@@ -157,8 +224,8 @@ def table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Data
             fields = {
                 "Public ID": " ".join(row.public_ids),  # each opens at /id/<public id>
                 "Organization": row.submitter_shown,
-                "Availability": Category(row.category).label,
-                "Division": Division(row.division).label,
+                "Availability": str(Category(row.category).label),
+                "Division": str(Division(row.division).label),
                 "System Name": row.name,
                 "# of Nodes": row.nodes,
                 "Processor": row.processor_model,

@@ -10,6 +10,8 @@ functions over the plain dicts that leaderboard.panels hands out.
 import re
 from collections import Counter
 
+from django.utils.translation import gettext, gettext_noop, ngettext, pgettext
+
 from . import rule_catalogue
 
 # What each kind of finding means, in a phrase that completes "the checks found ...": the rule catalogue's
@@ -17,6 +19,11 @@ from . import rule_catalogue
 PHRASES = rule_catalogue.PHRASES
 FAMILIES = rule_catalogue.FAMILIES
 _SEVERITY_WORDS = {"error": ("error", "errors"), "warning": ("warning", "warnings")}
+_SEVERITY = {
+    "error": gettext_noop("error"),
+    "warning": gettext_noop("warning"),
+    "info": gettext_noop("info"),
+}
 # Findings that say nothing about a result's number and stay on the submission's report and the reviewers'
 # pages (the rule catalogue says which).
 NOT_FOR_READERS = rule_catalogue.NOT_FOR_READERS
@@ -31,13 +38,14 @@ def reader_flags(
     not count): held or otherwise not public, not scored, or disputed by its latest reference check."""
     flags = []
     if not_public:
-        flags.append(f"not public: {not_public}")
+        flags.append(gettext("not public: %(why)s") % {"why": not_public})
     if score_s is None:
-        flags.append(f"not scored: {score_message or 'no score'}")
+        flags.append(gettext("not scored: %(why)s") % {"why": score_message or gettext("no score")})
     latest = next((c for c in checks if c.get("verdict")), None)
     if latest and latest["verdict"] in DISPUTED_VERDICTS:
         flags.append(
-            f"the reference check disputes it ({latest.get('verdict_label') or latest['verdict']})"
+            gettext("the reference check disputes it (%(verdict)s)")
+            % {"verdict": latest.get("verdict_label") or latest["verdict"]}
         )
     return flags
 
@@ -51,13 +59,33 @@ _REQUIRED = re.compile(
 # What is left of an expression the checker printed without quotes: v['value'], s['x'], ll.value ...
 _EXPRESSION = re.compile(r"\b[vs]\[['\"]|\bll\.\w+|\bv\.get\(|\bcurrent_\w+\b|==|>=|<=|!=")
 _REQUIREMENTS = {
-    "EXACTLY_ONE": "exactly once",
-    "AT_LEAST_ONE": "at least once",
-    "AT_LEAST_ONE_OR": "at least once",
+    "EXACTLY_ONE": gettext_noop("exactly once"),
+    "AT_LEAST_ONE": gettext_noop("at least once"),
+    "AT_LEAST_ONE_OR": gettext_noop("at least once"),
 }
 
 
-phrase = rule_catalogue.phrase
+def phrase(rule_id: str) -> str:
+    """What a finding of this rule is about, in a reader's words and the page's language."""
+    return gettext(rule_catalogue.phrase(rule_id))
+
+
+def severity_word(word: str) -> str:
+    """A finding's severity in the page's language ('' and unknown words as they are)."""
+    return gettext(_SEVERITY[word]) if word in _SEVERITY else word
+
+
+def translated(text) -> str:
+    """`text` in the page's language where the catalogue has it whole (a rule's phrase, a fixed hint),
+    with the rule catalogue's note on imported history translated on its own; else as it is: a finding's
+    message names files, lines and values and is kept in the words the checks stored."""
+    if not text or not isinstance(text, str):
+        return text
+    head, hint = text, ""
+    if text.endswith(rule_catalogue.HISTORY_HINT):
+        head, hint = text[: -len(rule_catalogue.HISTORY_HINT)], rule_catalogue.HISTORY_HINT.strip()
+    out = gettext(head) if head else head
+    return f"{out} {gettext(hint)}".strip() if hint else out
 
 
 def summary(findings: list[dict], advisory: bool = False) -> str:
@@ -67,28 +95,45 @@ def summary(findings: list[dict], advisory: bool = False) -> str:
     if not counted:
         notes = len(findings)
         if notes:
-            return f"The checks passed, with {notes} note{'s' if notes != 1 else ''}."
-        return "The checks found nothing to report."
+            return ngettext(
+                "The checks passed, with %(n)d note.", "The checks passed, with %(n)d notes.", notes
+            ) % {"n": notes}
+        return gettext("The checks found nothing to report.")
     severities = Counter(f["severity"] for f in counted)
-    counts = " and ".join(
-        f"{severities[s]} {_SEVERITY_WORDS[s][severities[s] != 1]}"
-        for s in ("error", "warning")
-        if severities[s]
-    )
+    words = {
+        "error": lambda n: ngettext("%(n)d error", "%(n)d errors", n) % {"n": n},
+        "warning": lambda n: ngettext("%(n)d warning", "%(n)d warnings", n) % {"n": n},
+    }
+    counts = _and([words[s](severities[s]) for s in ("error", "warning") if severities[s]])
     kinds = Counter(phrase(f.get("rule", "")) for f in counted)
     listed = [f"{kind} ({n})" for kind, n in kinds.most_common(3)]
     if len(kinds) > 3:
-        listed.append(f"{len(kinds) - 3} other kind{'s' if len(kinds) > 4 else ''}")
-    what = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+        others = len(kinds) - 3
+        listed.append(ngettext("%(n)d other kind", "%(n)d other kinds", others) % {"n": others})
+    what = _and(listed)
     if severities["error"] and advisory:
-        verdict = (
+        verdict = gettext(
             "They were recorded on a past round's published result, which stands as published."
         )
     elif severities["error"]:
-        verdict = "The errors hold the result back."
+        verdict = gettext("The errors hold the result back.")
     else:
-        verdict = "None of them holds the result back."
-    return f"The checks found {counts}: {what}. {verdict}"
+        verdict = gettext("None of them holds the result back.")
+    return gettext("The checks found %(counts)s: %(what)s. %(verdict)s") % {
+        "counts": counts,
+        "what": what,
+        "verdict": verdict,
+    }
+
+
+def _and(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c' in the page's language."""
+    if len(items) == 1:
+        return items[0]
+    return gettext("%(list)s and %(last)s") % {
+        "list": pgettext("between items of a list", ", ").join(items[:-1]),
+        "last": items[-1],
+    }
 
 
 def reader_message(message: str) -> str:
@@ -97,24 +142,30 @@ def reader_message(message: str) -> str:
     text = message.strip()
     m = _REQUIRED.match(text)
     if m:
-        keys = " or ".join(m["keys"].split(" or "))
-        wanted = _REQUIREMENTS.get(m["req"], "as the rules say")
+        keys = pgettext("between log keys", " or ").join(m["keys"].split(" or "))
+        wanted = gettext(_REQUIREMENTS.get(m["req"], gettext_noop("as the rules say")))
         found = m["n"]
         if found is None:
-            return f"The rules want {keys} logged {wanted}; the log does not have it."
-        times = "once" if found == "1" else f"{found} times"
-        return f"The rules want {keys} logged {wanted}; the log has it {times}."
+            return gettext(
+                "The rules want %(keys)s logged %(wanted)s; the log does not have it."
+            ) % {"keys": keys, "wanted": wanted}
+        times = ngettext("once", "%(n)s times", int(found)) % {"n": found}
+        return gettext("The rules want %(keys)s logged %(wanted)s; the log has it %(times)s.") % {
+            "keys": keys,
+            "wanted": wanted,
+            "times": times,
+        }
     m = _FAILED_CHECKS.match(text)
     if m:
-        return (
-            f"No '{m['key']}' line of the log meets the rule for it "
+        return gettext(
+            "No '%(key)s' line of the log meets the rule for it "
             "(for an eval metric: no evaluation reaches the range the rules set)."
-        )
+        ) % {"key": m["key"]}
     text = _quoted(text)
     if _EXPRESSION.search(text):  # an expression left unquoted: say only what the line is about
         head = re.split(r"[:(]", text, maxsplit=1)[0].strip()
-        return f"{head}: a rule of MLPerf's log checker is not met."
-    return text
+        return gettext("%(what)s: a rule of MLPerf's log checker is not met.") % {"what": head}
+    return translated(text)
 
 
 def _quoted(text: str) -> str:
@@ -129,7 +180,7 @@ def reader_hint(hint: str) -> str:
     """A finding's hint as a reader sees it: expressions and the checker's version notes taken out."""
     text = _quoted(hint or "")
     text = re.sub(r"\s*\(mlperf-logging [^)]*\)", "", text)
-    return "" if _EXPRESSION.search(text) else text.strip()
+    return "" if _EXPRESSION.search(text) else translated(text.strip())
 
 
 def for_readers(findings: list[dict]) -> list[dict]:

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from . import calendar as round_calendar
 from .organisations import organisation_of
@@ -245,18 +246,18 @@ class Submitter(models.Model):
 
 
 class Division(models.TextChoices):
-    CLOSED = "closed", "Closed"
-    OPEN = "open", "Open"
+    CLOSED = "closed", _("Closed")
+    OPEN = "open", _("Open")
 
 
 class Category(models.TextChoices):
     """Availability, in MLCommons' words for it (the summary's sections: mlperf-logging's result_summarizer)."""
 
-    CLOUD = "cloud", "Available cloud"
-    ON_PREMISE = "onprem", "Available on-premise"
-    PREVIEW = "preview", "Preview"
-    RESEARCH = "research", "Research, Development, or Internal (RDI)"
-    UNKNOWN = "unknown", "Unknown"
+    CLOUD = "cloud", _("Available cloud")
+    ON_PREMISE = "onprem", _("Available on-premise")
+    PREVIEW = "preview", _("Preview")
+    RESEARCH = "research", _("Research, Development, or Internal (RDI)")
+    UNKNOWN = "unknown", _("Unknown")
 
 
 class System(models.Model):

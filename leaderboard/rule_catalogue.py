@@ -12,6 +12,9 @@ MLCommons published that run, so the finding is a warning shown beside the publi
 "Trust"). In a live round it keeps its severity and may fail the run.
 
 Pure Python, no Django: the write side's domain imports it (the checks), and so does the read side (pages).
+The readers' phrases and the history note are marked for the translation catalogue (gettext_noop below) and
+kept in English here, as findings are stored; the read side shows them in the page's language
+(leaderboard/findings_words.py).
 """
 
 from __future__ import annotations
@@ -19,6 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ERROR, WARNING, INFO = "error", "warning", "info"
+
+
+def gettext_noop(text: str) -> str:
+    """Marks a phrase for the catalogue (Django's makemessages finds this name) and returns it as it is."""
+    return text
+
+
 _RANK = {INFO: 0, WARNING: 1, ERROR: 2}
 
 
@@ -62,45 +72,53 @@ def _own(rule_id: str, phrase: str, *, fails_run: bool = True) -> Rule:
 
 # What each family of rules is about, for a rule without a phrase of its own.
 FAMILIES = {
-    "run": "issues in a run log",
-    "result": "issues with the result's runs",
-    "bundle": "issues with the bundle's files",
-    "layout": "issues with the bundle's folders",
-    "system": "issues with the system description",
-    "mlperf": "issues found by MLPerf's log checker",
-    "v05": "issues with the v0.5 log format",
-    "power": "issues with the power logs",
-    "pipeline": "issues in the portal's processing",
-    "internal": "faults of the portal",
+    "run": gettext_noop("issues in a run log"),
+    "result": gettext_noop("issues with the result's runs"),
+    "bundle": gettext_noop("issues with the bundle's files"),
+    "layout": gettext_noop("issues with the bundle's folders"),
+    "system": gettext_noop("issues with the system description"),
+    "mlperf": gettext_noop("issues found by MLPerf's log checker"),
+    "v05": gettext_noop("issues with the v0.5 log format"),
+    "power": gettext_noop("issues with the power logs"),
+    "pipeline": gettext_noop("issues in the portal's processing"),
+    "internal": gettext_noop("faults of the portal"),
 }
 
 RULES: tuple[Rule, ...] = (
     # A run log (submissions/checking/rules/run.py, clock.py, prescan).
     Rule("run.line-too-long", ERROR),  # an error when the line holds a log event, else a warning
     Rule("run.binary-content", ERROR),
-    Rule("run.not-utf8", WARNING, phrase="log lines that are not plain text"),
+    Rule("run.not-utf8", WARNING, phrase=gettext_noop("log lines that are not plain text")),
     Rule("run.bad-line", WARNING),
     Rule("run.no-run-start", ERROR),
-    Rule("run.no-run-stop", ERROR, phrase="run logs that end before the run stopped"),
+    Rule("run.no-run-stop", ERROR, phrase=gettext_noop("run logs that end before the run stopped")),
     Rule("run.stop-before-start", ERROR),
-    Rule("run.not-successful", ERROR, phrase="runs that did not finish successfully"),
+    Rule("run.not-successful", ERROR, phrase=gettext_noop("runs that did not finish successfully")),
     Rule("run.no-init-stop", ERROR),
     Rule("run.init-order", ERROR),
     Rule("run.quality-target", ERROR, fails_run=True),
     Rule("run.multiple-runs", ERROR, fails_run=True),
     Rule("run.benchmark-key", ERROR),
     Rule("run.benchmark-mismatch", ERROR),
-    _own("run.clock-not-finite", "records whose time is not a number"),
-    _own("run.clock-outlier", "records timed off the run's clock"),
-    _own("run.clock-backwards", "records of the timed region timed outside it"),
-    _own("run.record-after-stop", "an eval that produced the result logged after run_stop"),
-    _own("run.record-before-start", "an eval that produced the result logged before run_start"),
-    _own("run.stop-too-early", "a run faster than any system of the published rounds"),
+    _own("run.clock-not-finite", gettext_noop("records whose time is not a number")),
+    _own("run.clock-outlier", gettext_noop("records timed off the run's clock")),
+    _own("run.clock-backwards", gettext_noop("records of the timed region timed outside it")),
+    _own(
+        "run.record-after-stop",
+        gettext_noop("an eval that produced the result logged after run_stop"),
+    ),
+    _own(
+        "run.record-before-start",
+        gettext_noop("an eval that produced the result logged before run_start"),
+    ),
+    _own(
+        "run.stop-too-early", gettext_noop("a run faster than any system of the published rounds")
+    ),
     Rule(
         "run.clock-unordered",
         WARNING,
         portal_own=True,
-        phrase="run logs whose clock goes backwards",
+        phrase=gettext_noop("run logs whose clock goes backwards"),
     ),
     Rule("run.timeout", ERROR),
     Rule("run.unreadable", ERROR),
@@ -112,9 +130,17 @@ RULES: tuple[Rule, ...] = (
     # mlperf-logging's checker, as the portal runs it (compliance.py, library.py).
     # In history its errors about how metadata is logged only are warnings (compliance.metadata_only): the rule
     # still makes errors there, about the timed region, the quality target or the run count.
-    Rule("mlperf.compliance", ERROR, phrase="log lines that do not follow MLPerf's logging rules"),
-    Rule("mlperf.config-missing", WARNING, phrase="logs whose rules the checker does not have"),
-    Rule("mlperf.output", INFO, phrase="remarks of MLPerf's log checker"),
+    Rule(
+        "mlperf.compliance",
+        ERROR,
+        phrase=gettext_noop("log lines that do not follow MLPerf's logging rules"),
+    ),
+    Rule(
+        "mlperf.config-missing",
+        WARNING,
+        phrase=gettext_noop("logs whose rules the checker does not have"),
+    ),
+    Rule("mlperf.output", INFO, phrase=gettext_noop("remarks of MLPerf's log checker")),
     Rule("mlperf.skipped", INFO),
     Rule("mlperf.unavailable", WARNING),
     Rule("mlperf.unsupported-ruleset", INFO),
@@ -123,33 +149,49 @@ RULES: tuple[Rule, ...] = (
     Rule("v05.unknown-benchmark", INFO),
     Rule("v05.required-tag", ERROR),
     Rule("v05.expected-tag", WARNING),
-    Rule("v05.unknown-tag", INFO, phrase="log tags that the v0.5 rules do not know"),
-    Rule("v05.order", ERROR, phrase="log events out of the expected order"),
+    Rule("v05.unknown-tag", INFO, phrase=gettext_noop("log tags that the v0.5 rules do not know")),
+    Rule("v05.order", ERROR, phrase=gettext_noop("log events out of the expected order")),
     Rule("v05.eval-target", WARNING),
     # A result's runs together (result.py, rcp.py, plausibility.py).
-    Rule("result.run-count", ERROR, phrase="a number of runs other than the rules require"),
-    Rule("result.seeds-distinct", ERROR, phrase="runs whose random seeds cannot be told apart"),
+    Rule(
+        "result.run-count",
+        ERROR,
+        phrase=gettext_noop("a number of runs other than the rules require"),
+    ),
+    Rule(
+        "result.seeds-distinct",
+        ERROR,
+        phrase=gettext_noop("runs whose random seeds cannot be told apart"),
+    ),
     Rule(
         "result.hyperparameters-equal",
         ERROR,  # a warning unless the round file makes it blocking
         WARNING,
         portal_own=True,
         blockable=True,
-        phrase="runs with different hyperparameters",
+        phrase=gettext_noop("runs with different hyperparameters"),
     ),
-    Rule("result.rcp", ERROR, phrase="convergence compared with MLPerf's reference points"),
+    Rule(
+        "result.rcp",
+        ERROR,
+        phrase=gettext_noop("convergence compared with MLPerf's reference points"),
+    ),
     Rule(
         "result.rcp-scaling",
         WARNING,
-        phrase="a scaling factor in the bundle that differs from the portal's",
+        phrase=gettext_noop("a scaling factor in the bundle that differs from the portal's"),
     ),
-    Rule("result.no-score", ERROR, phrase="no score that can be computed"),
+    Rule("result.no-score", ERROR, phrase=gettext_noop("no score that can be computed")),
     Rule("result.implausibly-fast", WARNING, portal_own=True),
     Rule("result.check-crashed", WARNING),
     Rule("result.over-budget", ERROR),
     # System descriptions (rules/systems.py, checking/systems.py, result.py).
     Rule("system.required-field", ERROR),
-    Rule("system.expected-field", WARNING, phrase="a system description with a field missing"),
+    Rule(
+        "system.expected-field",
+        WARNING,
+        phrase=gettext_noop("a system description with a field missing"),
+    ),
     Rule("system.invalid-field", ERROR),
     Rule("system.number", ERROR),
     Rule("system.long-text", WARNING),
@@ -157,7 +199,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "system.category-mismatch",
         WARNING,
-        phrase="logs and system description that disagree on the category",
+        phrase=gettext_noop("logs and system description that disagree on the category"),
         # Reference implementations log 'onprem' whatever the system: every cloud result carried it.
         for_readers=False,
     ),
@@ -165,7 +207,7 @@ RULES: tuple[Rule, ...] = (
     # Where a bundle puts its files (rules/bundle.py), read at ingest.
     Rule("bundle.log-name", WARNING, ingest=True),
     Rule("bundle.log-place", WARNING, ingest=True),
-    Rule("bundle.no-run-log", ERROR, ingest=True, phrase="a missing run log"),
+    Rule("bundle.no-run-log", ERROR, ingest=True, phrase=gettext_noop("a missing run log")),
     Rule("bundle.run-index", WARNING, ingest=True),
     Rule("bundle.json-too-deep", ERROR, ingest=True),
     Rule("bundle.json-number", ERROR, ingest=True),
@@ -229,8 +271,8 @@ BLOCKABLE_RULES = frozenset(rule.id for rule in RULES if rule.blockable)
 PHRASES = {rule.id: rule.phrase for rule in RULES if rule.phrase}
 NOT_FOR_READERS = frozenset(rule.id for rule in RULES if not rule.for_readers)
 
-HISTORY_HINT = (
-    " Imported history: a check of the portal's own, which mlperf-logging's checker of this ruleset does not "
+HISTORY_HINT = " " + gettext_noop(
+    "Imported history: a check of the portal's own, which mlperf-logging's checker of this ruleset does not "
     "make; MLCommons published this run, so its time counts and this finding is shown beside the score."
 )
 
@@ -255,4 +297,6 @@ def fails_run(rule_id: str, *, history: bool = False) -> bool:
 
 def phrase(rule_id: str) -> str:
     """What a finding of this rule is about, in a reader's words."""
-    return PHRASES.get(rule_id) or FAMILIES.get(rule_id.partition(".")[0], "other issues")
+    return PHRASES.get(rule_id) or FAMILIES.get(
+        rule_id.partition(".")[0], gettext_noop("other issues")
+    )

@@ -2,7 +2,7 @@ import json
 
 from django import template
 
-from .. import charts, units
+from .. import charts, findings_words, units
 
 register = template.Library()
 
@@ -26,6 +26,19 @@ def kilo(value):
 @register.filter
 def energy(joules):
     return units.energy(joules)
+
+
+@register.filter
+def severity(word):
+    """A finding's severity ('error', 'warning', 'info') in the page's language."""
+    return findings_words.severity_word(word)
+
+
+@register.filter
+def translate_phrase(text):
+    """A finding's phrase, message or hint in the page's language where the catalogue has it (the rule
+    catalogue's phrases, fixed hints); else as the checks wrote it."""
+    return findings_words.translated(text)
 
 
 @register.filter

@@ -106,6 +106,7 @@ def progress_page(request):
         {
             "division": division,
             "divisions": Division.choices,
+            "division_label": Division(division).label,
             "organisation": organisation,
             "organisations": organisations,
             "requested": requested if requested and not organisation else "",

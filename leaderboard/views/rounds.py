@@ -23,7 +23,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from .. import cache, charts, overview, policy, power_twins, public
-from ..exports import FORMATS, table_frame
+from ..exports import FORMATS, headers_language, table_frame
 from ..models import Round, RoundImport
 from ..roundtable.form import checklists
 from ..roundtable.htmlrows import rows_html
@@ -33,7 +33,9 @@ from ..roundtable.rows import round_data
 from ..roundtable.view import TableView
 from .common import attachment, json_script
 
-CONTROL_PARAMS = ("partial", "format")
+# What picks the output, not the table's state: its format, the page's language (portal/language.py: the
+# cache keys carry the active language) and an export's column names (exports.headers_language).
+CONTROL_PARAMS = ("partial", "format", "lang", "headers")
 
 
 def _as_sent(request) -> str:
@@ -112,8 +114,9 @@ def round_page(request, round_key):
     # signed-in user the full page's site header is their own (their name, their CSRF token, staff links):
     # only the page's body is cached then, and the header is rendered around it for each request.
     signed_in = request.user.is_authenticated
+    headers = headers_language(request.GET.get("headers")) if fmt else None
     if fmt:
-        kind = f"export-{fmt}"
+        kind = f"export-{fmt}-{headers}" if headers else f"export-{fmt}"
     elif partial:
         kind = "results"
     else:
@@ -121,7 +124,7 @@ def round_page(request, round_key):
 
     def build(data, view, form) -> bytes:
         if fmt:
-            body = FORMATS[fmt].render(table_frame(view, data, base_url))
+            body = FORMATS[fmt].render(table_frame(view, data, base_url, headers))
         else:
             context = _round_context(round_, data, view, form)
             if partial:
