@@ -167,6 +167,24 @@ class PriceIndex:
         return CloudScale(value, price, reference)
 
 
+@dataclass(frozen=True)
+class TrainingCost:
+    """What training once cost in the cloud: the price line's on-demand price per hour × the hours to train."""
+
+    amount: float
+    hours: float
+    price: CloudPrice
+
+
+def training_cost(scale: CloudScale | None, score_s: float | None) -> TrainingCost | None:
+    """The cost of a result of a system priced by `scale`'s line; None without a known, dated price
+    (a placeholder line, a price without its date) or without a score."""
+    if scale is None or score_s is None or not scale.price.known or not scale.price.as_of:
+        return None
+    hours = score_s / 3600
+    return TrainingCost(float(scale.price.price_per_hour) * hours, hours, scale.price)
+
+
 def cloud_scale(
     prices: list[CloudPrice], submitter: str, system_key: str, system_name: str
 ) -> CloudScale | None:

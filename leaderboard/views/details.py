@@ -17,7 +17,7 @@ from django.views.decorators.http import require_safe
 from .. import charts, findings_words, panels, policy, power_twins, public, quality
 from ..exports import FORMATS, runs_frame
 from ..models import CloudPrice, Run
-from ..prices import cloud_scale
+from ..prices import cloud_scale, training_cost
 from .common import download, json_script
 
 # Several submissions of one system may be visible to a viewer at one address (a fix uploaded in review, a
@@ -95,6 +95,7 @@ def system_page(request, round_key, submitter, system_key):
     )
     for result in results:
         _note(result)
+        result.cost = training_cost(scale, result.score_s)
         result.runs_total = runs.get(result.id, 0)
         result.flags = findings_words.reader_flags(
             result.score_s, result.score_message, result.not_public, checks.get(result.id, [])
@@ -127,6 +128,7 @@ def system_page(request, round_key, submitter, system_key):
             "has_speedup": any(r.speedup for r in results),
             "has_energy": any(r.energy_j is not None for r in results),
             "has_flags": any(r.flags for r in results),
+            "has_cost": any(r.cost for r in results),
         },
     )
     return never_cached_if(bool(reasons), response)
@@ -197,6 +199,15 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             ),
             **_power_context(request, result, runs),
             "power_twin": power_twins.explanation(system.submitter.name, system.name),
+            "cost": training_cost(
+                cloud_scale(
+                    list(CloudPrice.objects.filter(round=system.round)),
+                    system.submitter.name,
+                    system.key,
+                    system.name,
+                ),
+                result.score_s,
+            ),
         },
     )
     return never_cached_if(bool(result.not_public), response)

@@ -242,6 +242,8 @@ def _round_context(round_, data, view: TableView, form) -> dict:
         ),
         "chart_bench": table.chart_bench,
         "cost_chart": json_script(charts.cost(table.rows, table.benchmarks)),
+        # A round without a known price has no cost chart to miss: no sentence says it has none.
+        "has_prices": data.has_cloud_scale,
         "has_power": data.has_power,
         "power_twins_note": power_twins.ROUND_NOTE
         if any(power_twins.measured_at(r.submitter, r.name) for r in table.rows)

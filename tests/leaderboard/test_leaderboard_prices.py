@@ -161,3 +161,30 @@ def test_staff_edit_prices_in_the_admin(client, v05, cast):
     line = CloudPrice.objects.get(round=v05, reference=True)
     response = client.get(f"/admin/leaderboard/cloudprice/{line.pk}/change/")
     assert response.status_code == 200 and "price_per_hour" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_result_with_a_dated_price_has_its_cloud_cost_with_date_and_source(client, v05):
+    tpu = make.system(v05, "Google Inc.", "tpu", name="tpuv3-8", category="cloud")
+    result = make.result(tpu, "resnet", 90)  # 1.5 h at USD 8.00/h
+    html = client.get(result.get_absolute_url()).content.decode()
+    cost = html.split("data-cloud-cost>")[1].split("</dd>")[0]
+    assert cost.startswith("USD 12.00 to train: 1.50 h at USD 8.00/h on demand")
+    assert "as of 12 Dec 2018" in cost and "https://cloud.google.com/tpu/pricing" in cost
+    assert "not yet checked against its source" in cost
+    system = client.get(tpu.get_absolute_url()).content.decode()
+    assert "Cloud cost (USD)" in system and ">12.00</a>" in system
+    # A placeholder line has no price: no cost, and no column for it.
+    pod = make.system(v05, "Google Inc.", "pod", name="tpuv2-512 + tpuv2-8", category="cloud")
+    unpriced = make.result(pod, "resnet", 10)
+    assert "data-cloud-cost" not in client.get(unpriced.get_absolute_url()).content.decode()
+    assert "Cloud cost" not in client.get(pod.get_absolute_url()).content.decode()
+
+
+@pytest.mark.django_db
+def test_a_round_without_prices_says_nothing_of_a_missing_cost_chart(client, v51, v05):
+    make.result(make.system(v51, "Acme", "alpha", accelerator_count=8), "retinanet", 10)
+    assert "No cost chart" not in client.get("/r/training-v5.1/").content.decode()
+    tpu = make.system(v05, "Google Inc.", "tpu", name="tpuv3-8", category="cloud")
+    make.result(tpu, "maskrcnn", 90)  # no reference time: no point on the cost chart
+    assert "No cost chart" in client.get("/r/training-v0.5/?benchmark=maskrcnn").content.decode()
