@@ -157,7 +157,11 @@ def test_the_progress_page_links_each_holder_and_has_its_chart_as_a_table(client
     make.result(make.system(v05, "nvidia", "b"), "resnet", 100)
     make.result(make.system(v06, "NVIDIA", "c"), "resnet", 10)
     html = client.get("/progress/").content.decode()
-    assert '<a href="/r/training-v0.6/NVIDIA/c/resnet/">NVIDIA: c</a>' in html
+    # The holder's organisation links its page, its system the result.
+    assert (
+        '<a href="/organisations/NVIDIA/">NVIDIA</a>: <a href="/r/training-v0.6/NVIDIA/c/resnet/">c</a>'
+        in html
+    )
     [resnet] = figure(html, "chart-progress")["data"]
     assert resnet["customdata"] == [
         "/r/training-v0.5/nvidia/b/resnet/",
