@@ -215,10 +215,12 @@ def _send(pk: int, window_ended: bool = False) -> int:
             return 0
         # Every pending mail of the recipient, locked in one order: a second task of the same recipient
         # waits for this one, then finds its own row mailed (never a part mailed by each, or twice).
+        batched = settings.NOTIFY_DIGEST_WINDOW_S > 0  # 0: a mail per notification, never a digest
         pending = list(
             Notification.objects.select_for_update(of=("self",))
             .select_related("recipient")
             .filter(recipient_id=recipient, mail=Notification.Mail.PENDING)
+            .filter(Q() if batched else Q(pk=pk))
             .order_by("pk")
         )
         if pk not in {n.pk for n in pending}:
