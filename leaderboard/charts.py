@@ -16,6 +16,9 @@ from `log_ticks`.
 
 import math
 
+from django.utils import dateformat
+from django.utils.translation import gettext, pgettext
+
 from .accelerators import family_of, vendor_of
 from .roundtable.rows import Bench, Row
 
@@ -175,7 +178,7 @@ def table(figure: dict | None) -> dict | None:
 
     def title(axis: str, fallback: str) -> str:
         text = layout.get(axis, {}).get("title", {}).get("text", fallback)
-        return text.replace(" (log)", "")
+        return text.replace(" (log)", "").replace(gettext(" (log)"), "")
 
     rows = []
     has_text = any(trace.get("text") for trace in figure["data"])
@@ -229,7 +232,7 @@ def scaling(rows: list[Row], bench: Bench | None, per_accelerator: bool = False)
         # One series per model: a family's names (H200 NVL and H200 SXM) are one chip.
         label = family_of(model or "") or model or "unknown"
         if not row.accelerator_count:
-            label = f"{label} (processors)"
+            label = gettext("%(model)s (processors)") % {"model": label}
         groups.setdefault((vendor_of(model or ""), label), []).append((count, value, row))
     if not groups:
         return None
@@ -249,8 +252,13 @@ def scaling(rows: list[Row], bench: Bench | None, per_accelerator: bool = False)
                 "y": [round(p[1], 4) for p in points],
                 "text": [f"{p[2].submitter}: {p[2].name}" for p in points],
                 "customdata": [p[2].cells[bench.key].url for p in points],
-                "hovertemplate": "%{text}<br>%{x} accelerators, %{y:.2f} "
-                + ("accelerator-hours" if per_accelerator else "min")
+                "hovertemplate": "%{text}<br>"
+                + (
+                    gettext("%(count)s accelerators, %(value)s accelerator-hours")
+                    if per_accelerator
+                    else gettext("%(count)s accelerators, %(value)s min")
+                )
+                % {"count": "%{x}", "value": "%{y:.2f}"}
                 + "<extra>"
                 + label.replace("%", "%%")
                 + "</extra>",
@@ -261,9 +269,11 @@ def scaling(rows: list[Row], bench: Bench | None, per_accelerator: bool = False)
         {
             "data": data,
             "layout": _layout(
-                f"Scaling: {bench.name}",
-                "Accelerators (log)",
-                "Accelerator-hours to train (log)" if per_accelerator else "Minutes to train (log)",
+                gettext("Scaling: %(benchmark)s") % {"benchmark": bench.name},
+                gettext("Accelerators (log)"),
+                gettext("Accelerator-hours to train (log)")
+                if per_accelerator
+                else gettext("Minutes to train (log)"),
                 x_log=True,
                 y_log=True,
             ),
@@ -291,7 +301,10 @@ def cost(rows: list[Row], benchmarks: list[Bench]) -> dict | None:
                 "y": [round(p[1], 4) for p in points],
                 "text": [f"{p[2].submitter}: {p[2].name}" for p in points],
                 "customdata": [p[2].cells[bench.key].url for p in points],
-                "hovertemplate": "%{text}<br>cloud scale %{x:.2f}, speedup %{y:.2f}×<extra></extra>",
+                "hovertemplate": "%{text}<br>"
+                + gettext("cloud scale %(scale)s, speedup %(speedup)s×")
+                % {"scale": "%{x:.2f}", "speedup": "%{y:.2f}"}
+                + "<extra></extra>",
                 "marker": _style(i),
             }
         )
@@ -300,9 +313,9 @@ def cost(rows: list[Row], benchmarks: list[Bench]) -> dict | None:
     return {
         "data": data,
         "layout": _layout(
-            "Cost: speedup against cloud scale",
-            "Cloud scale (price ÷ reference price)",
-            "Speedup over the reference",
+            gettext("Cost: speedup against cloud scale"),
+            gettext("Cloud scale (price ÷ reference price)"),
+            gettext("Speedup over the reference"),
         ),
     }
 
@@ -329,7 +342,9 @@ def progress(series: dict[str, list[tuple]], names: dict[str, str]) -> dict | No
                 "y": [round(p[2], 4) for p in points],
                 "text": [f"{p[1]}: {p[3]}" for p in points],
                 "customdata": [p[4] if len(p) > 4 else "" for p in points],
-                "hovertemplate": "%{text}<br>%{y:.2f} min<extra>"
+                "hovertemplate": "%{text}<br>"
+                + gettext("%(minutes)s min") % {"minutes": "%{y:.2f}"}
+                + "<extra>"
                 + names.get(key, key).replace("%", "%%")
                 + "</extra>",
                 "marker": _style(i),
@@ -343,22 +358,25 @@ def progress(series: dict[str, list[tuple]], names: dict[str, str]) -> dict | No
     )
     if dated:
         layout = _layout(
-            "Best time to train per benchmark, by round",
-            "Round, at its publication date",
-            "Minutes to train (log)",
+            gettext("Best time to train per benchmark, by round"),
+            gettext("Round, at its publication date"),
+            gettext("Minutes to train (log)"),
             y_log=True,
         )
         layout["xaxis"].update(
             type="date",
             tickmode="array",
             tickvals=[d.isoformat() for d, _ in rounds],
-            ticktext=[f"{_short(name)}<br>{d:%b %Y}" for d, name in rounds],
+            ticktext=[
+                f"{_short(name)}<br>{dateformat.format(d, pgettext('date format', 'M Y'))}"
+                for d, name in rounds
+            ],
         )
     else:
         layout = _layout(
-            "Best time to train per benchmark, by round",
-            "Round",
-            "Minutes to train (log)",
+            gettext("Best time to train per benchmark, by round"),
+            gettext("Round"),
+            gettext("Minutes to train (log)"),
             y_log=True,
         )
         order = list(dict.fromkeys(p[1] for points in series.values() for p in points))
@@ -378,12 +396,18 @@ def convergence(runs, target: float | None, higher_is_better: bool, x_label: str
         curve = [p for p in (run.eval_curve or []) if isinstance(p, (list, tuple)) and len(p) >= 2]
         if not curve:
             continue
-        state = "dropped" if run.dropped else "counted" if run.counted else "not counted"
+        state = (
+            gettext("dropped")
+            if run.dropped
+            else gettext("counted")
+            if run.counted
+            else gettext("not counted")
+        )
         data.append(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": f"run {run.index} ({state})",
+                "name": gettext("run %(index)s (%(state)s)") % {"index": run.index, "state": state},
                 "x": [p[0] for p in curve],
                 "y": [p[1] for p in curve],
                 "line": {
@@ -395,7 +419,9 @@ def convergence(runs, target: float | None, higher_is_better: bool, x_label: str
         )
     if not data:
         return None
-    layout = _layout("Convergence of each run", x_label or "epoch", "Eval metric")
+    layout = _layout(
+        gettext("Convergence of each run"), x_label or gettext("epoch"), gettext("Eval metric")
+    )
     if target is not None:
         layout["shapes"] = [
             {
@@ -416,7 +442,8 @@ def convergence(runs, target: float | None, higher_is_better: bool, x_label: str
                 "xanchor": "right",
                 "yanchor": "bottom",
                 "showarrow": False,
-                "text": f"target {target} ({'≥' if higher_is_better else '≤'})",
+                "text": gettext("target %(target)s (%(sign)s)")
+                % {"target": target, "sign": "≥" if higher_is_better else "≤"},
             }
         ]
     return {"data": data, "layout": layout}
@@ -433,7 +460,7 @@ def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> 
         minutes = cell.minutes if cell else None
         return accelerator_hours(row, minutes) if per_accelerator else minutes
 
-    unit = "accelerator-hours" if per_accelerator else "min"
+    unit = gettext("accelerator-hours") if per_accelerator else gettext("min")
     data = []
     styles = vendor_styles(
         [(vendor_of(r.accelerator_model or r.processor_model or ""), r.slug) for r in systems]
@@ -457,11 +484,11 @@ def compare(systems, benchmarks: list[Bench], per_accelerator: bool = False) -> 
         return None
     if per_accelerator:
         title, x_title = (
-            "Accelerator-hours to train per benchmark (hours × accelerators)",
-            "Accelerator-hours (log)",
+            gettext("Accelerator-hours to train per benchmark (hours × accelerators)"),
+            gettext("Accelerator-hours (log)"),
         )
     else:
-        title, x_title = "Minutes to train per benchmark", "Minutes (log)"
+        title, x_title = gettext("Minutes to train per benchmark"), gettext("Minutes (log)")
     layout = _layout(title, x_title, "", x_log=True)
     shown = {
         name for trace in data for name in trace["y"]
@@ -508,10 +535,10 @@ def time_energy(rows: list[Row], bench: Bench | None) -> dict | None:
     for i, (name, chosen) in enumerate(
         (
             (
-                "On the front",
+                gettext("On the front"),
                 sorted((p for k, p in enumerate(points) if k in on), key=lambda p: p[0]),
             ),
-            ("Behind the front", [p for k, p in enumerate(points) if k not in on]),
+            (gettext("Behind the front"), [p for k, p in enumerate(points) if k not in on]),
         )
     ):
         if not chosen:
@@ -527,7 +554,12 @@ def time_energy(rows: list[Row], bench: Bench | None) -> dict | None:
                     f"{p[2].submitter}: {p[2].name} ({p[2].distinct or p[2].key})" for p in chosen
                 ],
                 "customdata": [p[2].cells[bench.key].url for p in chosen],
-                "hovertemplate": "%{text}<br>%{x:.2f} min, %{y:,.0f} kJ<extra>" + name + "</extra>",
+                "hovertemplate": "%{text}<br>"
+                + gettext("%(minutes)s min, %(energy)s kJ")
+                % {"minutes": "%{x:.2f}", "energy": "%{y:,.0f}"}
+                + "<extra>"
+                + name
+                + "</extra>",
                 "line": {"color": PALETTE[i], "dash": "dash", "shape": "hv"},
                 "marker": _style(i),
             }
@@ -536,9 +568,9 @@ def time_energy(rows: list[Row], bench: Bench | None) -> dict | None:
         {
             "data": data,
             "layout": _layout(
-                f"Time and energy: {bench.name}",
-                "Minutes to train (log)",
-                "Energy to train, kJ (log)",
+                gettext("Time and energy: %(benchmark)s") % {"benchmark": bench.name},
+                gettext("Minutes to train (log)"),
+                gettext("Energy to train, kJ (log)"),
                 x_log=True,
                 y_log=True,
             ),
@@ -572,7 +604,11 @@ def power(run) -> dict | None:
                 "hovertemplate": "%{x:.0f} s, %{y:,.0f} W<extra>" + name + "</extra>",
             }
         )
-    layout = _layout(f"Power of each node, run {run.index}", "Seconds from run_start", "Power, W")
+    layout = _layout(
+        gettext("Power of each node, run %(index)s") % {"index": run.index},
+        gettext("Seconds from run_start"),
+        gettext("Power, W"),
+    )
     layout["showlegend"] = len(data) <= 16
     marks = [(0, "run_start"), (trace.get("run_s"), "run_stop")]
     layout["shapes"] = [

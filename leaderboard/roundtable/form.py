@@ -2,6 +2,8 @@
 the filters of several values as checklists for the template."""
 
 from django import forms
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .. import accelerators, frameworks
 from ..models import Category, Division
@@ -16,6 +18,15 @@ from .params import (
 )
 from .rows import RoundData, Row
 
+# The text sorts' names in the sort menu (params.TEXT_SORTS).
+SORT_WORDS = {
+    "submitter": _("Submitter"),
+    "system": _("System"),
+    "processor": _("Processor"),
+    "accelerator": _("Accelerator"),
+    "software": _("Software"),
+}
+
 
 def _distinct(values):
     counts = {}
@@ -28,27 +39,27 @@ def _distinct(values):
 class TableForm(forms.Form):
     """The filter controls, with choices (and their counts) from the round's rows."""
 
-    division = forms.ChoiceField(required=False, label="Division")
-    category = forms.MultipleChoiceField(required=False, label="Availability")
-    submitter = forms.MultipleChoiceField(required=False, label="Submitter")
-    accelerator = forms.MultipleChoiceField(required=False, label="Accelerator")
-    processor = forms.MultipleChoiceField(required=False, label="Processor")
-    framework = forms.MultipleChoiceField(required=False, label="Framework")
-    benchmark = forms.ChoiceField(required=False, label="Benchmark")
-    acc_min = forms.IntegerField(required=False, min_value=0, label="Accelerators from")
-    acc_max = forms.IntegerField(required=False, min_value=0, label="Accelerators to")
-    q = forms.CharField(required=False, max_length=100, label="Search", strip=True)
-    power_only = forms.BooleanField(required=False, label="Power results only")
-    show = forms.ChoiceField(required=False, label="Show", widget=forms.RadioSelect)
-    sort = forms.ChoiceField(required=False, label="Sort by")
-    chart = forms.ChoiceField(required=False, label="Scaling chart benchmark")
-    cols = forms.MultipleChoiceField(required=False, label="Columns")
-    group = forms.ChoiceField(required=False, label="Tables", choices=list(GROUPS.items()))
+    division = forms.ChoiceField(required=False, label=_("Division"))
+    category = forms.MultipleChoiceField(required=False, label=_("Availability"))
+    submitter = forms.MultipleChoiceField(required=False, label=_("Submitter"))
+    accelerator = forms.MultipleChoiceField(required=False, label=_("Accelerator"))
+    processor = forms.MultipleChoiceField(required=False, label=_("Processor"))
+    framework = forms.MultipleChoiceField(required=False, label=_("Framework"))
+    benchmark = forms.ChoiceField(required=False, label=_("Benchmark"))
+    acc_min = forms.IntegerField(required=False, min_value=0, label=_("Accelerators from"))
+    acc_max = forms.IntegerField(required=False, min_value=0, label=_("Accelerators to"))
+    q = forms.CharField(required=False, max_length=100, label=_("Search"), strip=True)
+    power_only = forms.BooleanField(required=False, label=_("Power results only"))
+    show = forms.ChoiceField(required=False, label=_("Show"), widget=forms.RadioSelect)
+    sort = forms.ChoiceField(required=False, label=_("Sort by"))
+    chart = forms.ChoiceField(required=False, label=_("Scaling chart benchmark"))
+    cols = forms.MultipleChoiceField(required=False, label=_("Columns"))
+    group = forms.ChoiceField(required=False, label=_("Tables"), choices=list(GROUPS.items()))
 
     def __init__(self, data, round_data: RoundData, **kwargs):
         super().__init__(data, **kwargs)
         rows = round_data.rows
-        any_ = [("", "Any")]
+        any_ = [("", _("Any"))]
         present = {(r.division, r.category) for r in rows}
         self.fields["division"].choices = any_ + [
             (d.value, d.label) for d in Division if any(p[0] == d.value for p in present)
@@ -78,7 +89,7 @@ class TableForm(forms.Form):
             self.fields[name].choices = choices
             self.fields[name].widget.attrs["size"] = min(6, max(2, len(choices)))
         self.fields["benchmark"].choices = any_ + [(b.key, b.name) for b in round_data.benchmarks]
-        self.fields["chart"].choices = [("", "The one with the most results")] + [
+        self.fields["chart"].choices = [("", _("The one with the most results"))] + [
             (b.key, b.name) for b in round_data.benchmarks
         ]
         shows = [
@@ -89,19 +100,23 @@ class TableForm(forms.Form):
             or (c[0] in ENERGY_SHOWS and round_data.has_power)
         ]
         self.fields["show"].choices = shows
-        sorts = [("", "Submitter, then system")] + [
-            (k, k.replace("_", " ").capitalize()) for k in TEXT_SORTS
+        sorts = [("", gettext("Submitter, then system"))] + [
+            (k, gettext(SORT_WORDS[k])) for k in TEXT_SORTS
         ]
-        sorts += [("availability", "Availability"), ("nodes", "Nodes"), ("public_id", "Public id")]
+        sorts += [
+            ("availability", gettext("Availability")),
+            ("nodes", gettext("Nodes")),
+            ("public_id", gettext("Public id")),
+        ]
         if round_data.has_cloud_scale:
-            sorts.append(("cloud_scale", "Cloud scale"))
+            sorts.append(("cloud_scale", gettext("Cloud scale")))
         if round_data.has_energy:
-            sorts.append(("power", "Average power"))
+            sorts.append(("power", gettext("Average power")))
         sorts += [(f"b.{b.key}", b.name) for b in round_data.benchmarks]
         self.fields["sort"].choices = sorts + [
-            (f"-{k}", f"{label} (reversed)") for k, label in sorts if k
+            (f"-{k}", gettext("%(sort)s (reversed)") % {"sort": label}) for k, label in sorts if k
         ]
-        self.fields["cols"].choices = [*COLUMNS.items(), (NO_COLUMNS, "none")]
+        self.fields["cols"].choices = [*COLUMNS.items(), (NO_COLUMNS, gettext("none"))]
 
 
 def _accelerator_in(row: Row, family: str) -> bool:
@@ -123,12 +138,18 @@ def _grouped(choices, rows, attr, families, belongs) -> list:
         if not count:
             continue
         members = [c for c in choices if c[0] not in placed and belongs(row_of[c[0]], family.name)]
-        group = [(f"{FAMILY}{family.name}", f"All {family.name} ({count})"), *members]
+        group = [
+            (
+                f"{FAMILY}{family.name}",
+                gettext("All %(family)s (%(count)s)") % {"family": family.name, "count": count},
+            ),
+            *members,
+        ]
         out.append((family.name, group))
         placed |= {c[0] for c in members}
     rest = [c for c in choices if c[0] not in placed]
     if rest:
-        out.append(("Other", rest))
+        out.append((gettext("Other"), rest))
     return out
 
 

@@ -13,11 +13,13 @@ template loop misses the target wherever this meets it (about 40 % of a cold ren
 Each row comes from a ShownRow of layout.py: every text there is plain and escaped here, once. The
 header row stays in templates/leaderboard/_round_table.html; keep the two in the same column order.
 tests/leaderboard/test_leaderboard_table.py feeds these rows markup and checks that every text is escaped.
+The words of the rows are looked up once per table in the page's language (`words`), not once per cell.
 """
 
 from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 from .layout import ShownCell, ShownRow
 
@@ -32,14 +34,32 @@ def _abbr(text: str, short: str) -> str:
     )
 
 
-def _cell(c: ShownCell | None) -> str:
+def words() -> dict[str, str]:
+    """The rows' fixed words in the active language, escaped."""
+    return {
+        "not scored": escape(gettext("not scored")),
+        "findings": escape(gettext("(findings: %(findings)s)")),
+        "compare": escape(gettext("Compare %(system)s")),
+        "its page": escape(gettext("Its description, results and logs")),
+        "logs": escape(gettext("logs")),
+        "description": escape(gettext("description")),
+        "unchecked": escape(gettext("(price not yet checked)")),
+    }
+
+
+def _cell(c: ShownCell | None, w: dict[str, str]) -> str:
     if c is None:
         return '<td class="num"></td>'
     title = f' title="{escape(c["title"])}"' if c["title"] else ""
-    text = '<span class="not-scored">not scored</span>' if c["not_scored"] else escape(c["text"])
+    text = (
+        f'<span class="not-scored">{w["not scored"]}</span>'
+        if c["not_scored"]
+        else escape(c["text"])
+    )
     flag = (
         '<span class="flag" aria-hidden="true">⚠</span><span class="visually-hidden"> '
-        f"(findings: {escape(c['findings'])})</span>"
+        + w["findings"].replace("%(findings)s", escape(c["findings"]))
+        + "</span>"
         if c["findings"]
         else ""
     )
@@ -56,19 +76,20 @@ def _organisation(r: ShownRow) -> str:
     )
 
 
-def row_html(r: ShownRow, columns: set[str]) -> str:
+def row_html(r: ShownRow, columns: set[str], w: dict[str, str] | None = None) -> str:
     """One <tr>: the system (with its compare box), a cell per benchmark, the descriptive columns."""
+    w = w or words()
     name = f"{r['submitter']} {r['name']}" + (f" ({r['distinct']})" if r["distinct"] else "")
     distinct = f' <span class="distinct">{escape(r["distinct"])}</span>' if r["distinct"] else ""
     url = escape(r["url"])
     out = [
         f'<tr data-system="{escape(r["slug"])}" id="{escape(r["anchor"])}"><th scope="row" class="sys">'
         f'<input type="checkbox" name="s" value="{escape(r["slug"])}" form="compare-form" '
-        f'aria-label="Compare {escape(name)}"> <a href="{url}" data-name '
-        f'title="Its description, results and logs">{escape(r["name"])}</a>{distinct} '
+        f'aria-label="{w["compare"].replace("%(system)s", escape(name))}"> <a href="{url}" data-name '
+        f'title="{w["its page"]}">{escape(r["name"])}</a>{distinct} '
         f"{_organisation(r)}</th>"
     ]
-    out += [_cell(c) for c in r["cells"]]
+    out += [_cell(c, w) for c in r["cells"]]
     if "public_id" in columns:
         out.append(f'<td class="ids">{escape(r["public_id"])}</td>')
     if "availability" in columns:
@@ -82,8 +103,8 @@ def row_html(r: ShownRow, columns: set[str]) -> str:
             out.append(f'<td class="clip">{_abbr(r[column], r[f"{column}_short"])}</td>')
     if "links" in columns:
         out.append(
-            f'<td class="links"><a href="{url}#results-h">logs</a> '
-            f'<a href="{url}#desc-h">description</a></td>'
+            f'<td class="links"><a href="{url}#results-h">{w["logs"]}</a> '
+            f'<a href="{url}#desc-h">{w["description"]}</a></td>'
         )
     if "cloud_scale" in columns:
         scale = ""
@@ -95,7 +116,7 @@ def row_html(r: ShownRow, columns: set[str]) -> str:
             if r["cloud_scale_unverified"]:
                 scale += (
                     '<span aria-hidden="true">†</span>'
-                    '<span class="visually-hidden"> (price not yet checked)</span>'
+                    f'<span class="visually-hidden"> {w["unchecked"]}</span>'
                 )
         out.append(f'<td class="num">{scale}</td>')
     if "power" in columns:
@@ -105,5 +126,5 @@ def row_html(r: ShownRow, columns: set[str]) -> str:
 
 
 def rows_html(rows: list[ShownRow], columns: list[str]) -> SafeString:
-    chosen = set(columns)
-    return mark_safe("\n".join(row_html(r, chosen) for r in rows))  # every text escaped above
+    chosen, w = set(columns), words()
+    return mark_safe("\n".join(row_html(r, chosen, w) for r in rows))  # every text escaped above

@@ -6,6 +6,9 @@ templates/leaderboard/_round_results.html.
 from dataclasses import dataclass
 from typing import TypedDict
 
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
 from ..models import Category, Division
 from .hyphens import hyphenable
 from .params import ENERGY_SHOWS, SORTABLE_COLUMNS, UNITS
@@ -14,7 +17,7 @@ from .view import TableView
 
 # The availability words are long ("Research, Development, or Internal (RDI)", on three lines): the table's
 # column shows these until a cell is focused, tapped or hovered, so that a round of many benchmarks fits.
-SHORT_AVAILABILITY = {"cloud": "cloud", "onprem": "on-premise", "research": "RDI"}
+SHORT_AVAILABILITY = {"cloud": _("cloud"), "onprem": _("on-premise"), "research": "RDI"}
 
 
 @dataclass
@@ -25,9 +28,14 @@ class Section:
 
     @property
     def title(self):
-        division = f"{Division(self.division).label} division"
+        division = gettext("%(division)s division") % {"division": Division(self.division).label}
         # MLCommons' words as written ("Research, Development, or Internal (RDI)"): not lower-cased
-        return f"{division}: {Category(self.category).label}" if self.category else division
+        if not self.category:
+            return division
+        return gettext("%(division)s: %(category)s") % {
+            "division": division,
+            "category": Category(self.category).label,
+        }
 
     @property
     def anchor(self):
@@ -118,7 +126,7 @@ def shown_table(view: TableView, data: RoundData) -> ShownTable:
     headers = []
     for bench in benches:
         qs, state = view.sort_link(f"b.{bench.key}", data)
-        unit = "×" if view.shows_speedup(bench) else UNITS.get(view.show, "min")
+        unit = "×" if view.shows_speedup(bench) else str(UNITS.get(view.show, UNITS["minutes"]))
         headers.append(
             {
                 "bench": bench,
@@ -199,8 +207,8 @@ def _shown_row(view: TableView, row: Row, columns_of: list[tuple[Bench, bool]]) 
         distinct=row.distinct,
         url=row.url,
         public_id=_id_range(row.public_ids),
-        availability=Category(row.category).label,
-        availability_short=SHORT_AVAILABILITY.get(row.category, ""),
+        availability=str(Category(row.category).label),
+        availability_short=str(SHORT_AVAILABILITY.get(row.category, "")),
         nodes="" if row.nodes is None else str(row.nodes),
         processor=processor,
         processor_short=_short(processor),
@@ -246,18 +254,26 @@ def _shown_cell(view: TableView, row: Row, bench: Bench, speedup: bool) -> Shown
         text = f"{value:,.2f}"
     notes = [f"{cell.public_id}."] if cell.public_id else []
     if cell.not_scored_because:
-        notes.append(f"Not scored: {cell.not_scored_because}")
+        notes.append(gettext("Not scored: %(why)s") % {"why": cell.not_scored_because})
     elif view.show == "acc_hours" and cell.minutes is not None:
         if row.accelerator_count:
-            notes.append(f"{cell.minutes:,.2f} min × {row.accelerator_count} accelerators.")
+            notes.append(
+                gettext("%(minutes)s min × %(count)s accelerators.")
+                % {"minutes": f"{cell.minutes:,.2f}", "count": row.accelerator_count}
+            )
         else:
-            notes.append("No accelerator count: no accelerator-hours.")
+            notes.append(gettext("No accelerator count: no accelerator-hours."))
     if cell.findings:
-        notes.append(f"Findings: {cell.findings}.")
+        notes.append(gettext("Findings: %(findings)s.") % {"findings": cell.findings})
     if cell.energy_j is not None and view.show != "energy":
-        notes.append(f"Energy to train: {cell.energy_kj:,.0f} kJ.")
+        notes.append(
+            gettext("Energy to train: %(energy)s kJ.") % {"energy": f"{cell.energy_kj:,.0f}"}
+        )
     elif cell.power_result and cell.energy_j is None and not cell.not_scored_because:
-        notes.append(f"No energy score: {cell.energy_message or 'see the result'}")
+        notes.append(
+            gettext("No energy score: %(why)s")
+            % {"why": cell.energy_message or gettext("see the result")}
+        )
     return ShownCell(
         url=cell.url,
         text=text,

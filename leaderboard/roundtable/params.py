@@ -3,35 +3,37 @@
 Names and choices only; the form (form.py) checks a query against them and the view (view.py) reads it.
 """
 
+from django.utils.translation import gettext_lazy as _
+
 from .rows import CATEGORIES
 
 SHOW_CHOICES = [
-    ("speedup", "speedup"),
-    ("minutes", "minutes"),
-    ("acc_hours", "per accelerator (acc-hours)"),
-    ("energy", "energy (kJ)"),
-    ("energy_per_acc", "energy per accelerator (kJ)"),
+    ("speedup", _("speedup")),
+    ("minutes", _("minutes")),
+    ("acc_hours", _("per accelerator (acc-hours)")),
+    ("energy", _("energy (kJ)")),
+    ("energy_per_acc", _("energy per accelerator (kJ)")),
 ]
 ENERGY_SHOWS = ("energy", "energy_per_acc")
 # The descriptive columns, in the order shown after the benchmark columns; the column chooser
 # (`cols` in the query string) shows or hides them. The system's name (with its submitter) and
 # the benchmark columns are always shown.
 COLUMNS = {
-    "public_id": "Public id",
-    "availability": "Availability",
-    "submitter": "Submitter",
-    "nodes": "Nodes",
-    "processor": "Processor",
-    "accelerator": "Accelerator",
-    "software": "Software",
-    "links": "Logs and description",
-    "cloud_scale": "Cloud scale",
-    "power": "Avg. power",
+    "public_id": _("Public id"),
+    "availability": _("Availability"),
+    "submitter": _("Submitter"),
+    "nodes": _("Nodes"),
+    "processor": _("Processor"),
+    "accelerator": _("Accelerator"),
+    "software": _("Software"),
+    "links": _("Logs and description"),
+    "cloud_scale": _("Cloud scale"),
+    "power": _("Avg. power"),
 }
 DEFAULT_COLUMNS = ("availability", "nodes", "accelerator", "software", "cloud_scale", "power")
 # How the rows are split into tables: by default one table per division, sorted across availability
 # categories (the fastest result heads it whatever its category); MLCommons' way is a choice.
-GROUPS = {"": "One table", "availability": "By availability (MLCommons' way)"}
+GROUPS = {"": _("One table"), "availability": _("By availability (MLCommons' way)")}
 NO_COLUMNS = "none"  # `cols=none`: every descriptive column hidden (an empty list is the default)
 FAMILY = "family:"  # a filter value for every name of a family (accelerators.toml, frameworks.toml)
 TEXT_SORTS = {
@@ -61,4 +63,9 @@ SORTABLE_COLUMNS = (
     "cloud_scale",
     "power",
 )
-UNITS = {"energy": "kJ", "energy_per_acc": "kJ/acc.", "acc_hours": "acc-h", "minutes": "min"}
+UNITS = {
+    "energy": "kJ",
+    "energy_per_acc": _("kJ/acc."),
+    "acc_hours": _("acc-h"),
+    "minutes": _("min"),
+}

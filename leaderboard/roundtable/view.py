@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
 from django import forms
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .. import textsearch
 from ..models import Category, Division
@@ -298,17 +300,17 @@ class TableView:
 
 
 CHIP_LABELS = {
-    "division": "Division",
-    "category": "Availability",
-    "submitter": "Submitter",
-    "accelerator": "Accelerator",
-    "processor": "Processor",
-    "framework": "Software",
-    "benchmark": "Benchmark",
-    "acc_min": "Accelerators at least",
-    "acc_max": "Accelerators at most",
-    "q": "Search",
-    "power_only": "Power results only",
+    "division": _("Division"),
+    "category": _("Availability"),
+    "submitter": _("Submitter"),
+    "accelerator": _("Accelerator"),
+    "processor": _("Processor"),
+    "framework": _("Software"),
+    "benchmark": _("Benchmark"),
+    "acc_min": _("Accelerators at least"),
+    "acc_max": _("Accelerators at most"),
+    "q": _("Search"),
+    "power_only": _("Power results only"),
 }
 
 
@@ -320,10 +322,10 @@ def _chip_text(name: str, value, benches: dict[str, str]) -> str:
     if name == "benchmark":
         return benches.get(value, value)
     if value is True:
-        return "yes"
+        return gettext("yes")
     if isinstance(value, str) and value.startswith(FAMILY):
-        return f"all {value.removeprefix(FAMILY)}"
-    return f"“{value}”" if name == "q" else str(value)
+        return gettext("all %(family)s") % {"family": value.removeprefix(FAMILY)}
+    return gettext("“%(text)s”") % {"text": value} if name == "q" else str(value)
 
 
 def _organisations(names: list[str], data: RoundData) -> list[str]:

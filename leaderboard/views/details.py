@@ -12,6 +12,7 @@ from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
 from .. import charts, findings_words, panels, policy, power_twins, public, quality
@@ -116,7 +117,10 @@ def system_page(request, round_key, submitter, system_key):
             "results": results,
             "not_public": not_public,
             "scale": scale,
-            "scale_lines": [("This system", scale.price), ("Reference", scale.reference)]
+            "scale_lines": [
+                (gettext("This system"), scale.price),
+                (gettext("Reference"), scale.reference),
+            ]
             if scale and scale.value is not None
             else [],
             "description": description,
@@ -142,7 +146,9 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
     if fmt is not None:
         if fmt not in FORMATS:
             return HttpResponseBadRequest(
-                f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain"
+                gettext("Unknown format %(format)r: use format=csv or format=json.")
+                % {"format": fmt},
+                content_type="text/plain",
             )
         name = f"{round_key}-{submitter}-{system_key}-{benchmark_key}-runs"
         body = FORMATS[fmt].render(runs_frame(result, runs))

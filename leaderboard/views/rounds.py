@@ -15,11 +15,14 @@ is a cold render, held to the same target (bench/leaderboard.py).
 import gzip
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.utils.cache import patch_vary_headers
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
 from .. import cache, charts, overview, policy, power_twins, public
@@ -106,7 +109,8 @@ def round_page(request, round_key):
         )
     if fmt is not None and fmt not in FORMATS:
         return HttpResponseBadRequest(
-            f"Unknown format {fmt!r}: use format=csv or format=json.", content_type="text/plain"
+            gettext("Unknown format %(format)r: use format=csv or format=json.") % {"format": fmt},
+            content_type="text/plain",
         )
     partial = request.GET.get("partial") == "1"
     base_url = request.build_absolute_uri("/").rstrip("/")
@@ -148,7 +152,9 @@ def round_page(request, round_key):
     searched = bool(request.GET.get("q", "").strip())
     packed = None if searched else cache.get(key(_as_sent(request)))
     if packed is None:
-        data = round_data(round_)
+        # An export's data is in English whatever the page's language (exports.table_frame): its rows too.
+        with translation.override(settings.LANGUAGE_CODE if fmt else translation.get_language()):
+            data = round_data(round_)
         view, form = TableView.from_query(request.GET, data)
         if view.q:
             packed = build(data, view, form)
