@@ -16,7 +16,7 @@ from submissions.checking.pipeline import publish_round
 from submissions.models import Submission
 
 from ..live_round import checked_submission, set_phase
-from .test_webhooks import SECRET, Receiver
+from ..webhook_receiver import SECRET, Receiver
 
 pytestmark = pytest.mark.django_db
 

@@ -18,10 +18,10 @@ from notifications.models import Notification, Outbox, Preference, WebhookDelive
 from submissions.checking.pipeline.publication import publish_due_rounds
 from submissions.models import Submission, Validation
 
-from ..review.test_round_end_to_end import _api, _bundle, _round, _upload, _wait_final
+from ..live_round import live_bundle, live_round, objection_api, upload, wait_final
 from ..smtp import SMTPServer
+from ..webhook_receiver import SECRET, Receiver
 from ..worker import Worker, media, media_root, purge_broker, require_services  # noqa: F401
-from .test_webhooks import SECRET, Receiver
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -52,7 +52,7 @@ def test_a_live_rounds_mails_and_webhooks_end_to_end(cast, client, media, settin
     purge_broker()
     settings.NOTIFY_WEBHOOKS_TO_INTERNAL = True  # the receiver is on 127.0.0.1
     smtp, receiver = SMTPServer(), Receiver(fail=2)
-    round_ = _round()
+    round_ = live_round()
     round_.reviewers.add(cast["reviewer"])
     client.force_login(cast["admin_a"])  # Acme's CI: its admin sets the webhook
     hook = client.post(
@@ -73,17 +73,17 @@ def test_a_live_rounds_mails_and_webhooks_end_to_end(cast, client, media, settin
         },
     )
     try:
-        a = _upload(
-            client, cast["member_a"], round_, _bundle(tmp_path, "Acme", "anvil", [50, 52, 51])
+        a = upload(
+            client, cast["member_a"], round_, live_bundle(tmp_path, "Acme", "anvil", [50, 52, 51])
         )
-        b = _upload(
-            client, cast["member_b"], round_, _bundle(tmp_path, "Globex", "globe", [60, 61, 62])
+        b = upload(
+            client, cast["member_b"], round_, live_bundle(tmp_path, "Globex", "globe", [60, 61, 62])
         )
-        for submission in _wait_final(a, b):
+        for submission in wait_final(a, b):
             assert submission.status == Submission.Status.VALID, submission.message
 
         Round.objects.filter(pk=round_.pk).update(deadline_at=timezone.now() - timedelta(minutes=1))
-        filed = _api(
+        filed = objection_api(
             client,
             cast["member_b"],
             "",
@@ -99,9 +99,13 @@ def test_a_live_rounds_mails_and_webhooks_end_to_end(cast, client, media, settin
         )
         assert filed.status_code == 201, filed.content
         uid = filed.json()["uid"]
-        replied = _api(client, cast["admin_a"], f"{uid}/reply/", {"text": "They are: seeds.txt."})
+        replied = objection_api(
+            client, cast["admin_a"], f"{uid}/reply/", {"text": "They are: seeds.txt."}
+        )
         assert replied.status_code == 200, replied.content
-        decided = _api(client, cast["reviewer"], f"{uid}/decide/", {"decision": "accepted"})
+        decided = objection_api(
+            client, cast["reviewer"], f"{uid}/decide/", {"decision": "accepted"}
+        )
         assert decided.json()["status"] == "decided", decided.content
 
         Round.objects.filter(pk=round_.pk).update(
