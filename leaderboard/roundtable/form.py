@@ -56,19 +56,26 @@ class TableForm(forms.Form):
     cols = forms.MultipleChoiceField(required=False, label=_("Columns"))
     group = forms.ChoiceField(required=False, label=_("Tables"), choices=list(GROUPS.items()))
 
-    def __init__(self, data, round_data: RoundData, **kwargs):
+    def __init__(self, data, round_data: RoundData, counted_under=None, **kwargs):
+        """`counted_under`: the TableView whose other filters each checklist's counts follow (a count is
+        of the rows that the view's filters but that one keep); without it, every row of the round."""
         super().__init__(data, **kwargs)
         rows = round_data.rows
+
+        def counted(name):
+            return counted_under.rows_but(round_data, name) if counted_under else rows
+
+        # name → value → how many rows the value would keep, under the other filters.
+        self.counts: dict[str, dict[str, int]] = {}
         any_ = [("", _("Any"))]
         present = {(r.division, r.category) for r in rows}
         self.fields["division"].choices = any_ + [
             (d.value, d.label) for d in Division if any(p[0] == d.value for p in present)
         ]
         self.fields["category"].choices = [
-            (c.value, f"{c.label} ({sum(1 for r in rows if r.category == c.value)})")
-            for c in Category
-            if any(p[1] == c.value for p in present)
+            (c.value, c.label) for c in Category if any(p[1] == c.value for p in present)
         ]
+        self.counts["category"] = _counts(r.category for r in counted("category"))
         # The submitter filter selects organisations: one choice for all the names one submitted under.
         for name, attr in (
             ("submitter", "organisation"),
@@ -77,15 +84,24 @@ class TableForm(forms.Form):
             ("framework", "framework"),
         ):
             choices = [
-                (value, f"{value} ({count})")
-                for value, count in _distinct(getattr(r, attr) for r in rows)
+                (value, value) for value, _count in _distinct(getattr(r, attr) for r in rows)
             ]
+            among = counted(name)
+            self.counts[name] = _counts(getattr(r, attr) for r in among)
             if name == "accelerator":
                 choices = _grouped(
                     choices, rows, attr, accelerators.family_table(), _accelerator_in
                 )
+                for family in accelerators.family_table():
+                    self.counts[name][f"{FAMILY}{family.name}"] = sum(
+                        1 for r in among if _accelerator_in(r, family.name)
+                    )
             elif name == "framework":
                 choices = _grouped(choices, rows, attr, frameworks.family_table(), _framework_in)
+                for family in frameworks.family_table():
+                    self.counts[name][f"{FAMILY}{family.name}"] = sum(
+                        1 for r in among if _framework_in(r, family.name)
+                    )
             self.fields[name].choices = choices
             self.fields[name].widget.attrs["size"] = min(6, max(2, len(choices)))
         self.fields["benchmark"].choices = any_ + [(b.key, b.name) for b in round_data.benchmarks]
@@ -119,6 +135,13 @@ class TableForm(forms.Form):
         self.fields["cols"].choices = [*COLUMNS.items(), (NO_COLUMNS, gettext("none"))]
 
 
+def _counts(values) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
 def _accelerator_in(row: Row, family: str) -> bool:
     return row.accelerator_family == family
 
@@ -139,10 +162,7 @@ def _grouped(choices, rows, attr, families, belongs) -> list:
             continue
         members = [c for c in choices if c[0] not in placed and belongs(row_of[c[0]], family.name)]
         group = [
-            (
-                f"{FAMILY}{family.name}",
-                gettext("All %(family)s (%(count)s)") % {"family": family.name, "count": count},
-            ),
+            (f"{FAMILY}{family.name}", gettext("All %(family)s") % {"family": family.name}),
             *members,
         ]
         out.append((family.name, group))
@@ -159,19 +179,23 @@ CHECKLISTS = ("category", "submitter", "accelerator", "processor", "framework")
 def checklists(view, form: TableForm) -> list[dict]:
     """The filters of several values as lists of checkboxes (several chosen with plain clicks), in
     groups where the form's choices have them (a family's names under it, led by the whole family):
-    name, label, groups [(group label or '', [(value, label, checked)])] and their number of options.
+    name, label, groups [(group label or '', [(value, label, count, checked)])] and their number of
+    options; a count is of the rows the value keeps under the other filters (form.counts).
     `view`: the TableView whose values are checked."""
     out = []
     for name in CHECKLISTS:
         chosen = set(getattr(view, name))
+        counts = form.counts.get(name, {})
         groups = []
         for value, label in form.fields[name].choices:
             if isinstance(label, (list, tuple)):  # an <optgroup>: (group label, its choices)
-                groups.append((value, [(v, text, v in chosen) for v, text in label]))
+                groups.append(
+                    (value, [(v, text, counts.get(v, 0), v in chosen) for v, text in label])
+                )
             else:
                 if not groups or groups[-1][0]:
                     groups.append(("", []))
-                groups[-1][1].append((value, label, value in chosen))
+                groups[-1][1].append((value, label, counts.get(value, 0), value in chosen))
         out.append(
             {
                 "name": name,

@@ -96,7 +96,8 @@ class TableView:
         )
         if view.acc_min is not None and view.acc_max is not None and view.acc_min > view.acc_max:
             view.acc_min, view.acc_max = view.acc_max, view.acc_min
-        form = TableForm(view.as_form_data(), data)  # the controls show the state as understood
+        # The controls show the state as understood, each filter's counts under the other filters.
+        form = TableForm(view.as_form_data(), data, counted_under=view)
         return view, form
 
     def as_form_data(self) -> dict:
@@ -219,45 +220,61 @@ class TableView:
         return cell.minutes
 
     def rows(self, data: RoundData) -> list[Row]:
-        q = self.q.lower()
+        keep = self._matcher()
+        return self.sorted([row for row in data.rows if keep(row)], data)
+
+    def rows_but(self, data: RoundData, name: str) -> list[Row]:
+        """The rows every filter but `name` keeps, unsorted: what a filter's counts count, so that they
+        follow the other filters ("Dell (3)" among the H100 systems)."""
+        keep = self._matcher(skip=name)
+        return [row for row in data.rows if keep(row)]
+
+    def _matcher(self, skip: str = ""):
+        """A test of whether a row passes the filters in force, but the one named `skip`."""
+        q = "" if skip == "q" else self.q.lower()
         q_words = textsearch.words(q)
-        acc = {a for a in self.accelerator if not a.startswith(FAMILY)}
-        acc_families = {a[len(FAMILY) :] for a in self.accelerator if a.startswith(FAMILY)}
-        fw = {f for f in self.framework if not f.startswith(FAMILY)}
-        fw_families = {f[len(FAMILY) :] for f in self.framework if f.startswith(FAMILY)}
-        kept = []
-        for row in data.rows:
-            if self.division and row.division != self.division:
-                continue
-            if self.category and row.category not in self.category:
-                continue
-            if self.submitter and row.organisation not in self.submitter:
-                continue
+        accelerator = [] if skip == "accelerator" else self.accelerator
+        acc = {a for a in accelerator if not a.startswith(FAMILY)}
+        acc_families = {a[len(FAMILY) :] for a in accelerator if a.startswith(FAMILY)}
+        framework = [] if skip == "framework" else self.framework
+        fw = {f for f in framework if not f.startswith(FAMILY)}
+        fw_families = {f[len(FAMILY) :] for f in framework if f.startswith(FAMILY)}
+        division = "" if skip == "division" else self.division
+        category = [] if skip == "category" else self.category
+        submitter = [] if skip == "submitter" else self.submitter
+        processor = [] if skip == "processor" else self.processor
+
+        def keep(row: Row) -> bool:
+            if division and row.division != division:
+                return False
+            if category and row.category not in category:
+                return False
+            if submitter and row.organisation not in submitter:
+                return False
             if (acc or acc_families) and not (
                 row.accelerator_model in acc or row.accelerator_family in acc_families
             ):
-                continue
-            if self.processor and row.processor_model not in self.processor:
-                continue
+                return False
+            if processor and row.processor_model not in processor:
+                return False
             if (fw or fw_families) and not (
                 row.framework in fw or fw_families.intersection(row.framework_families)
             ):
-                continue
+                return False
             if self.benchmark and self.benchmark not in row.cells:
-                continue
+                return False
             if self.power_only and not (
                 _is_power(row.cells[self.benchmark]) if self.benchmark else row.has_power
             ):
-                continue
+                return False
             count = row.accelerator_count or 0
             if self.acc_min is not None and count < self.acc_min:
-                continue
+                return False
             if self.acc_max is not None and count > self.acc_max:
-                continue
-            if q and not all(word in row.search_text for word in q_words):
-                continue
-            kept.append(row)
-        return self.sorted(kept, data)
+                return False
+            return not q or all(word in row.search_text for word in q_words)
+
+        return keep
 
     def sort_column(self) -> tuple[str, bool]:
         """(column, descending) of the sort in force; ('', False) for the default order."""

@@ -234,6 +234,7 @@ def _round_context(round_, data, view: TableView, form) -> dict:
         "form": form,
         "checklists": checklists(view, form),
         "chips": view.chips(data),
+        "filter_counts": json_script(form.counts),
         "unfiltered_query": view.unfiltered_query(),
         "headers": table.headers,
         "columns": table.columns,

@@ -53,11 +53,32 @@
         }
         var summary = results.querySelector("[data-summary]");
         if (live && summary) live.textContent = summary.textContent;
+        updateFilters();
         if (window.PortalCharts) window.PortalCharts.draw(results);
       })
       .catch(function (error) {
         if (error.name !== "AbortError") window.location.href = url;  // fall back to a page load
       });
+  }
+
+  // The filters' counts follow the other filters, and the badge counts the filters in force: the swapped
+  // results carry both (the form itself is not swapped, so that focus and open lists stay put).
+  function updateFilters() {
+    var data = results.querySelector("script[data-filter-counts]");
+    if (data) {
+      var counts = JSON.parse(data.textContent);
+      form.querySelectorAll("fieldset.checklist input[type=checkbox]").forEach(function (box) {
+        var shown = box.parentNode.querySelector("[data-count]");
+        var of = counts[box.name] || {};
+        if (shown) shown.textContent = "(" + (of[box.value] || 0) + ")";
+      });
+    }
+    var badge = document.getElementById("filters-active");
+    var now = results.querySelector("[data-active-badge]");
+    if (badge && now) {
+      badge.textContent = now.textContent;
+      badge.hidden = now.dataset.activeBadge === "0";
+    }
   }
 
   form.addEventListener("submit", function (event) {

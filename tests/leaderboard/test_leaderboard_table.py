@@ -3,6 +3,7 @@ caching and a fixed number of queries whatever the number of rows."""
 
 import csv
 import io
+import json
 import re
 
 import pytest
@@ -196,12 +197,27 @@ def test_an_old_permalink_with_unknown_values_still_opens(client, catalogue):
 def test_the_form_shows_the_state_so_it_works_without_javascript(client, catalogue):
     html = page(client, "/r/training-v5.1/?division=closed&submitter=Beta&q=jax&acc_min=4")
     assert '<option value="closed" selected>' in html
-    assert '<input type="checkbox" name="submitter" value="Beta" checked> Beta (2)</label>' in html
+    # Each count follows the other filters: one closed JAX system of Beta's with 4 or more accelerators
+    # (of its two), none of Acme's; the badge counts the four filters in force.
+    assert (
+        '<input type="checkbox" name="submitter" value="Beta" checked> Beta '
+        '<span class="n" data-count>(1)</span></label>' in html
+    )
+    assert (
+        '<input type="checkbox" name="submitter" value="Acme"> Acme <span class="n" data-count>(0)</span>'
+        in html
+    )
+    assert '<span class="tag" id="filters-active">4 active</span>' in html
+    counts = json.loads(re.search(r"data-filter-counts>(.*?)</script>", html).group(1))
+    assert counts["submitter"] == {"Beta": 1} and counts["category"] == {"onprem": 1}
     assert 'name="q" id="id_q" value="jax"' in html and 'value="4"' in html
     assert (
         '<form id="table-filters" class="filters" method="get" action="/r/training-v5.1/"' in html
     )
     assert re.search(r"<label for=\"id_division\">", html) and '<label for="id_acc_min">' in html
+    html = page(client, "/r/training-v5.1/")
+    assert 'value="Beta"> Beta <span class="n" data-count>(2)</span>' in html
+    assert '<span class="tag" id="filters-active" hidden>' in html
 
 
 @pytest.mark.django_db
