@@ -182,6 +182,7 @@ def worker(django_db_setup, django_db_blocker, media_root):
         require_services()
         purge_broker()
         media_root.mkdir(parents=True, exist_ok=True)
-        process = Worker(media_root)
+        # the tests' webhook receivers (portal-submit --wait-webhook) listen on loopback
+        process = Worker(media_root, env={"NOTIFY_WEBHOOKS_TO_INTERNAL": "1"})
     yield process
     process.stop()

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from accounts.models import ApiToken
+from notifications.models import Webhook
 from submissions.models import Submission, Upload
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
@@ -259,6 +260,77 @@ def test_it_says_when_and_why_it_waits_on_a_full_disk(installed, rounds, cast, t
             client.kill()
             client.wait()
             server.stop()
+
+
+SECRET = "the-ci-webhook-secret-0123456789"
+
+
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        return probe.getsockname()[1]
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
+def test_it_waits_for_the_webhooks_verdict_instead_of_polling(
+    installed, gunicorn, rounds, cast, tmp_path
+):
+    """--wait-webhook: the worker's signed validation.finished wakes it; its looks every --poll seconds
+    (300 here) are only a fallback, so a run that ends well before that was woken by the webhook."""
+    bundle = tmp_path / "acme.tgz"
+    bundle.write_bytes(bundle_bytes(tmp_path))
+    port = free_port()
+    Webhook.objects.create(organisation=cast["a"], url=f"http://127.0.0.1:{port}/ci", secret=SECRET)
+    started = time.monotonic()
+    done = portal_submit(
+        installed,
+        gunicorn,
+        ApiToken.create(cast["member_a"], "ci")[1],
+        bundle,
+        "--wait-webhook",
+        f"127.0.0.1:{port}",
+        "--webhook-secret",
+        SECRET,
+        "--poll",
+        "300",
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    submission = Submission.objects.get()
+    assert f"Submission {submission.uid} (training-v5.1): valid" in done.stdout
+    assert "the portal's webhook: validation.finished: Valid: acme.tgz" in done.stdout
+    assert took < 240, took  # never waited for a second look
+    verdict = Webhook.objects.get().deliveries.get(kind="validation.finished")
+    assert (verdict.state, verdict.last_status, verdict.attempts) == ("delivered", 200, 1)
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
+def test_a_webhook_it_cannot_verify_is_refused_and_it_falls_back_to_polling(
+    installed, gunicorn, rounds, cast, tmp_path
+):
+    bundle = tmp_path / "acme.tgz"
+    bundle.write_bytes(bundle_bytes(tmp_path))
+    port = free_port()
+    Webhook.objects.create(
+        organisation=cast["a"], url=f"http://127.0.0.1:{port}/ci", secret="another-secret-of-16+"
+    )
+    done = portal_submit(
+        installed,
+        gunicorn,
+        ApiToken.create(cast["member_a"], "ci")[1],
+        bundle,
+        "--wait-webhook",
+        f"127.0.0.1:{port}",
+        "--webhook-secret",
+        SECRET,
+        "--poll",
+        "1",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "valid" in done.stdout and "the portal's webhook:" not in done.stdout
+    answered = Webhook.objects.get().deliveries.get(kind="upload.received")
+    assert (answered.last_status, answered.last_answer) == (401, "bad signature")
 
 
 def test_a_token_that_begins_with_a_dash_is_taken_as_the_token():

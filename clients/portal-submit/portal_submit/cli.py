@@ -1,5 +1,8 @@
 """portal-submit: upload a bundle in resumable chunks, wait for its checking, print the report.
 
+With --wait-webhook it waits for the organisation's webhook event (signed, checked here) rather than
+polling, and still looks now and then should none come.
+
 Speaks the portal's upload protocol (API v1 `uploads/`): create with name, size and sha256; PATCH each chunk
 at the offset the portal holds (a 409 answers the right one); complete; then follow `submissions/<uid>/`.
 Exit status: 0 taken (and valid, with --wait), 1 blocking findings or a bundle that could not be opened,
@@ -8,12 +11,15 @@ Exit status: 0 taken (and valid, with --wait), 1 blocking findings or a bundle t
 
 import argparse
 import hashlib
+import hmac
 import http.client
 import json
 import os
 import sys
+import threading
 import time
 import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import requests
@@ -215,7 +221,9 @@ class Portal:
     def findings(self, uid: str) -> dict:
         return self.call("GET", f"{self.api}submissions/{uid}/findings/").json()
 
-    def wait(self, uid: str, poll_s: float, timeout_s: float) -> dict:
+    def wait(self, uid: str, poll_s: float, timeout_s: float, listener=None) -> dict:
+        """Look at the submission until it is final: every `poll_s` seconds, or with a webhook `listener`
+        as soon as the portal's event about it arrives (and every `poll_s` still, should none come)."""
         deadline = time.monotonic() + timeout_s
         seen = None
         while True:
@@ -235,7 +243,93 @@ class Portal:
                 return submission
             if time.monotonic() > deadline:
                 raise Refused(f"still {submission['status']} after {timeout_s:.0f} s")
-            time.sleep(poll_s)
+            if listener is None:
+                time.sleep(poll_s)
+                continue
+            event = listener.next_about(uid, min(poll_s, max(deadline - time.monotonic(), 0.1)))
+            if event is not None:
+                self.say(f"the portal's webhook: {event.get('event')}: {event.get('title', '')}")
+
+
+class WebhookListener(ThreadingHTTPServer):
+    """The portal's webhook events, received on a local port (the organisation's webhook URL must reach
+    it): a body whose X-Portal-Signature is not HMAC-SHA256 of it under the secret is answered 401 and
+    dropped; a signed one is answered 200 and kept for `next_about`."""
+
+    MAX_BODY = 1 << 20
+
+    def __init__(self, address: tuple[str, int], secret: str):
+        super().__init__(address, _WebhookHandler)
+        self.secret = secret.encode()
+        self.events: list[dict] = []
+        self.taken = 0
+        self.forged = 0
+        self.arrived = threading.Condition()
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def signed(self, body: bytes, signature: str) -> bool:
+        expected = "sha256=" + hmac.new(self.secret, body, hashlib.sha256).hexdigest()
+        return hmac.compare_digest(expected.encode(), signature.encode())
+
+    def keep(self, event: dict) -> None:
+        with self.arrived:
+            self.events.append(event)
+            self.arrived.notify_all()
+
+    def next_about(self, uid: str, timeout_s: float) -> dict | None:
+        """The next event about submission `uid` not seen yet, waiting at most `timeout_s` for it; events
+        that came before its upload was done are kept and found here too."""
+        end = time.monotonic() + timeout_s
+        with self.arrived:
+            while True:
+                for event in self.events[self.taken :]:
+                    self.taken += 1
+                    if event.get("about") == uid:
+                        return event
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self.arrived.wait(left)
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _WebhookHandler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def _answer(self, status: int, text: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        self.wfile.write(text.encode())
+
+    def do_POST(self):
+        try:
+            size = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            return self._answer(411, "a length, please")
+        if not 0 <= size <= WebhookListener.MAX_BODY:
+            return self._answer(413, "too large")
+        body = self.rfile.read(size)
+        if not self.server.signed(body, self.headers.get("X-Portal-Signature", "")):
+            self.server.forged += 1
+            return self._answer(401, "bad signature")
+        try:
+            event = json.loads(body)
+        except ValueError:
+            return self._answer(400, "not JSON")
+        if isinstance(event, dict):
+            self.server.keep(event)
+        return self._answer(200, "ok")
+
+
+def listen(where: str, secret: str) -> WebhookListener:
+    """A listener on HOST:PORT (or PORT, on every address)."""
+    host, _, port = where.rpartition(":")
+    return WebhookListener((host or "0.0.0.0", int(port)), secret)
 
 
 def report_text(submission: dict, report: dict) -> str:
@@ -318,8 +412,23 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--wait", action="store_true", help="wait for the checking; print the report"
     )
+    parser.add_argument(
+        "--wait-webhook",
+        metavar="[HOST:]PORT",
+        help="wait as --wait, woken by the portal's webhook event received here instead of polling "
+        "(your organisation's webhook URL must reach this address); still looks every --poll seconds",
+    )
+    parser.add_argument(
+        "--webhook-secret",
+        default=os.environ.get("PORTAL_WEBHOOK_SECRET"),
+        help="the webhook's secret, to check each event's signature; or PORTAL_WEBHOOK_SECRET",
+    )
     parser.add_argument("--chunk-mb", type=float, default=16, help="bytes per request, in MiB (16)")
-    parser.add_argument("--poll", type=float, default=3.0, help="seconds between looks (3)")
+    parser.add_argument(
+        "--poll",
+        type=float,
+        help="seconds between looks (3; with --wait-webhook 60, should no event come)",
+    )
     parser.add_argument(
         "--timeout", type=float, default=3600, help="longest wait in seconds (3600)"
     )
@@ -335,16 +444,31 @@ def main(argv=None) -> int:
         parser.error("give --token or set PORTAL_TOKEN")
     if not args.bundle.is_file():
         parser.error(f"{args.bundle} is not a file")
+    if args.wait_webhook and not args.webhook_secret:
+        parser.error("--wait-webhook needs --webhook-secret or PORTAL_WEBHOOK_SECRET")
+    if args.poll is None:
+        args.poll = 60.0 if args.wait_webhook else 3.0
     portal = Portal(args.url, args.token)
+    listener = None
+    if args.wait_webhook:  # listening before the upload: an early verdict is not missed
+        try:
+            listener = listen(args.wait_webhook, args.webhook_secret)
+            portal.say(f"listening for the portal's webhook on {args.wait_webhook}")
+        except (OSError, ValueError) as error:
+            portal.say(f"cannot listen on {args.wait_webhook} ({error}); looking every 3 s instead")
+            args.poll = 3.0
     try:
         submission = upload(portal, args, args.bundle)
-        if not args.wait:
+        if not (args.wait or args.wait_webhook):
             return OK
-        submission = portal.wait(submission["uid"], args.poll, args.timeout)
+        submission = portal.wait(submission["uid"], args.poll, args.timeout, listener)
         print(report_text(submission, portal.findings(submission["uid"])), flush=True)
     except Refused as error:
         print(f"portal-submit: refused: {error}", file=sys.stderr, flush=True)
         return REFUSED
+    finally:
+        if listener is not None:
+            listener.close()
     return OK if submission["status"] in PASSING else BLOCKED
 
 
