@@ -1,5 +1,5 @@
 """An organisation's members, managed by its admins (and staff): invite a user, who accepts or declines;
-change a role, remove one. Audited. Who may see and manage members is leaderboard/policy.py's; the pages are accounts/views.py.
+change a role, remove one. Audited. Who may see and manage members is leaderboard/access/policy.py's; the pages are accounts/views.py.
 
 Nobody is made a member without their consent: an admin invites, the invited user accepts. Reviewers and
 staff are never invited (a reviewer who belonged to an organisation could no longer decide objections
@@ -13,7 +13,7 @@ demoting each other at once leave one admin, not none.
 from django.db import transaction
 
 from audit.log import record
-from leaderboard import policy
+from leaderboard.access import policy
 
 from .models import Invitation, Membership, Organisation
 

@@ -1,6 +1,6 @@
 """Who may do what: organisations, their members, and the API tokens users make.
 
-An Organisation is a submitter as leaderboard/organisations.py groups it (`organisation_of`
+An Organisation is a submitter as leaderboard/catalogue/organisations.py groups it (`organisation_of`
 of a submitter name gives its `name`). A user belongs to organisations through Membership,
 as a member or an organisation admin. Reviewers of a round are on the round
 (leaderboard.Round.reviewers); staff is Django's `is_staff`.
@@ -16,7 +16,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
-from leaderboard.organisations import lookalike_key
+from leaderboard.catalogue.organisations import lookalike_key
 
 # The key's first characters, kept in the clear so that a user can tell tokens apart in the list.
 KEY_PREFIX_CHARS = 8
@@ -27,7 +27,7 @@ class Organisation(models.Model):
     name = models.CharField(
         max_length=200,
         unique=True,
-        help_text="The organisation's name as leaderboard/organisations.py gives it for its submitter names.",
+        help_text="The organisation's name as leaderboard/catalogue/organisations.py gives it for its submitter names.",
     )
     slug = models.SlugField(max_length=200, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)

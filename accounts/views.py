@@ -8,7 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from leaderboard import policy
+from leaderboard.access import policy
 
 from . import members
 from .forms import MemberForm, TokenForm

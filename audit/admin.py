@@ -31,7 +31,7 @@ class AuditEventAdmin(admin.ModelAdmin):
         return [f.name for f in self.model._meta.fields]
 
     # Every staff member reads the log, without a permission granted one by one: the admin site lets in
-    # no one else (AdminSite.has_permission), and who is staff is leaderboard.policy's to say.
+    # no one else (AdminSite.has_permission), and who is staff is leaderboard.access.policy's to say.
     def has_module_permission(self, request):
         return True
 

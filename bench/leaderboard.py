@@ -135,8 +135,8 @@ def pipeline_sample(tmp: Path, rebuild: bool) -> str:
     """One small round through the whole pipeline, to compare its rows with the bulk rows."""
     from django.core.management import call_command
 
+    from leaderboard.catalogue.rounds import ROUNDS_DIR, load_round, read_round_file
     from leaderboard.models import Result, Round, System
-    from leaderboard.rounds import ROUNDS_DIR, load_round, read_round_file
     from submissions.synthetic.bundles import demo_systems, write_bundle
 
     # Real benchmark definitions (v5.1's), so that the rules and MLPerf's compliance checker apply.
@@ -174,8 +174,8 @@ def build(rounds: int, systems: int, benchmarks: int) -> None:
     from django.db import transaction
 
     from leaderboard.cache import invalidate_round
+    from leaderboard.catalogue.rounds import load_round
     from leaderboard.models import CloudPrice, Result, Submitter, System
-    from leaderboard.rounds import load_round
     from submissions.checking.scoring import olympic
     from submissions.checking.systems import from_system_json
     from submissions.models import Submission

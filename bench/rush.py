@@ -101,9 +101,9 @@ def setup(env: dict, submitters: list[str]) -> dict[str, str]:
     from django.utils import timezone
 
     from accounts.models import ApiToken, Membership, Organisation
+    from leaderboard.catalogue.organisations import organisation_of
+    from leaderboard.catalogue.rounds import load_all
     from leaderboard.models import Round
-    from leaderboard.organisations import organisation_of
-    from leaderboard.rounds import load_all
 
     call_command("migrate", verbosity=0)
     load_all()

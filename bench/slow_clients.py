@@ -60,7 +60,7 @@ def fresh_database(url: str) -> None:
 
 def setup(env: dict) -> None:
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    load = "from leaderboard.rounds import load_all; load_all()"
+    load = "from leaderboard.catalogue.rounds import load_all; load_all()"
     subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", load], cwd=ROOT, env=env, check=True
     )

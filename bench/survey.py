@@ -1,6 +1,6 @@
 """Survey unpacked submitter folders with the round's rules and count the findings by rule (no Django).
 
-    python bench/survey.py leaderboard/rounds/training-v5.1.toml /path/to/round/* [--jobs 8]
+    python bench/survey.py leaderboard/catalogue/rounds/training-v5.1.toml /path/to/round/* [--jobs 8]
 
 Each folder is one submitter's tree (as the pipeline's layout detection reads it). Every run log
 goes through check_run (in worker processes, as Celery prefork would run them) and every result
@@ -183,7 +183,7 @@ def _print_counts(out, what: str, by_item: dict) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="bench/survey.py", description=__doc__.split("\n")[0])
-    parser.add_argument("round_file", help="leaderboard/rounds/<round>.toml")
+    parser.add_argument("round_file", help="leaderboard/catalogue/rounds/<round>.toml")
     parser.add_argument("folders", nargs="+", help="unpacked submitter folders")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)

@@ -11,7 +11,7 @@ same code the rules use (rules.clock.read_timeline), and writes two figures per 
 - pace: the fastest pace, the most work (samples or epochs) logged within a timed region per second of
   run_stop - run_start, over every successful run whose clock passes the clock rules: for the whole
   system, and per sample of the run's global_batch_size (a step rate) where the log gives it;
-- accelerator_minutes: per accelerator family (leaderboard/accelerators.toml), the fewest accelerator-
+- accelerator_minutes: per accelerator family (leaderboard/catalogue/accelerators.toml), the fewest accelerator-
   minutes of a result: its olympic mean (the round's scoring, before RCP normalisation, which only raises
   a score) in minutes x the system's accelerators.
 
@@ -70,7 +70,7 @@ def unpacked(key: str, keep: Path | None, scratch: Path) -> Path:
 def measure(key: str, tree: Path, pace: dict, per_batch: dict, minutes: dict) -> int:
     """Fold one round's runs into pace and per_batch {(benchmark, unit): (per second, source)} and minutes
     {(benchmark, family): (accelerator-minutes, source)}; return the number of runs read."""
-    with open(ROOT / "leaderboard" / "rounds" / f"{key}.toml", "rb") as f:
+    with open(ROOT / "leaderboard" / "catalogue" / "rounds" / f"{key}.toml", "rb") as f:
         round_ = tomllib.load(f)
     by_folder = {
         name.lower(): b for b in round_["benchmarks"] for name in [b["key"], *b.get("aliases", [])]

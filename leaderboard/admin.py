@@ -2,8 +2,8 @@ from django.contrib import admin
 
 from audit.log import record
 
-from . import calendar
 from .cache import invalidate_round
+from .catalogue import calendar
 from .models import Benchmark, CloudPrice, Result, Round, Submitter, System
 
 

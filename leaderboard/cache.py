@@ -10,7 +10,7 @@ With a cache shared by every process (CACHE_URL), a page is rendered once for al
 request reads the round's generation there (current_round), which a change of the round replaces,
 and the page's body.
 
-What is cached is public data only (leaderboard.public, the same for every viewer), so the
+What is cached is public data only (leaderboard.access.public, the same for every viewer), so the
 keys need no viewer; answers that depend on who asks (the API with credentials) are not cached. Every key
 carries the language it was rendered in (portal/language.py): a page in Chinese is a copy of its own.
 """

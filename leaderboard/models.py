@@ -15,9 +15,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from . import calendar as round_calendar
-from .organisations import organisation_of
-from .units import minutes
+from .catalogue import calendar as round_calendar
+from .catalogue.organisations import organisation_of
+from .catalogue.units import minutes
 
 
 def new_cache_token() -> str:
@@ -91,7 +91,7 @@ class Round(models.Model):
         help_text="When the round's published data last changed, set with cache_token: the API's "
         "Last-Modified.",
     )
-    # The calendar of a live round (leaderboard/calendar.py), from the round file's [calendar] table or the
+    # The calendar of a live round (leaderboard/catalogue/calendar.py), from the round file's [calendar] table or the
     # admin; imported history rounds have none.
     opens_at = models.DateTimeField(null=True, blank=True, help_text="Uploads open.")
     deadline_at = models.DateTimeField(null=True, blank=True, help_text="The submission deadline.")
@@ -227,7 +227,7 @@ class Submitter(models.Model):
         blank=True,
         db_index=True,
         editable=False,
-        help_text="The organisation the name belongs to, by leaderboard/organisations.toml: what filters, "
+        help_text="The organisation the name belongs to, by leaderboard/catalogue/organisations.toml: what filters, "
         "progress, compare and the API group by.",
     )
 
@@ -449,7 +449,7 @@ class CloudPrice(models.Model):
     """One line of a round's dated price table: what an instance or system costs per hour on demand.
 
     Cloud scale = the system's price ÷ the reference system's price (the line with `reference`).
-    Lines come from leaderboard/prices/<round>.toml (see leaderboard/prices.py) and are edited by
+    Lines come from leaderboard/catalogue/prices/<round>.toml (see leaderboard/catalogue/prices.py) and are edited by
     staff in the admin; `status` says how far a number can be trusted.
     """
 

@@ -2,7 +2,8 @@ import re
 
 from django.urls import path, register_converter
 
-from . import feeds, views
+from . import pages
+from .api import feeds
 
 
 class NameConverter:
@@ -24,30 +25,30 @@ register_converter(NameConverter, "name")
 
 app_name = "leaderboard"
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("rounds/", views.rounds_page, name="rounds"),
-    path("progress/", views.progress_page, name="progress"),
-    path("organisations/<name:name>/", views.organisation_page, name="organisation"),
-    path("id/<str:public_id>", views.public_id_page, name="public-id"),
+    path("", pages.home, name="home"),
+    path("rounds/", pages.rounds_page, name="rounds"),
+    path("progress/", pages.progress_page, name="progress"),
+    path("organisations/<name:name>/", pages.organisation_page, name="organisation"),
+    path("id/<str:public_id>", pages.public_id_page, name="public-id"),
     path("feeds/rounds/<str:round_key>/", feeds.RoundFeed(), name="round-feed"),
     path("feeds/benchmarks/<slug:benchmark_key>/", feeds.BenchmarkFeed(), name="benchmark-feed"),
     path("feeds/organisations/<name:name>/", feeds.OrganisationFeed(), name="organisation-feed"),
-    path("r/<str:round_key>/", views.round_page, name="round"),
-    path("r/<str:round_key>/compare/", views.compare_page, name="compare"),
-    path("r/<str:round_key>/<name:submitter>/<name:system_key>/", views.system_page, name="system"),
+    path("r/<str:round_key>/", pages.round_page, name="round"),
+    path("r/<str:round_key>/compare/", pages.compare_page, name="compare"),
+    path("r/<str:round_key>/<name:submitter>/<name:system_key>/", pages.system_page, name="system"),
     path(
         "r/<str:round_key>/<name:submitter>/<name:system_key>/<slug:benchmark_key>/",
-        views.result_page,
+        pages.result_page,
         name="result",
     ),
     path(
         "r/<str:round_key>/<name:submitter>/<name:system_key>/<slug:benchmark_key>/log/<int:index>/",
-        views.run_log,
+        pages.run_log,
         name="run-log",
     ),
     path(
         "r/<str:round_key>/<name:submitter>/<name:system_key>/<slug:benchmark_key>/log/<int:index>/raw/",
-        views.run_log_raw,
+        pages.run_log_raw,
         name="run-log-raw",
     ),
 ]

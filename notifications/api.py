@@ -15,7 +15,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from accounts.models import Organisation
-from leaderboard import policy
+from leaderboard.access import policy
 
 from . import webhooks
 from .events import EVENTS

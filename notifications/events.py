@@ -3,7 +3,7 @@
 Each Event has a kind (its name in code, in preferences and in the API), a label for the preferences
 page, the channels it goes by unless its user chose otherwise, and `tell`: from the ids the write side
 gave `emit`, what happened (a Told: title, text, link) and who may be told (a Q over users from
-leaderboard/policy.py, then policy.may_hear for each of them, so that nobody hears of what they may
+leaderboard/access/policy.py, then policy.may_hear for each of them, so that nobody hears of what they may
 not see). `tell` answers None when there is nothing to tell (the record is gone, a reference check that
 agrees).
 
@@ -22,7 +22,7 @@ agrees).
                              the round's reviewers                             tasks.remind (beat), publication.py
 
 Publication is told no earlier than the round's publish_at (Told.not_before), the minute its results go
-public on the pages (leaderboard.public): an event that comes before it stays in the Outbox, and the
+public on the pages (leaderboard.access.public): an event that comes before it stays in the Outbox, and the
 clock's sweep delivers it once the minute has come.
 
 `notifications.emit.emit(kind, **ids)` is the write side's one call (emit.py): it records the event in
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from django.apps import apps
 from django.db.models import Q
 
-from leaderboard import policy
+from leaderboard.access import policy
 from leaderboard.models import Round
 
 from .models import Channel

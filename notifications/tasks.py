@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from leaderboard import policy
+from leaderboard.access import policy
 from leaderboard.models import Round
 from portal.celery import RETRY
 

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from .redoc import redoc_bundle
 
 ROUTE_MODULES = [
-    "leaderboard.api",
+    "leaderboard.api.viewsets",
     "accounts.api",
     "submissions.review.api",
     "submissions.refchecks.api",
@@ -93,7 +93,7 @@ OLD_ITEM = re.compile(r"(results|systems|prices)/(\d+)/(.*)")
 
 def _new_id(kind: str, pk: int) -> str:
     """The id that v1 finds a public item of before v1 by (a result's public id, else its uid)."""
-    from leaderboard import public
+    from leaderboard.access import public
     from leaderboard.models import CloudPrice
 
     rows = {"results": public.results(), "systems": public.systems(), "prices": CloudPrice.objects}

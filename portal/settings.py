@@ -480,7 +480,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
-        "leaderboard.renderers.CSVRenderer",
+        "leaderboard.api.renderers.CSVRenderer",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
         "portal.ratelimit.AnonThrottle",  # DRF's, counted atomically (portal/ratelimit.py)

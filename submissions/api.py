@@ -14,8 +14,8 @@ from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from leaderboard import policy
-from leaderboard.api import Pages
+from leaderboard.access import policy
+from leaderboard.api.viewsets import Pages
 from leaderboard.models import Round
 from submissions.checking.reports import report_dict
 from submissions.checking.status import steps_of

@@ -134,7 +134,7 @@ class Validation(models.Model):
     scored = models.PositiveIntegerField(
         default=0,
         help_text="How many results this pass gave a score: one or more, before the round's uploads "
-        "closed, makes its organisation a peer reviewer of the round (leaderboard/policy.py).",
+        "closed, makes its organisation a peer reviewer of the round (leaderboard/access/policy.py).",
     )
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

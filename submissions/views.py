@@ -10,9 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from leaderboard import policy
+from leaderboard.access import policy
 from leaderboard.models import Result, Round
-from leaderboard.views.common import attachment
+from leaderboard.pages.common import attachment
 from submissions.checking.pipeline import held_results
 from submissions.checking.reports import findings_of, report_dict
 from submissions.checking.rules import divergences

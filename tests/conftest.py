@@ -180,8 +180,8 @@ def rounds():
     """The round files, with the tests' live round: training-v5.1's rules taken live (history off), as a round
     open for submissions is, for the tests of what a live round checks, blocks, holds and publishes. The
     shipped v5.1 is imported history: tests of the published rounds use `published_rounds`."""
+    from leaderboard.catalogue.rounds import load_all
     from leaderboard.models import Round
-    from leaderboard.rounds import load_all
 
     loaded = {r.key: r for r in load_all()}
     Round.objects.filter(key=LIVE_ROUND).update(history=False)
@@ -192,7 +192,7 @@ def rounds():
 @pytest.fixture
 def published_rounds():
     """The round files as shipped: every published round is imported history."""
-    from leaderboard.rounds import load_all
+    from leaderboard.catalogue.rounds import load_all
 
     return {r.key: r for r in load_all()}
 

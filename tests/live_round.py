@@ -12,8 +12,8 @@ from datetime import timedelta
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from leaderboard.catalogue.rounds import ROUNDS_DIR, load_round, read_round_file
 from leaderboard.models import Result, Round, Submitter, System
-from leaderboard.rounds import ROUNDS_DIR, load_round, read_round_file
 from submissions.models import Submission, Validation
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 

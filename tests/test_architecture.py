@@ -13,10 +13,10 @@ PROGRAMS = ("agent", "clients")  # separate programs: they import no app of the 
 APP_ARROWS = {
     "portal": {"submissions", "notifications", "leaderboard", "accounts", "audit"},
     "submissions": {"notifications", "leaderboard", "accounts", "audit", "portal.celery"},
-    # notifications.emit: the write side's one call; leaderboard.policy: who hears of what;
+    # notifications.emit: the write side's one call; leaderboard.access.policy: who hears of what;
     # accounts: the organisation a webhook belongs to
     "notifications": {"leaderboard", "accounts", "portal.celery"},
-    # leaderboard.policy: who manages members; portal.celery: RETRY for the password reset mail's task
+    # leaderboard.access.policy: who manages members; portal.celery: RETRY for the password reset mail's task
     "accounts": {"leaderboard", "audit", "portal.celery"},
     "leaderboard": {"audit"},
     "audit": set(),
@@ -51,9 +51,9 @@ ROOMS = [
     ("domain", DOMAIN),
 ]
 DOMAIN_MAY_IMPORT_OUTSIDE = {
-    "leaderboard.accelerators",
-    "leaderboard.rule_catalogue",
-    "leaderboard.units",
+    "leaderboard.catalogue.accelerators",
+    "leaderboard.catalogue.rule_catalogue",
+    "leaderboard.catalogue.units",
 }
 
 
@@ -292,7 +292,7 @@ def test_no_test_module_imports_another():
     assert not wrong, "a test module imported by another module:\n" + "\n".join(wrong)
 
 
-POLICY = "leaderboard.policy"
+POLICY = "leaderboard.access.policy"
 # What a module reads when it decides for itself who may (docs/architecture.md, "Where 'who may' lives"):
 # the user's staff and superuser flags and the rounds they review; a Viewer's fields, which say the same;
 # and Django's and DRF's staff-only gates. Each is a name read, so ast finds it without running anything.
@@ -324,7 +324,7 @@ def _who_may_reads(tree) -> list[tuple[int, str]]:
 
 
 def test_only_the_policy_decides_who_may():
-    """Who may see or do what is decided in leaderboard/policy.py alone: a module of the apps that reads
+    """Who may see or do what is decided in leaderboard/access/policy.py alone: a module of the apps that reads
     a user's staff flag, the rounds they review, a Viewer's fields, or queries memberships by user is
     deciding for itself. What this does not catch: a comparison of ids (`obj.uploaded_by_id ==
     user.pk`), a membership read through a name of its own, a rule written as data; the tests of
@@ -336,7 +336,7 @@ def test_only_the_policy_decides_who_may():
         for line, what in _who_may_reads(ast.parse(path.read_text(), str(path))):
             wrong.append(f"{path.relative_to(ROOT)}:{line}: {what}")
     assert not wrong, (
-        "a module decides who may outside leaderboard/policy.py (move the rule there, as a function "
+        "a module decides who may outside leaderboard/access/policy.py (move the rule there, as a function "
         "of a Viewer):\n" + "\n".join(wrong)
     )
 

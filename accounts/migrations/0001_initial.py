@@ -50,7 +50,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('uid', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('name', models.CharField(help_text="The organisation's name as leaderboard/organisations.py gives it for its submitter names.", max_length=200, unique=True)),
+                ('name', models.CharField(help_text="The organisation's name as leaderboard/catalogue/organisations.py gives it for its submitter names.", max_length=200, unique=True)),
                 ('slug', models.SlugField(max_length=200, unique=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('members', models.ManyToManyField(related_name='organisations', through='accounts.Membership', to=settings.AUTH_USER_MODEL)),

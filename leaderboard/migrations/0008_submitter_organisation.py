@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 def file_submitters(apps, schema_editor):
     """Give the existing submitters their organisation by the alias list shipped with this code."""
-    from leaderboard.organisations import organisation_of
+    from leaderboard.catalogue.organisations import organisation_of
 
     Submitter = apps.get_model("leaderboard", "Submitter")
     rows = list(Submitter.objects.all())
@@ -29,7 +29,7 @@ class Migration(migrations.Migration):
             name="organisation",
             field=models.CharField(
                 blank=True, db_index=True, editable=False, max_length=200,
-                help_text="The organisation the name belongs to, by leaderboard/organisations.toml: what filters, "
+                help_text="The organisation the name belongs to, by leaderboard/catalogue/organisations.toml: what filters, "
                 "progress, compare and the API group by.",
             ),
         ),

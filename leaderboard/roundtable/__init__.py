@@ -1,4 +1,4 @@
-"""The round table: what the round page (leaderboard/views/rounds.py) shows, in the order it is made.
+"""The round table: what the round page (leaderboard/pages/rounds.py) shows, in the order it is made.
 
 1. `rows.py`: the round's public results read into plain rows, one per system with a cell per
    benchmark (four queries whatever the size); not cached: the page caches what it renders.
@@ -10,5 +10,5 @@
 4. `htmlrows.py`: the body rows as HTML; templates/leaderboard/_round_body.html and its includes
    place them with the header, filters and charts.
 
-The exports (leaderboard/exports.py) and the charts (leaderboard/charts.py) take the same rows and view.
+The exports (leaderboard/roundtable/exports.py) and the charts (leaderboard/pages/charts.py) take the same rows and view.
 """

@@ -5,7 +5,7 @@ from django import forms
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from .. import accelerators, frameworks
+from ..catalogue import accelerators, frameworks
 from ..models import Category, Division
 from .params import (
     COLUMNS,

@@ -3,7 +3,7 @@
 `round_data(round_)` reads a round's public results in one query (plus one for its
 benchmarks, one for its price lines and one for its reference checks), whatever the number of
 rows, and returns plain dataclasses. They are not cached: the round page keeps what it renders
-(leaderboard/views/rounds.py), the one cache of the page. Filtering, sorting and grouping
+(leaderboard/pages/rounds.py), the one cache of the page. Filtering, sorting and grouping
 into sections (division → category) is done on these by view.py and layout.py.
 """
 
@@ -14,12 +14,14 @@ from urllib.parse import quote
 
 from django.urls import reverse
 
-from .. import findings_words, panels, public
-from ..accelerators import family_of
-from ..frameworks import families_of
+from .. import panels
+from ..access import public
+from ..catalogue import findings_words
+from ..catalogue.accelerators import family_of
+from ..catalogue.frameworks import families_of
+from ..catalogue.prices import PriceIndex
+from ..catalogue.units import minutes as in_minutes
 from ..models import Category, CloudPrice, Division, Round
-from ..prices import PriceIndex
-from ..units import minutes as in_minutes
 
 DIVISIONS = [d.value for d in Division]
 CATEGORIES = [c.value for c in Category]
@@ -85,9 +87,7 @@ class Row:
     accelerator_count: int | None
     nodes: int | None
     framework: str
-    organisation: str = (
-        ""  # the submitter's organisation (leaderboard.organisations): what the filter selects
-    )
+    organisation: str = ""  # the submitter's organisation (leaderboard.catalogue.organisations): what the filter selects
     published_as: str = ""  # the description's submitter, which MLCommons shows; '' where none
 
     cells: dict[str, Cell] = field(default_factory=dict)
@@ -97,8 +97,12 @@ class Row:
     code_url: str = (
         ""  # its submitter's code folder where MLCommons published it (code_url), else ''
     )
-    accelerator_family: str = ""  # leaderboard/accelerators.toml; '' for a name in no family
-    framework_families: tuple[str, ...] = ()  # leaderboard/frameworks.toml: every one it names
+    accelerator_family: str = (
+        ""  # leaderboard/catalogue/accelerators.toml; '' for a name in no family
+    )
+    framework_families: tuple[
+        str, ...
+    ] = ()  # leaderboard/catalogue/frameworks.toml: every one it names
     distinct: str = ""  # where other rows of the round share its name: what tells it apart
     apart: str = (
         ""  # where other rows share its submitter and key: its system's uid (address_apart)

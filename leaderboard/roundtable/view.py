@@ -14,9 +14,9 @@ from django import forms
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from .. import textsearch
+from ..catalogue.organisations import name_key, organisation_of
 from ..models import Category, Division
-from ..organisations import name_key, organisation_of
+from . import textsearch
 from .form import TableForm
 from .params import COLUMNS, DEFAULT_COLUMNS, FAMILY, MAX_LIST, NO_COLUMNS, NUMBER_SORTS, TEXT_SORTS
 from .rows import Bench, RoundData, Row

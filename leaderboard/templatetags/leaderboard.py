@@ -2,7 +2,8 @@ import json
 
 from django import template
 
-from .. import charts, findings_words, units
+from ..catalogue import findings_words, units
+from ..pages import charts
 
 register = template.Library()
 

@@ -4,7 +4,8 @@ from django import forms
 from django.utils import timezone
 
 from accounts.models import Organisation
-from leaderboard import calendar, policy
+from leaderboard.access import policy
+from leaderboard.catalogue import calendar
 from leaderboard.models import Round
 
 BUNDLE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".zip")

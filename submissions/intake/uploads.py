@@ -23,7 +23,8 @@ from django.utils import timezone
 
 from accounts.models import Organisation
 from audit.log import record
-from leaderboard import calendar, policy
+from leaderboard.access import policy
+from leaderboard.catalogue import calendar
 from submissions.checking.bundles.limits import size_text
 from submissions.models import Submission, Upload
 from submissions.review import objections as review

@@ -1,5 +1,5 @@
 """Validation.scored: how many results a pass scored, which peer review's rights are read from
-(leaderboard/policy.py). Filled for the latest finished pass of each submission from its results' scores
+(leaderboard/access/policy.py). Filled for the latest finished pass of each submission from its results' scores
 as they stand; earlier passes are left at 0 (their scores were not kept)."""
 
 from django.db import migrations, models
@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
                 default=0,
                 help_text="How many results this pass gave a score: one or more, before the round's "
                 "uploads closed, makes its organisation a peer reviewer of the round "
-                "(leaderboard/policy.py).",
+                "(leaderboard/access/policy.py).",
             ),
         ),
         migrations.RunPython(fill, migrations.RunPython.noop),

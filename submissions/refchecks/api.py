@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, pagination, serializers, status, viewsets
 from rest_framework.response import Response
 
-from leaderboard import policy
+from leaderboard.access import policy
 from leaderboard.models import Result
 
 from . import jobs
@@ -119,7 +119,7 @@ class ReferenceCheckViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewS
         checks = ReferenceCheck.objects.select_related(
             "result__system__round", "result__system__submitter", "result__benchmark", "agent"
         ).order_by("-created_at", "-pk")
-        # Those of the results the user may see (leaderboard.policy: public ones, their organisation's...).
+        # Those of the results the user may see (leaderboard.access.policy: public ones, their organisation's...).
         return checks.filter(policy.reference_check_filter(policy.viewer(self.request.user)))
 
     def get_serializer_context(self):

@@ -22,7 +22,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from audit.log import record
-from leaderboard.accelerators import family_of, placement
+from leaderboard.catalogue.accelerators import family_of, placement
 from leaderboard.models import Division, Result, Run
 from notifications.emit import emit
 from submissions.checking.safejson import storable

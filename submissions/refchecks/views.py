@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from leaderboard import policy
+from leaderboard.access import policy
 from leaderboard.models import Result
 from submissions.models import Agent, ReferenceCheck, Submission
 

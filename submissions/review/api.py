@@ -8,7 +8,7 @@ from rest_framework import exceptions, mixins, permissions, serializers, status,
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from leaderboard.api import Pages
+from leaderboard.api.viewsets import Pages
 from leaderboard.models import Result
 from submissions.models import Submission
 

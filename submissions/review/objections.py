@@ -1,10 +1,10 @@
 """Peer review of a round: objections filed, answered and decided, and what a decision does (its
 effect on the results is publication's: checking/pipeline/publication.py; who may, policy's:
-leaderboard/policy.py; withdrawal, withdrawals.py's). Pages
+leaderboard/access/policy.py; withdrawal, withdrawals.py's). Pages
 (submissions/review/views.py) and the API (submissions/review/api.py) are thin around these
 functions; each change of state is written to the audit log.
 
-During a round's review (leaderboard/calendar.py) the members of every organisation that submitted
+During a round's review (leaderboard/catalogue/calendar.py) the members of every organisation that submitted
 to the round may file an objection against another organisation's result or system. The objection's
 parties (both organisations), the round's reviewers and staff read its thread; the organisation
 objected to answers, the objector and reviewers reply. A reviewer who belongs to neither party
@@ -22,8 +22,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.log import record
-from leaderboard import calendar, policy
+from leaderboard.access import policy
 from leaderboard.cache import invalidate_round
+from leaderboard.catalogue import calendar
 from leaderboard.models import Result, Round, System
 from notifications.emit import emit
 from submissions.checking.pipeline.publication import apply_decision
@@ -54,7 +55,7 @@ class NotAllowed(ReviewError):
     """The user sees the object but may not do this to it (403)."""
 
 
-# -- who may: leaderboard/policy.py; what an objection's state allows: here ------------------------
+# -- who may: leaderboard/access/policy.py; what an objection's state allows: here ------------------------
 
 
 def visible_objections(user, round_: Round | None = None):

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from leaderboard import policy
+from leaderboard.access import policy
 from leaderboard.models import Round
 from submissions.checking.pipeline import publish_round
 from submissions.checking.pipeline.publication import NotPublishable

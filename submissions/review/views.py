@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from audit.models import AuditEvent
-from leaderboard import policy
+from leaderboard.access import policy
 from leaderboard.models import Result, Round
 from submissions.models import Submission
 

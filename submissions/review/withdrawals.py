@@ -1,12 +1,13 @@
 """Withdrawal: a submitter withdraws one of their organisation's results, or a whole submission,
-before its round is published; after, never. Who may is leaderboard/policy.py's (may_withdraw); the
+before its round is published; after, never. Who may is leaderboard/access/policy.py's (may_withdraw); the
 pages (views.py) and the API (api.py) are thin around these functions; each is audited."""
 
 from django.db import transaction
 from django.utils import timezone
 
 from audit.log import record
-from leaderboard import calendar, policy
+from leaderboard.access import policy
+from leaderboard.catalogue import calendar
 from leaderboard.models import Result
 from submissions.checking.pipeline.publication import withdraw as withdraw_submission_rows
 from submissions.models import Submission

@@ -114,8 +114,8 @@ def shared_catalogue(django_db_setup, django_db_blocker, tmp_path_factory, brows
         )
     from django.test.utils import override_settings
 
-    from leaderboard import prices
-    from leaderboard.rounds import load_all
+    from leaderboard.catalogue import prices
+    from leaderboard.catalogue.rounds import load_all
     from portal.celery import app
 
     media = tmp_path_factory.mktemp("browser-media")

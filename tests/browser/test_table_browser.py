@@ -186,7 +186,7 @@ def test_the_csv_has_mlcommons_columns_and_its_public_ids_open_their_results(liv
     assert [c for c in header if c in SUMMARY] == SUMMARY
     assert {"System URL", "Logs URL", "Code URL", "Notes"} <= set(header)
     assert len(records) == len(rows(d)) and all(r["Organization"] == "Dell" for r in records)
-    # The code: Dell's folder where MLCommons published the round (leaderboard/rounds/training-v5.1.toml).
+    # The code: Dell's folder where MLCommons published the round (leaderboard/catalogue/rounds/training-v5.1.toml).
     tree = "https://github.com/mlcommons/training_results_v5.1/tree/"
     assert all(r["Code URL"].startswith(tree) for r in records)
     assert all(r["Code URL"].endswith("/Dell/benchmarks") for r in records)

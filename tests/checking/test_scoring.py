@@ -4,7 +4,7 @@ failures a result tolerates and the words for why it has no score."""
 import pandas as pd
 import pytest
 
-from leaderboard.units import minutes
+from leaderboard.catalogue.units import minutes
 from submissions.checking import scoring
 from submissions.checking.rules import no_score
 

@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from leaderboard.calendar import when
+from leaderboard.catalogue.calendar import when
 from leaderboard.models import Round
 from submissions.models import Submission
 

@@ -1,10 +1,10 @@
-"""The accelerator families (leaderboard/accelerators.toml): every accelerator name of the three shared rounds
+"""The accelerator families (leaderboard/catalogue/accelerators.toml): every accelerator name of the three shared rounds
 has a family and an agents' queue, or is on purpose in none, with the reason."""
 
 import pytest
 
-from leaderboard import accelerators
-from leaderboard.accelerators import family_of, placement
+from leaderboard.catalogue import accelerators
+from leaderboard.catalogue.accelerators import family_of, placement
 
 from ..conftest import shared_tarball
 from ..system_descriptions import ROUNDS, descriptions

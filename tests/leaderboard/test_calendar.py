@@ -1,11 +1,11 @@
-"""The round's calendar (leaderboard/calendar.py): phases at each moment and the upload refusals."""
+"""The round's calendar (leaderboard/catalogue/calendar.py): phases at each moment and the upload refusals."""
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from leaderboard import calendar
-from leaderboard.calendar import Calendar, phase, review_open, upload_refusal
+from leaderboard.catalogue import calendar
+from leaderboard.catalogue.calendar import Calendar, phase, review_open, upload_refusal
 
 OPENS = datetime(2025, 4, 1, 9, 0, tzinfo=UTC)
 DEADLINE = datetime(2025, 5, 2, 17, 0, tzinfo=UTC)

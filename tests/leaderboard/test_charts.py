@@ -3,7 +3,7 @@ labelled in full, compare as dots on a log axis, progress holders linked, a tabl
 
 import pytest
 
-from leaderboard import charts
+from leaderboard.pages import charts
 from leaderboard.roundtable.rows import Bench, Cell, Row
 
 from .. import leaderboard_factories as make

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from leaderboard import charts
 from leaderboard.models import Run
+from leaderboard.pages import charts
 
 from .. import leaderboard_factories as make
 from ..round_table import figure

@@ -1,4 +1,4 @@
-"""Atom feeds of published results (leaderboard/feeds.py), per round, benchmark and organisation, for
+"""Atom feeds of published results (leaderboard/api/feeds.py), per round, benchmark and organisation, for
 anyone: valid Atom (read by feedparser, as feed readers do), announced on their pages, and held by the embargo exactly as
 the pages are (nothing before the round's publication minute, everything after)."""
 

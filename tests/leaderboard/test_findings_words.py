@@ -1,6 +1,6 @@
 """Findings in plain words on public pages, the checker's own wording kept for the submitter."""
 
-from leaderboard import findings_words
+from leaderboard.catalogue import findings_words
 
 EXPRESSION = "v['value'] >= 0.72 and v['value'] < 1.0"
 

@@ -11,8 +11,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from leaderboard.exports import CSVWriter
 from leaderboard.models import Run
+from leaderboard.roundtable.exports import CSVWriter
 from submissions.models import Submission
 
 from .. import leaderboard_factories as make

@@ -441,11 +441,11 @@ def test_a_member_sees_the_organisations_unpublished_results_and_no_one_else_doe
 
 
 def test_the_api_cache_overrides_only_drf_s_documented_hooks():
-    """leaderboard/apicache.py keeps to what DRF documents of a view ("Dispatch methods":
+    """leaderboard/api/apicache.py keeps to what DRF documents of a view ("Dispatch methods":
     initialize_request, initial, handle_exception, finalize_response; and the handlers), so a new DRF
     that keeps its documented behaviour keeps the cache's: no dispatch of its own, no throttles checked
     by hand, no attribute of DRF's request set."""
-    from leaderboard.apicache import PublishedCache
+    from leaderboard.api.apicache import PublishedCache
 
     overridden = {name for name in vars(PublishedCache) if not name.startswith("_")}
     assert overridden <= {"initialize_request", "finalize_response", "list", "retrieve"}

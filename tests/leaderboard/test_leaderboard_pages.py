@@ -3,7 +3,8 @@
 import pytest
 from django.contrib.staticfiles import finders
 
-from leaderboard import charts, panels
+from leaderboard import panels
+from leaderboard.pages import charts
 from leaderboard.staticfinders import PLOTLY_BASIC_STATIC_PATH, PLOTLY_STATIC_PATH
 
 from .. import leaderboard_factories as make

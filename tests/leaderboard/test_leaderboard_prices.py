@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from leaderboard import prices
+from leaderboard.catalogue import prices
 from leaderboard.models import CloudPrice
 
 from .. import leaderboard_factories as make

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard import logview
+from leaderboard.logviewer import logview
 from leaderboard.models import Result, Run
 from submissions.checking.bundles.files import TarFiles
 from submissions.models import Finding, Submission
@@ -329,7 +329,7 @@ def test_a_search_on_the_log_page_lists_the_lines_of_the_whole_log(client, round
 
 
 def test_the_lines_of_a_page_are_escaped_in_blocks_with_their_marks():
-    from leaderboard.loghtml import CHUNK, lines_html
+    from leaderboard.logviewer.loghtml import CHUNK, lines_html
 
     data = b'<script>alert(1)</script>\n:::MLLOG {"key": "<b>", "value": "<i>"}\n' + b"x\n" * 200
     page = logview.read_page(opener(data), 1)

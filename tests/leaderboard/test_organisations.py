@@ -12,9 +12,9 @@ import tarfile
 import pytest
 from django.core.management import call_command
 
-from leaderboard import organisations, rounds
+from leaderboard.catalogue import organisations, rounds
+from leaderboard.catalogue.organisations import lookalike_key, name_key, organisation_of, parse
 from leaderboard.models import Round, Submitter
-from leaderboard.organisations import lookalike_key, name_key, organisation_of, parse
 
 from .. import leaderboard_factories as make
 from ..conftest import shared_tarball

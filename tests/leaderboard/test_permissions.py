@@ -45,7 +45,7 @@ ROLES = (
 )
 # Members of organisations that did not really submit: F's only submission failed (nothing in it could
 # be read), X's only one is withdrawn, J's is invalid with no result scored (a junk bundle: issue 34).
-# None takes part in peer review (leaderboard/policy.py, "who takes part in a round's review").
+# None takes part in peer review (leaderboard/access/policy.py, "who takes part in a round's review").
 NON_SUBMITTERS = {"member_f": "f", "member_x": "x", "member_j": "j"}
 PHASES = ("open", "review", "published")
 
@@ -268,7 +268,7 @@ class World:
 
 
 def _build(cast) -> World:
-    from leaderboard.rounds import load_round
+    from leaderboard.catalogue.rounds import load_round
 
     round_ = load_round(
         {

@@ -1,4 +1,4 @@
-"""leaderboard/policy.py's rules as plain functions: a Viewer and the records' attributes, no database.
+"""leaderboard/access/policy.py's rules as plain functions: a Viewer and the records' attributes, no database.
 Through HTTP, for every role and moment of a round, the same rules are tested by test_permissions.py."""
 
 from types import SimpleNamespace
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from accounts.models import Membership
-from leaderboard import policy
+from leaderboard.access import policy
 from submissions.review.models import ObjectionReply
 
 ACME, GLOBEX, INITECH = 1, 2, 3

@@ -2,7 +2,7 @@
 
 import pytest
 
-from leaderboard.power_twins import explanation, measured_at
+from leaderboard.pages.power_twins import explanation, measured_at
 
 from .. import leaderboard_factories as make
 

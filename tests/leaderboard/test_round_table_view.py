@@ -4,8 +4,8 @@ software families in the filters, and rows of one name told apart."""
 
 from django.http import QueryDict
 
-from leaderboard import frameworks
-from leaderboard.accelerators import family_of
+from leaderboard.catalogue import frameworks
+from leaderboard.catalogue.accelerators import family_of
 from leaderboard.roundtable.form import TableForm
 from leaderboard.roundtable.layout import shown_table
 from leaderboard.roundtable.params import DEFAULT_COLUMNS

@@ -1,11 +1,11 @@
 """The rule catalogue (issue 38, item 3): every rule id the code uses is declared once in
-leaderboard/rule_catalogue.py, and the lists other modules use are read from it."""
+leaderboard/catalogue/rule_catalogue.py, and the lists other modules use are read from it."""
 
 import re
 
 import pytest
 
-from leaderboard import findings_words, rounds, rule_catalogue
+from leaderboard.catalogue import findings_words, rounds, rule_catalogue
 from submissions.checking.rules import bundle, clock, result, run
 
 from ..conftest import ROOT

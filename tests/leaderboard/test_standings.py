@@ -1,6 +1,6 @@
-"""Progress between two rounds at equal scale (leaderboard.standings), computed directly."""
+"""Progress between two rounds at equal scale (leaderboard.pages.standings), computed directly."""
 
-from leaderboard.standings import Entry, at_matched_counts, best_per_round, per_accelerator
+from leaderboard.pages.standings import Entry, at_matched_counts, best_per_round, per_accelerator
 
 
 def entry(round_key, organisation, count, minutes, bench="bert"):

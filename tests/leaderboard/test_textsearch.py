@@ -1,8 +1,8 @@
-"""The words a search reads (leaderboard/textsearch.py) and the size of the query they make."""
+"""The words a search reads (leaderboard/roundtable/textsearch.py) and the size of the query they make."""
 
-from leaderboard import textsearch
-from leaderboard.filters import ResultFilter, SystemFilter
+from leaderboard.api.filters import ResultFilter, SystemFilter
 from leaderboard.models import Result, System
+from leaderboard.roundtable import textsearch
 
 
 def test_it_reads_a_bounded_number_of_distinct_words():

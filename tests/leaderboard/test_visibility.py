@@ -1,11 +1,11 @@
-"""Who sees a submission's pages (leaderboard/policy.py), for each role and phase of the round:
+"""Who sees a submission's pages (leaderboard/access/policy.py), for each role and phase of the round:
 what a user may not see answers 404, exactly as a submission that does not exist."""
 
 import uuid
 
 import pytest
 
-from leaderboard import policy, public
+from leaderboard.access import policy, public
 from leaderboard.models import Result
 from submissions.models import Submission
 
@@ -165,7 +165,7 @@ def _never_cached(response) -> bool:
 def test_a_members_unpublished_result_says_it_is_not_public_and_is_never_cached(
     client, live, cast, django_capture_on_commit_callbacks
 ):
-    from leaderboard import calendar
+    from leaderboard.catalogue import calendar
     from submissions.checking.pipeline import publish_round
 
     round_, acme = live

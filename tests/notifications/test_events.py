@@ -1,4 +1,4 @@
-"""Who is told of what (notifications/events.py through leaderboard/policy.py), told once, after commit,
+"""Who is told of what (notifications/events.py through leaderboard/access/policy.py), told once, after commit,
 as each chose. The events are emitted by the real write side (objections, finalize's verdict, publication),
 the tasks run in-process (eager) when the transaction's on_commit callbacks run; mail goes to Django's
 test outbox."""
@@ -10,7 +10,7 @@ from django.core import mail
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard import policy
+from leaderboard.access import policy
 from notifications.emit import emit
 from notifications.models import Notification, Outbox, Preference
 from notifications.tasks import clock, deliver, send_mail

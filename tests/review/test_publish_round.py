@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from leaderboard import public
+from leaderboard.access import public
 from leaderboard.models import Result
 from submissions.checking.pipeline import publish_due_rounds, publish_round
 from submissions.checking.pipeline.publication import final_submissions

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from leaderboard import policy
+from leaderboard.access import policy
 from leaderboard.models import Result, Round, Submitter, System
 from submissions.models import Submission, Validation
 from submissions.review import objections as review
@@ -21,7 +21,7 @@ HOUR = timedelta(hours=1)
 
 
 def _round(phase="review") -> Round:
-    from leaderboard.rounds import load_round
+    from leaderboard.catalogue.rounds import load_round
 
     round_ = load_round(
         {

@@ -1,4 +1,4 @@
-"""Who takes part in a round's review, asked over HTTP (leaderboard/policy.py, "who takes part in a
+"""Who takes part in a round's review, asked over HTTP (leaderboard/access/policy.py, "who takes part in a
 round's review"): an organisation whose submission scored a result by the time the round's uploads
 closed reads the other organisations' unpublished results and objects to them. A junk bundle, which ends
 invalid with nothing scored, buys neither (issue 34: a 171-byte tarball did); nor does a score that a

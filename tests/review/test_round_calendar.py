@@ -4,8 +4,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from leaderboard.catalogue.rounds import load_round, read_calendar
 from leaderboard.models import Round
-from leaderboard.rounds import load_round, read_calendar
 
 DEADLINE = datetime(2025, 5, 2, 17, 0, tzinfo=UTC)
 

@@ -2,8 +2,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.exports import results_frame, write
 from leaderboard.models import Round
+from leaderboard.roundtable.exports import results_frame, write
 
 
 class Command(BaseCommand):

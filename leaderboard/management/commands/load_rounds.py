@@ -1,13 +1,13 @@
 from django.core.management.base import BaseCommand
 
-from leaderboard import prices, rounds
+from leaderboard.catalogue import prices, rounds
 
 
 class Command(BaseCommand):
     help = (
-        "Load the shipped round files (leaderboard/rounds/*.toml) and their price tables "
-        "(leaderboard/prices/*.toml) into the catalogue, and re-file submitters by their organisation "
-        "(leaderboard/organisations.toml). Idempotent: price lines edited in the admin are kept unless "
+        "Load the shipped round files (leaderboard/catalogue/rounds/*.toml) and their price tables "
+        "(leaderboard/catalogue/prices/*.toml) into the catalogue, and re-file submitters by their organisation "
+        "(leaderboard/catalogue/organisations.toml). Idempotent: price lines edited in the admin are kept unless "
         "--replace-prices."
     )
 

@@ -8,8 +8,8 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Organisation
+from leaderboard.catalogue.organisations import lookalike_key, organisation_of
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
-from leaderboard.organisations import lookalike_key, organisation_of
 from submissions.models import Finding, Submission, Validation
 
 from .. import leases

@@ -21,8 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from audit.log import record
-from leaderboard import calendar
 from leaderboard.cache import invalidate_round
+from leaderboard.catalogue import calendar
 from leaderboard.models import Division, PublicIdSequence, Result, Round, System
 from notifications.emit import emit
 from submissions.models import Finding, Submission, Validation
@@ -263,7 +263,7 @@ def publish_round(round_: Round, *, actor=None, now: datetime | None = None) -> 
     public id, in one transaction that holds the round's row. Returns how many results are public;
     None when the round was published already (publishing is done once; a second call changes nothing).
     Published before its publish_at (by staff), the round's publish_at becomes now, so that the
-    embargo (leaderboard.public) lifts with it."""
+    embargo (leaderboard.access.public) lifts with it."""
     now = now or timezone.now()
     with transaction.atomic():
         locked = Round.objects.select_for_update().get(pk=round_.pk)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from leaderboard import rule_catalogue
+from leaderboard.catalogue import rule_catalogue
 
 from .findings import ERROR, WARNING, Finding, over_budget_finding
 

@@ -20,8 +20,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from leaderboard.accelerators import family_of
-from leaderboard.units import minutes
+from leaderboard.catalogue.accelerators import family_of
+from leaderboard.catalogue.units import minutes
 
 from .findings import Findings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import PurePosixPath
 
-from leaderboard import rule_catalogue
+from leaderboard.catalogue import rule_catalogue
 
 from ..budget import is_stop
 from ..systems import category_of

@@ -25,7 +25,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from leaderboard import rule_catalogue
+from leaderboard.catalogue import rule_catalogue
 
 from ..budget import is_stop
 from ..logs import ParsedLog, RunSummary, parse_file, summarize

@@ -148,8 +148,8 @@ def test_exports_and_the_api_carry_the_public_id(client, rounds, tmp_path):
     api = client.get("/api/v1/results/?round=training-v5.1").json()
     rows = api["results"] if isinstance(api, dict) else api
     assert sorted(r["public_id"] for r in rows) == ["5.1-0001", "5.1-0002", "5.1-0003"]
-    from leaderboard.exports import results_frame
     from leaderboard.models import Round
+    from leaderboard.roundtable.exports import results_frame
 
     frame = results_frame(Round.objects.get(key="training-v5.1"))
     assert sorted(frame["public_id"]) == ["5.1-0001", "5.1-0002", "5.1-0003"]

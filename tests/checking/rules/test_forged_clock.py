@@ -12,7 +12,7 @@ import tarfile
 import pytest
 from django.core.management import call_command
 
-from leaderboard import accelerators
+from leaderboard.catalogue import accelerators
 from submissions.checking.rules import RunContext, check_run, check_speed, clock, plausibility
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.synthetic.logs import mllog_run

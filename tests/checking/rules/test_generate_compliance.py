@@ -35,7 +35,9 @@ def media():
     """Shadow the project-wide autouse fixture that needs Django settings: these tests are pure Python."""
 
 
-ROUND = tomllib.loads((ROOT / "leaderboard" / "rounds" / "training-v5.1.toml").read_text())
+ROUND = tomllib.loads(
+    (ROOT / "leaderboard" / "catalogue" / "rounds" / "training-v5.1.toml").read_text()
+)
 RULESET = ROUND["ruleset"]
 BENCH = {b["key"]: b for b in ROUND["benchmarks"]}
 KEYS = frozenset(BENCH)

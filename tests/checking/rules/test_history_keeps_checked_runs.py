@@ -8,8 +8,8 @@ import tarfile
 
 import pytest
 
-from leaderboard import rule_catalogue
-from leaderboard.rounds import ROUNDS_DIR, read_round_file
+from leaderboard.catalogue import rule_catalogue
+from leaderboard.catalogue.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking.rules import RunContext, check_run
 
 from ...conftest import shared_tarball

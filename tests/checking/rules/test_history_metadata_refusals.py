@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.rounds import ROUNDS_DIR, read_round_file
+from leaderboard.catalogue.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking import scoring
 from submissions.checking.rules import RunContext, check_run, compliance
 

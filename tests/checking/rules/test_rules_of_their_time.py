@@ -13,7 +13,7 @@ import tarfile
 import pytest
 from mlperf_logging.compliance_checker import mlp_parser
 
-from leaderboard.rounds import ROUNDS_DIR, read_round_file
+from leaderboard.catalogue.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking.rules import RunContext, check_run, clock, compliance
 from submissions.checking.rules.library import mlp_compliance
 

@@ -175,7 +175,7 @@ def test_a_log_of_another_benchmark_is_named(tmp_path):
 
 
 def test_the_rules_file_covers_every_benchmark_of_the_round():
-    round_file = ROOT / "leaderboard" / "rounds" / "training-v0.5.toml"
+    round_file = ROOT / "leaderboard" / "catalogue" / "rounds" / "training-v0.5.toml"
     with open(round_file, "rb") as f:
         benchmarks = {b["key"] for b in tomllib.load(f)["benchmarks"]}
     assert benchmarks <= set(v05.rules()["benchmarks"])
