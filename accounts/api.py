@@ -1,4 +1,4 @@
-"""API tokens through the API: a user lists, makes and revokes their own (routed by portal.api)."""
+"""API tokens through the API: a user lists, makes and revokes their own (routed by portal.api.router)."""
 
 from rest_framework import mixins, permissions, serializers, viewsets
 

@@ -1,4 +1,4 @@
-"""A user's notifications and preferences through the API (routed by portal.api):
+"""A user's notifications and preferences through the API (routed by portal.api.router):
 
 GET  /api/v1/notifications/                  yours, newest first (unread ones have read_at null)
 POST /api/v1/notifications/read/             mark all read, or those whose ids are in "ids"

@@ -73,7 +73,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",  # every answer, static files included
-    # Static files before sessions and the rest: a stylesheet needs none of them (portal/staticstorage.py).
+    # Static files before sessions and the rest: a stylesheet needs none of them (portal/backends/staticstorage.py).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Pages and streamed downloads gzipped for clients that take it (whitenoise's files come gzipped
     # already; so does the cached round page, which this leaves alone). Django >= 4.2 pads each answer
@@ -160,12 +160,12 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 
 def s3_storage(environ) -> dict | None:
-    """The storage of bundles in the bucket S3_BUCKET (portal/bundlestorage.py), or None where it is not set.
+    """The storage of bundles in the bucket S3_BUCKET (portal/backends/bundlestorage.py), or None where it is not set.
     A function of the environment, so that the tests point it at their own S3 server as a deployment does."""
     if not environ.get("S3_BUCKET"):
         return None
     return {
-        "BACKEND": "portal.bundlestorage.S3BundleStorage",
+        "BACKEND": "portal.backends.bundlestorage.S3BundleStorage",
         "OPTIONS": {
             "bucket_name": environ["S3_BUCKET"],
             "location": environ.get("S3_PREFIX", ""),
@@ -180,7 +180,7 @@ def s3_storage(environ) -> dict | None:
 STORAGES = {
     "default": s3_storage(os.environ) or {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # collectstatic writes hashed, compressed copies; whitenoise serves them, cached for a year.
-    "staticfiles": {"BACKEND": "portal.staticstorage.StaticStorage"},
+    "staticfiles": {"BACKEND": "portal.backends.staticstorage.StaticStorage"},
 }
 # Submitters log in here (the admin's login takes staff only).
 LOGIN_URL = "login"
@@ -190,7 +190,7 @@ LOGIN_URL = "login"
 # No inline style either (no <style> element, no style attribute): the pages' styles are the site's
 # stylesheets, and plotly.js adds its rules to one of them through the CSSOM (static/js/charts.js), which
 # the policy does not govern, as it does not govern the styles scripts set on elements (element.style).
-# The API's documentation page (Redoc) sets a policy of its own (portal/api.py ApiDocs).
+# The API's documentation page (Redoc) sets a policy of its own (portal/api/router.py ApiDocs).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -229,12 +229,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Mail (receipts, password resets, notifications) goes to the SMTP server EMAIL_URL names
 # (smtp://user:password@host:587, or smtp+tls://...). Without it, each message is written as an .eml file
-# under VAR_DIR/mail (EMAIL_FILE_PATH) and logged in one line (portal/mailfiles.py).
+# under VAR_DIR/mail (EMAIL_FILE_PATH) and logged in one line (portal/backends/mailfiles.py).
 _email = env.email_url("EMAIL_URL", default="smtp://")
 EMAIL_BACKEND = (
     _email["EMAIL_BACKEND"]
     if env.str("EMAIL_URL", default="")
-    else "portal.mailfiles.EmlFileBackend"
+    else "portal.backends.mailfiles.EmlFileBackend"
 )
 EMAIL_FILE_PATH = Path(env.str("EMAIL_FILE_PATH", default=str(VAR_DIR / "mail")))
 EMAIL_HOST = _email["EMAIL_HOST"] or "localhost"
@@ -431,7 +431,7 @@ def _cache(url: str) -> dict:
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     scheme = url.partition("://")[0]
     if scheme in ("redis", "rediss"):
-        return {"BACKEND": "portal.cache.RedisCache", "LOCATION": url}
+        return {"BACKEND": "portal.backends.cache.RedisCache", "LOCATION": url}
     raise ImproperlyConfigured(
         f"CACHE_URL: a {scheme or 'plain'}:// address is not a cache this portal takes; "
         "use redis://[:password@]host:port/db (or rediss://), or leave it unset."
@@ -459,7 +459,7 @@ for _name in (
             f"{_name}: {globals()[_name]!r} is not a rate; write e.g. 120/minute or 10/second."
         )
 
-# The REST API v1 (portal/api.py): JSON, CSV (?format=csv) and the browsable API; the pages'
+# The REST API v1 (portal/api/router.py): JSON, CSV (?format=csv) and the browsable API; the pages'
 # filters; an OpenAPI schema. Throttling counts requests per client in the cache (in each process
 # unless CACHE_URL names a shared one): anonymous clients by address, signed-in ones by user.
 REST_FRAMEWORK = {
@@ -469,11 +469,11 @@ REST_FRAMEWORK = {
         "accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_SCHEMA_CLASS": "portal.schema.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "portal.api.schema.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    # REST framework's own, with a JSON body nested too deep answered 400, not 500 (portal/parsers.py).
+    # REST framework's own, with a JSON body nested too deep answered 400, not 500 (portal/api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
-        "portal.parsers.JSONParser",
+        "portal.api.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],

@@ -29,7 +29,7 @@ urlpatterns = [
         name="password_reset",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("api/", include("portal.api")),
+    path("api/", include("portal.api.router")),
     path("submissions/", include("submissions.urls")),
     path("review/", include("submissions.review.urls")),
     path("agents/", agents_page, name="agents"),

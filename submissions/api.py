@@ -1,4 +1,4 @@
-"""The write side of API v1 (routed by portal/api.py): chunked uploads, and the submissions a user may see.
+"""The write side of API v1 (routed by portal/api/router.py): chunked uploads, and the submissions a user may see.
 
     uploads/                     GET: your uploads (?status=open); POST: start one {round, name, size[, sha256]}
     uploads/<uid>/               HEAD/GET: the offset held; PATCH: the next bytes at Upload-Offset; DELETE

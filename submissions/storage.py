@@ -52,7 +52,7 @@ def put(local: Path, name: str) -> str:
 
 class _OnDisk(File):
     """A file a storage may take by its path, as Django's temporary uploads (a bucket's sends it from there,
-    portal/bundlestorage.py; a folder's moves it)."""
+    portal/backends/bundlestorage.py; a folder's moves it)."""
 
     def temporary_file_path(self) -> str:
         return self.file.name

@@ -3,7 +3,7 @@
 Viewsets are configuration: a queryset of public rows with what it needs joined in (so a
 page of any size costs a fixed number of queries), a serializer, a FilterSet, pagination.
 Published lists and items carry ETag and Last-Modified and are cached per round cache token
-(leaderboard.api.apicache). Routed under /api/v1/ by portal.api; the OpenAPI schema is at
+(leaderboard.api.apicache). Routed under /api/v1/ by portal.api.router; the OpenAPI schema is at
 /api/schema/ (drf-spectacular).
 """
 
@@ -180,7 +180,7 @@ class PriceViewSet(PublishedCache, ReadOnly):
     queryset = CloudPrice.objects.select_related("round")
 
 
-# Routed under /api/v1/ by portal.api (ROUTE_MODULES).
+# Routed under /api/v1/ by portal.api.router (ROUTE_MODULES).
 ROUTES = [
     ("rounds", RoundViewSet, "round"),
     ("systems", SystemViewSet, "system"),

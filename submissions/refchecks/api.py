@@ -1,4 +1,4 @@
-"""The reference checks' API endpoints, routed under /api/v1/ by portal.api (ROUTE_MODULES):
+"""The reference checks' API endpoints, routed under /api/v1/ by portal.api.router (ROUTE_MODULES):
 reference-checks (a result's checks, as the pages show them) and, for staff, agents."""
 
 import django_filters

@@ -120,7 +120,7 @@ def test_favicon_ico_answers_with_the_sites_icon(client):
 
 def test_the_api_docs_load_redocs_bundle_without_its_makers_logo(client):
     """Redoc drew its makers' logo from their site, which the page's policy refused (an error in the console):
-    the page loads the site's copy of the bundle, whose logo is an empty image of its own (portal/redoc.py)."""
+    the page loads the site's copy of the bundle, whose logo is an empty image of its own (portal/api/redoc.py)."""
     docs = client.get("/api/docs/").content.decode()
     assert '<script src="/api/docs/redoc.standalone.js"></script>' in docs
     assert "drf_spectacular_sidecar" not in docs

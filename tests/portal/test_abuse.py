@@ -43,7 +43,7 @@ def shared(server, settings):
 
     redis.Redis.from_url(server.cache_url).flushdb()
     settings.CACHES = {
-        "default": {"BACKEND": "portal.cache.RedisCache", "LOCATION": server.cache_url}
+        "default": {"BACKEND": "portal.backends.cache.RedisCache", "LOCATION": server.cache_url}
     }
 
 

@@ -250,13 +250,13 @@ def _answers(url: str) -> bool:
 def test_pages_and_the_api_answer_while_the_shared_caches_redis_is_down(
     rounds, client, settings, private_redis, caplog, monkeypatch
 ):
-    from portal import cache
+    from portal.backends import cache
 
     from .. import leaderboard_factories as make
 
     monkeypatch.setattr(cache, "_warned_at", -cache.WARN_EVERY_S)  # warned by no earlier test
     settings.CACHES = {
-        "default": {"BACKEND": "portal.cache.RedisCache", "LOCATION": private_redis.url}
+        "default": {"BACKEND": "portal.backends.cache.RedisCache", "LOCATION": private_redis.url}
     }
     v51 = rounds["training-v5.1"]
     make.result(make.system(v51, "Acme", "alpha"), "retinanet", 10)

@@ -52,7 +52,7 @@ def test_the_cache_is_each_processs_own_unless_cache_url_names_a_redis(tmp_path)
     code = "import portal.settings as s; print(s.CACHES['default'])"
     assert "LocMemCache" in _run(code, tmp_path).stdout
     shared = _run(code, tmp_path, CACHE_URL="redis://:pw@127.0.0.1:6379/1").stdout
-    assert "portal.cache.RedisCache" in shared and "redis://:pw@127.0.0.1:6379/1" in shared
+    assert "portal.backends.cache.RedisCache" in shared and "redis://:pw@127.0.0.1:6379/1" in shared
     wrong = _run(code, tmp_path, CACHE_URL="memcache://:pw@127.0.0.1:11211")
     assert wrong.returncode != 0 and "CACHE_URL: a memcache:// address" in wrong.stderr
     assert ":pw@" not in wrong.stderr

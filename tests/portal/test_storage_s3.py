@@ -1,4 +1,4 @@
-"""Bundles in an S3-compatible bucket (S3_BUCKET: settings.s3_storage, portal/bundlestorage.py), against a real
+"""Bundles in an S3-compatible bucket (S3_BUCKET: settings.s3_storage, portal/backends/bundlestorage.py), against a real
 S3 server on loopback: moto's standalone server (requirements-dev.txt), which boto3 speaks to over HTTP as it
 would to AWS. A chunked upload ends in the bucket under its content-addressed name, once per bundle; the
 pipeline and the log viewer read it from there; retention deletes it; a large bundle goes in and out holding a
@@ -255,5 +255,5 @@ def test_a_large_bundle_goes_in_and_out_of_the_bucket_holding_a_bounded_part_of_
     assert found["storage"] == "S3BundleStorage"
     assert not found["source_left"] and found["copy_sha256"] == found["sha256"]
     assert bucket.keys() == [f"portal/bundles/{found['sha256'][:2]}/{found['sha256']}-large.tgz"]
-    # Before portal/bundlestorage.py set the transfers: 71 MiB held to put, 81-95 MiB to copy back.
+    # Before portal/backends/bundlestorage.py set the transfers: 71 MiB held to put, 81-95 MiB to copy back.
     assert found["put_mib"] < size / 2**20 / 2 and found["copy_mib"] < size / 2**20 / 2

@@ -49,7 +49,7 @@ class Root(routers.APIRootView):
 class ApiDocs(SpectacularRedocView):
     """The schema drawn by Redoc, from this site only: Redoc's own files come from
     drf-spectacular-sidecar (its bundle without its makers' logo, which it drew from their site:
-    portal/redoc.py), and the page's policy refuses anything from elsewhere. The site's policy but for Redoc's styles: its
+    portal/api/redoc.py), and the page's policy refuses anything from elsewhere. The site's policy but for Redoc's styles: its
     styled-components write them into <style> elements, which carry the nonce of this answer
     (Redoc's option `nonce`; static/js/api_docs.js starts Redoc with it). The page is not cached, so
     each answer has a nonce of its own. Before Redoc starts, its bundle writes perfect-scrollbar's
