@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from submissions.checking.rules import compliance, library
+from submissions.checking.rules.mlperf import compliance, library
 
 
 def run_mlperf_checker_sequentially(

@@ -97,7 +97,7 @@ def pinned_version(package: str, requirements: Path = REQUIREMENTS) -> str | Non
 
 @register()
 def mlperf_logging_pinned(app_configs=None, requirements: Path = REQUIREMENTS, **kwargs):
-    from submissions.checking.rules import library
+    from submissions.checking.rules.mlperf import library
 
     pinned, installed = pinned_version("mlperf-logging", requirements), library.version()
     if pinned is None or installed == pinned:

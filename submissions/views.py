@@ -15,7 +15,7 @@ from leaderboard.models import Result, Round
 from leaderboard.pages.common import attachment
 from submissions.checking.pipeline import held_results
 from submissions.checking.reports import findings_of, report_dict
-from submissions.checking.rules import divergences
+from submissions.checking.rules.mlperf import divergences
 from submissions.checking.status import steps_of
 from submissions.checking.tasks import revalidate as revalidate_task
 from submissions.intake import receipts, round_import, uploads

@@ -247,7 +247,7 @@ def test_every_package_of_the_write_side_is_on_the_map():
             ), f"{prefix} ({name}) is not in the tree"
 
 
-MLPERF_ADAPTER = "submissions.checking.rules.library"
+MLPERF_ADAPTER = "submissions.checking.rules.mlperf.library"
 
 
 def test_only_the_adapter_imports_mlperf_logging():

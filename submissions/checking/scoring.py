@@ -136,7 +136,7 @@ def score_result(
     as_published: bool = False,
 ) -> ResultScore:
     """Score a result from its runs, in run order; a failed or rejected run counts as infinitely
-    slow. The mean is multiplied by scaling_factor (rules.rcp.score_factor decides it).
+    slow. The mean is multiplied by scaling_factor (rules.mlperf.rcp.score_factor decides it).
     `ingest_note` says why ingest found no runs in the folder: with none, it stays the message.
     as_published (imported history): every run the summarizer reads counts, however many the round
     required, as mlperf-logging's result_summarizer counts them (it scores the result_*.txt files there

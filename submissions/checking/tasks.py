@@ -23,7 +23,7 @@ from portal.celery import RETRY, TRANSIENT
 
 from . import leases, pipeline
 from .budget import OverBudget, within
-from .rules import rcp
+from .rules.mlperf import rcp
 
 log = logging.getLogger(__name__)
 DISK_WAIT_S = 30  # how long an ingest that found the disk full waits before trying again

@@ -17,7 +17,7 @@ import pytest
 from submissions.checking.budget import Budget, OverBudget, is_stop, within
 from submissions.checking.bundles import FolderFiles
 from submissions.checking.pipeline import checks
-from submissions.checking.rules import rcp
+from submissions.checking.rules.mlperf import rcp
 from submissions.checking.rules.power import RULES as POWER_RULES
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 

@@ -30,8 +30,9 @@ from django.db import connection
 
 from leaderboard.models import Result, Run, System
 from submissions.checking.pipeline.publication import held_results
-from submissions.checking.rules import clock, compliance
-from submissions.checking.rules.divergences import DIVERGENCES
+from submissions.checking.rules import clock
+from submissions.checking.rules.mlperf import compliance
+from submissions.checking.rules.mlperf.divergences import DIVERGENCES
 from submissions.models import Finding, Submission
 
 from .. import summarizer

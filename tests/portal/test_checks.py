@@ -38,7 +38,7 @@ def test_a_media_root_that_cannot_be_written_is_an_error(settings, tmp_path):
 
 
 def test_mlperf_logging_at_another_version_than_pinned_is_flagged(tmp_path):
-    from submissions.checking.rules import library
+    from submissions.checking.rules.mlperf import library
 
     assert checks.mlperf_logging_pinned() == []  # as installed here, from requirements.txt
     other = tmp_path / "requirements.txt"

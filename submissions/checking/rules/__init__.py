@@ -15,8 +15,8 @@ from .findings import (
     RunOutcome,
     SystemFacts,
 )
+from .mlperf.rcp import compare_scaling, normalisation, rcp_check, score_factor
 from .plausibility import check_speed
-from .rcp import compare_scaling, normalisation, rcp_check, score_factor
 from .result import PORTAL_OWN_RULES, check_result, no_score, result_over_budget, result_rcp
 from .run import check_run
 from .systems import check_system

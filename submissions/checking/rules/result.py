@@ -9,7 +9,7 @@ from leaderboard.catalogue import rule_catalogue
 
 from ..budget import is_stop
 from ..systems import category_of
-from . import library, rcp, systems
+from . import systems
 from .findings import (
     Finding,
     Findings,
@@ -18,6 +18,7 @@ from .findings import (
     SystemFacts,
     over_budget_finding,
 )
+from .mlperf import library, rcp
 
 # Keys some reference implementations log as counters of the run, not settings (AMD's v5.1
 # llama31_8b logs train_samples as the samples trained, different in every run): a difference

@@ -30,8 +30,9 @@ from leaderboard.catalogue import rule_catalogue
 from ..budget import is_stop
 from ..logs import ParsedLog, RunSummary, parse_file, summarize
 from ..logs.summary import finite_number, reads
-from . import clock, compliance, library, rcp, v05
+from . import clock, v05
 from .findings import Finding, Findings, RunContext, RunOutcome, over_budget_finding
+from .mlperf import compliance, library, rcp
 from .prescan import Prescan, prescan
 
 # Run rules whose error means the run did not converge, or that its logged time cannot be trusted (the score

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from .. import systems as descriptions
 from ..budget import is_stop
-from . import library
 from .findings import Findings, SystemFacts
+from .mlperf import library
 
 RULES_FILE = Path(__file__).with_name("systems.toml")
 LIBRARY_FIRST_RULESET = (1, 0, 0)  # the package checker checks system descriptions from 1.0.0 on

@@ -6,7 +6,7 @@ import re
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from submissions.checking.rules.divergences import DIVERGENCES, present
+from submissions.checking.rules.mlperf.divergences import DIVERGENCES, present
 from submissions.models import Finding, Submission
 
 from ...bundles import bundle_bytes

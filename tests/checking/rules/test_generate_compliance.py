@@ -19,8 +19,8 @@ from submissions.checking.rules import (
     check_result,
     check_run,
     check_system,
-    library,
 )
+from submissions.checking.rules.mlperf import library
 from submissions.checking.systems import category_of, fields_of
 from submissions.synthetic.bundles import SystemSpec, log_status, system_json, write_bundle
 from submissions.synthetic.logs import BENCHMARKS, mllog_run

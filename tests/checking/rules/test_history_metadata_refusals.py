@@ -16,7 +16,8 @@ import pytest
 
 from leaderboard.catalogue.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking import scoring
-from submissions.checking.rules import RunContext, check_run, compliance
+from submissions.checking.rules import RunContext, check_run
+from submissions.checking.rules.mlperf import compliance
 
 from ...conftest import shared_tarball
 from ...summarizer import log_verdict, score_folder

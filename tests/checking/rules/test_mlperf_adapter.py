@@ -1,4 +1,4 @@
-"""What submissions/checking/rules/library.py relies on inside mlperf-logging: the module attributes it swaps
+"""What submissions/checking/rules/mlperf/library.py relies on inside mlperf-logging: the module attributes it swaps
 are the ones the library's code goes through, and the classes, functions and methods it calls or overrides
 are there and behave as it expects. Should a new version of the library read its configs, run its rules,
 read a run or keep its RCPs some other way, these fail, before the swaps silently stop doing anything or a
@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from submissions.checking.logs import parse_file
-from submissions.checking.rules import compliance, library, rcp
+from submissions.checking.rules.mlperf import compliance, library, rcp
 
 from ...mllogs import REL, generated_rgat_log, write
 

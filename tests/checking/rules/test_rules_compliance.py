@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from bench import baseline
-from submissions.checking.rules import compliance, library
-from submissions.checking.rules.library import LinearRe
+from submissions.checking.rules.mlperf import compliance, library
+from submissions.checking.rules.mlperf.library import LinearRe
 from submissions.synthetic.logs import mllog_run
 
 from ...conftest import ROOT, c_scanner
@@ -687,7 +687,7 @@ def test_the_findings_of_a_log_do_not_depend_on_the_workers_hash_seed(tmp_path):
     log = tmp_path / "result_0.txt"
     log.write_text("\n".join(kept) + "\n")
     program = (
-        "import sys, json; from submissions.checking.rules import compliance; "
+        "import sys, json; from submissions.checking.rules.mlperf import compliance; "
         "found = compliance.check_file(sys.argv[1], 'r/result_0.txt', '5.1.0', 'rgat'); "
         "print(json.dumps(sorted([f.severity, f.message] for f in found)))"
     )

@@ -14,8 +14,9 @@ import pytest
 from mlperf_logging.compliance_checker import mlp_parser
 
 from leaderboard.catalogue.rounds import ROUNDS_DIR, read_round_file
-from submissions.checking.rules import RunContext, check_run, clock, compliance
-from submissions.checking.rules.library import mlp_compliance
+from submissions.checking.rules import RunContext, check_run, clock
+from submissions.checking.rules.mlperf import compliance
+from submissions.checking.rules.mlperf.library import mlp_compliance
 
 from ...conftest import shared_tarball
 

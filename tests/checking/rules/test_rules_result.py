@@ -420,7 +420,7 @@ RCP_QUIRKS = {
 @pytest.mark.parametrize("quirk", RCP_QUIRKS)
 def test_the_rcp_reading_from_parsed_lines_is_the_librarys_reading_of_the_file(tmp_path, quirk):
     from submissions.checking.logs import parse_file
-    from submissions.checking.rules import rcp
+    from submissions.checking.rules.mlperf import rcp
 
     folder = rgat_result(tmp_path / "rgat", 0.9)
     path = folder / "result_0.txt"
@@ -435,7 +435,7 @@ def test_the_rcp_reading_from_parsed_lines_is_the_librarys_reading_of_the_file(t
 
 
 def test_the_rcp_check_uses_the_readings_it_is_given_and_reads_the_rest(tmp_path):
-    from submissions.checking.rules import rcp
+    from submissions.checking.rules.mlperf import rcp
 
     folder = rgat_result(tmp_path / "rgat", 0.9)
     readings = {
@@ -462,7 +462,8 @@ def test_the_rcp_check_uses_the_readings_it_is_given_and_reads_the_rest(tmp_path
 def test_a_fault_inside_the_result_checks_is_a_finding_not_the_end_of_finalize(
     tmp_path, monkeypatch
 ):
-    from submissions.checking.rules import rcp, result
+    from submissions.checking.rules import result
+    from submissions.checking.rules.mlperf import rcp
 
     def broken(*args, **kwargs):
         raise KeyError("a fault in the portal")
@@ -478,7 +479,7 @@ def test_a_fault_inside_the_result_checks_is_a_finding_not_the_end_of_finalize(
 
 
 def test_history_scores_with_the_factor_mlcommons_published_and_shows_the_portals_beside_it():
-    from submissions.checking.rules.rcp import SCALING_RULE, score_factor
+    from submissions.checking.rules.mlperf.rcp import SCALING_RULE, score_factor
 
     where = "Acme/results/alpha/bert"
     # scaling.json published 1.0104; the portal's RCP check computes no normalisation (1.0).

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from submissions.checking.rules import RunContext, check_run, rcp
+from submissions.checking.rules import RunContext, check_run
+from submissions.checking.rules.mlperf import rcp
 
 from ...mllogs import REL, V51_KEYS, mllog
 
@@ -411,7 +412,7 @@ def test_a_ruleset_mlperf_logging_does_not_know_is_said_once(tmp_path):
 
 
 def test_a_fault_inside_the_compliance_check_is_an_error_not_a_crash(tmp_path, monkeypatch):
-    from submissions.checking.rules import compliance
+    from submissions.checking.rules.mlperf import compliance
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -427,7 +428,7 @@ def test_a_fault_inside_the_compliance_check_is_an_error_not_a_crash(tmp_path, m
 
 
 def test_mlperf_logging_gets_its_lines_from_our_parse_not_from_a_second_read(tmp_path, monkeypatch):
-    from submissions.checking.rules import compliance
+    from submissions.checking.rules.mlperf import compliance
 
     def read_again(*args, **kwargs):
         raise AssertionError("the file was read again")
@@ -456,7 +457,7 @@ def quirky_rgat():
 
 
 def test_the_findings_are_the_same_as_from_a_second_read(tmp_path, monkeypatch):
-    from submissions.checking.rules import compliance
+    from submissions.checking.rules.mlperf import compliance
 
     data = quirky_rgat()
     one_read = check(tmp_path, data)
@@ -466,7 +467,7 @@ def test_the_findings_are_the_same_as_from_a_second_read(tmp_path, monkeypatch):
 
 
 def test_v06_logs_are_read_again_by_the_librarys_parser(tmp_path, monkeypatch):
-    from submissions.checking.rules import compliance
+    from submissions.checking.rules.mlperf import compliance
 
     calls = []
     real = compliance.read_loglines
@@ -478,7 +479,8 @@ def test_v06_logs_are_read_again_by_the_librarys_parser(tmp_path, monkeypatch):
 
 
 def test_a_run_of_a_round_with_rcps_carries_the_rcp_readers_reading(tmp_path):
-    from submissions.checking.rules import check_run, rcp
+    from submissions.checking.rules import check_run
+    from submissions.checking.rules.mlperf import rcp
 
     path = write(tmp_path, rgat_lines())
     reading = check_run(path, "ACME/results/sys/rgat/result_0.txt", RGAT).convergence

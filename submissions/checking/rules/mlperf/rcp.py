@@ -22,11 +22,11 @@ import math
 import os
 from pathlib import Path
 
-from ..budget import is_stop
-from ..logs import open_binary
+from ...budget import is_stop
+from ...logs import open_binary
+from ..findings import Findings
+from ..prescan import prescan
 from . import library
-from .findings import Findings
-from .prescan import prescan
 
 RULE = "result.rcp"
 SCALING_RULE = "result.rcp-scaling"

@@ -50,8 +50,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ..budget import is_stop
-from ..logs.formats import mllog
+from ...budget import is_stop
+from ...logs.formats import mllog
 
 try:
     import mlperf_logging

@@ -40,11 +40,11 @@ import json
 import re
 from pathlib import Path
 
-from ..budget import is_stop
-from ..logs import open_binary
-from ..logs.formats import mllog
+from ...budget import is_stop
+from ...logs import open_binary
+from ...logs.formats import mllog
+from ..findings import ERROR, WARNING, Findings
 from . import library
-from .findings import ERROR, WARNING, Findings
 
 RULE = "mlperf.compliance"
 SECONDS_RULE = "mlperf.time-in-seconds"
