@@ -200,7 +200,8 @@ class _LogParser:
     def _text(self, text: str) -> None:
         """Parse the marker lines of text (whole decoded lines without NULs) and count all its lines.
 
-        Jumps over noise with str.find instead of visiting its lines.
+        Jumps over noise with str.find instead of visiting its lines; a line of the last format seen is parsed
+        without asking the other formats.
         """
         # Lines left out are blanked first (each keeps its LF); their times reach the repeats check in order.
         blanked = None if self.left_out is None else self.left_out.blank(text)
@@ -212,41 +213,32 @@ class _LogParser:
         skipped = passed = (
             0  # times[:skipped] were given to the repeats check; blanks[:passed] set the format
         )
-        find, count = text.find, text.count
-        size = len(text)
         # The first place of each marker family at or after `done`, once refreshed; -1: none. "MLPerf: " is
         # only looked for before the next ":::" (-2 when it is not there), so it rarely costs a full scan.
-        next_colons = find(":::")
-        next_alibaba = -2 if next_colons >= 0 else find("MLPerf: ")
+        next_colons = text.find(":::")
+        next_alibaba = -2 if next_colons >= 0 else text.find("MLPerf: ")
         line_number = self.lines_counted
         done = 0  # start of the first line not yet counted
+        size = len(text)
         if next_colons >= 0 or next_alibaba >= 0:
-            rfind = text.rfind
-            events, formats, problem = self.log.events, self.log.formats, self.problem
-            events_append = events.append
             fmt = self.fmt
             # Until a format is known every line takes the long way ("\x00" is in no NUL-free text).
-            marker, parse, name = (
-                (fmt.MARKER, fmt.parse, fmt.NAME) if fmt is not None else ("\x00", None, None)
-            )
-            skip = len(marker)
-            is_repeat = self.repeats.is_repeat
-            keep = self.keep
+            marker = fmt.MARKER if fmt is not None else "\x00"
             while done < size:
-                line_end = find("\n", done) + 1 or size
-                marker_at = find(marker, done, line_end)
+                line_end = text.find("\n", done) + 1 or size
+                marker_at = text.find(marker, done, line_end)
                 if marker_at >= 0:  # the common case: a line of the last format
                     line_number += 1
-                    rest = text[marker_at + skip : line_end]
+                    rest = text[marker_at + len(marker) : line_end]
                     line_start, done = done, line_end
                 else:  # jump to the next line with a marker-like text (this one may be noise)
                     if 0 <= next_colons < done:
-                        next_colons = find(":::", done)
+                        next_colons = text.find(":::", done)
                     if next_alibaba < done and next_alibaba != -1:
                         if next_colons < 0:
-                            next_alibaba = find("MLPerf: ", done)
+                            next_alibaba = text.find("MLPerf: ", done)
                         elif next_colons > done:
-                            next_alibaba = find("MLPerf: ", done, next_colons + 7)
+                            next_alibaba = text.find("MLPerf: ", done, next_colons + 7)
                         else:
                             next_alibaba = -2
                         if next_alibaba == -1 and next_colons >= 0:
@@ -261,59 +253,51 @@ class _LogParser:
                         next_marker = next_alibaba
                     line_start = done
                     if next_marker >= line_end:  # the lines before next_marker's are noise
-                        line_start = rfind("\n", done, next_marker) + 1
-                        line_number += count("\n", done, line_start)
-                        line_end = find("\n", next_marker) + 1 or size
-                        marker_at = find(marker, line_start, line_end)
+                        line_start = text.rfind("\n", done, next_marker) + 1
+                        line_number += text.count("\n", done, line_start)
+                        line_end = text.find("\n", next_marker) + 1 or size
+                        marker_at = text.find(marker, line_start, line_end)
                     if (
                         passed < len(blanks) and blanks[passed] < line_start
                     ):  # a line left out was MLLOG's
                         passed = bisect.bisect_left(blanks, line_start, passed)
                         if fmt is not mllog:
-                            fmt = mllog
-                            marker, parse, name, skip = (
-                                fmt.MARKER,
-                                fmt.parse,
-                                fmt.NAME,
-                                len(fmt.MARKER),
-                            )
-                            marker_at = find(marker, line_start, line_end)
+                            fmt, marker = mllog, mllog.MARKER
+                            marker_at = text.find(marker, line_start, line_end)
                     line_number += 1
                     done = line_end
                     if marker_at >= 0:
-                        rest = text[marker_at + skip : line_end]
+                        rest = text[marker_at + len(marker) : line_end]
                     else:
                         found = detect(text[line_start:line_end])
                         if found is None:
                             continue
                         fmt, rest = found
-                        marker, parse, name = fmt.MARKER, fmt.parse, fmt.NAME
-                        skip = len(marker)
+                        marker = fmt.MARKER
                 try:
-                    if keep is None:
-                        key, value, time_s, metadata = parse(rest)
+                    if self.keep is None:
+                        key, value, time_s, metadata = fmt.parse(rest)
                     else:
                         key, value, time_s, metadata = self._keep(
-                            line_number, text, line_start, line_end, rest, name, parse
+                            line_number, text, line_start, line_end, rest, fmt.NAME, fmt.parse
                         )
                 except _DECODE_ERRORS as exc:
-                    problem(line_number, f"cannot decode {name} line: {exc}")
+                    self.problem(line_number, f"cannot decode {fmt.NAME} line: {exc}")
                     continue
-                if name not in formats:
-                    formats.add(name)
+                self.log.formats.add(fmt.NAME)
                 if skipped < len(times) and blanks[skipped] < line_start:
                     at = bisect.bisect_left(blanks, line_start, skipped)
                     self.repeats.skip(times[skipped:at])
                     skipped = at
-                if is_repeat(key, value, time_s):
+                if self.repeats.is_repeat(key, value, time_s):
                     continue
-                events_append(Event(key, value, time_s, line_number, metadata))
+                self.log.events.append(Event(key, value, time_s, line_number, metadata))
             self.fmt = fmt
         if skipped < len(times):
             self.repeats.skip(times[skipped:])
         if passed < len(blanks):
             self.fmt = mllog
-        line_number += count("\n", done)
+        line_number += text.count("\n", done)
         if done < size and text[-1] != "\n":
             line_number += 1  # the file's last line, without "\n"
         self.lines_counted = line_number
