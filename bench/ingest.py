@@ -490,7 +490,8 @@ def main() -> int:
     mb = total_bytes / 1e6
     print(f"v5.1 round: {TARBALL.stat().st_size / 1e6:.1f} MB compressed, {mb:.1f} MB unpacked")
     print(
-        f"machine: {os.cpu_count()} CPUs (os.cpu_count()); log parser's C scanner: "
+        f"machine: {os.cpu_count()} CPUs (os.cpu_count()), load average {os.getloadavg()}; "
+        "log parser's C scanner: "
         + (
             "built"
             if list((ROOT / "submissions/checking/logs").glob("_scan.*.so"))
