@@ -155,12 +155,22 @@ def pytest_xdist_make_scheduler(config, log):
     return OneWorkerGroups(config, log)
 
 
+# Modules of tests that each wait a minute or more on real processes (workers killed, PostgreSQL cut, a full
+# disk): collected first, so that pytest-xdist starts them right after the ONE_WORKER groups (it hands out the
+# largest groups first, then single tests in the order collected) and a run does not end with one worker
+# waiting on one of them while the other has nothing left to do.
+LONGEST_FIRST = ("tests/portal/test_fault_recovery.py", "tests/portal/test_faults.py")
+
+
 def pytest_collection_modifyitems(items):
     """Skips the whole-round comparisons unless WHOLE_ROUNDS=1, saying why
     (tests/checking/test_shared_rounds.py: each shared round ingested whole and mlperf-logging run over
-    every log, 1-8 minutes a round on two cores; `make test-rounds` runs them, and CI after `make test`);
-    a test's database mode is written in its module (`pytest.mark.django_db`, with transaction=True
-    where other processes or on_commit hooks read its writes), not decided here."""
+    every log, 1-8 minutes a round on two cores; `make test-rounds` runs them, and CI after `make test`),
+    and puts LONGEST_FIRST first; a test's database mode is written in its module (`pytest.mark.django_db`,
+    with transaction=True where other processes or on_commit hooks read its writes), not decided here."""
+    items.sort(
+        key=lambda item: not item.nodeid.startswith(LONGEST_FIRST)
+    )  # stable: the rest keep their order
     whole = os.environ.get("WHOLE_ROUNDS") == "1"
     for item in items:
         if item.get_closest_marker("whole_rounds") and not whole:
