@@ -22,7 +22,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Max, Q
+from django.db.models import F, Max, Min, Q
 from django.utils import timezone
 
 from leaderboard.access import policy
@@ -312,9 +312,14 @@ def clock() -> int:
     keys += late.values_list("key", flat=True)
     for key in dict.fromkeys(keys):
         queue(key)
-    mails = Notification.objects.filter(
+    late_mails = Notification.objects.filter(
         mail=Notification.Mail.PENDING, created_at__lte=now - MAIL_LATE
-    ).values_list("pk", flat=True)
+    )
+    if settings.NOTIFY_DIGEST_WINDOW_S > 0:  # one task mails all that is pending for its recipient
+        late_mails = late_mails.values("recipient_id").annotate(first=Min("pk"))
+        mails = [row["first"] for row in late_mails]
+    else:
+        mails = late_mails.values_list("pk", flat=True)
     for pk in mails:
         send_mail.delay(pk)
     hooks = WebhookDelivery.objects.filter(

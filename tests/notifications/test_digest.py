@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from notifications.models import Notification, Preference
 from notifications.preferences import read_unsubscribe_token
-from notifications.tasks import send_mail
+from notifications.tasks import clock, send_mail
 
 pytestmark = pytest.mark.django_db
 
@@ -83,3 +83,17 @@ def test_a_digests_unsubscribe_stops_every_kind_it_lists(client, cast):
     assert dict(
         Preference.objects.filter(user=cast["member_a"]).values_list("kind", "channel")
     ) == {"objection.filed": "site", "validation.finished": "site"}
+
+
+def test_the_clocks_sweep_mails_what_an_outage_left_one_digest_a_recipient(cast, eager):
+    pending(cast["member_a"], 3)
+    pending(cast["member_b"], 1)
+    Notification.objects.update(created_at=timezone.now() - timedelta(minutes=20))
+    clock()  # the tasks run in-process as they are queued
+    assert sorted((m.to[0], m.extra_headers.get("X-Portal-Digest")) for m in mail.outbox) == [
+        ("member_a@example.org", "3"),
+        ("member_b@example.org", None),
+    ]
+    assert not Notification.objects.exclude(mail="sent").exists()
+    clock()
+    assert len(mail.outbox) == 2
