@@ -39,7 +39,7 @@ locale/zh_Hans/LC_MESSAGES/django.mo: locale/zh_Hans/LC_MESSAGES/django.po $(VEN
 # After marking strings: the catalogue gathered again from the templates and the code (then translate
 # every new entry in locale/zh_Hans/LC_MESSAGES/django.po; tests/portal/test_translations.py fails on one left).
 messages: setup
-	$(PY) manage.py makemessages --locale zh_Hans --no-obsolete --add-location file \
+	$(PY) manage.py makemessages --locale zh_Hans --no-obsolete --no-location \
 	  --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'tests/*' --ignore 'bench/*' --ignore 'var/*' \
 	  --ignore 'build/*' --ignore 'clients/*' --ignore 'agent/*'
 

@@ -5,21 +5,22 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 
 from leaderboard.models import Round, Submitter
 
 
 class Submission(models.Model):
     class Status(models.TextChoices):
-        RECEIVED = "received", "Received"
-        INGESTING = "ingesting", "Unpacking"
-        CHECKING = "checking", "Checking runs"
-        FINALIZING = "finalizing", "Scoring"
-        VALID = "valid", "Valid"
-        INVALID = "invalid", "Invalid"
-        FAILED = "failed", "Failed"
-        PUBLISHED = "published", "Published"
-        WITHDRAWN = "withdrawn", "Withdrawn"
+        RECEIVED = "received", _("Received")
+        INGESTING = "ingesting", _("Unpacking")
+        CHECKING = "checking", _("Checking runs")
+        FINALIZING = "finalizing", _("Scoring")
+        VALID = "valid", _("Valid")
+        INVALID = "invalid", _("Invalid")
+        FAILED = "failed", _("Failed")
+        PUBLISHED = "published", _("Published")
+        WITHDRAWN = "withdrawn", _("Withdrawn")
 
     FINAL = {Status.VALID, Status.INVALID, Status.FAILED, Status.PUBLISHED, Status.WITHDRAWN}
 
@@ -116,9 +117,9 @@ class Validation(models.Model):
     """One pass of the round's rules over a submission; re-validation adds another, keeping the history."""
 
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        ABANDONED = "abandoned", "Abandoned"
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        ABANDONED = "abandoned", _("Abandoned")
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="validations")
     number = models.PositiveIntegerField()
@@ -171,9 +172,9 @@ class Finding(models.Model):
     """One rule outcome: severity, stable rule id, where it shows, what to do."""
 
     class Severity(models.TextChoices):
-        ERROR = "error", "Error"
-        WARNING = "warning", "Warning"
-        INFO = "info", "Info"
+        ERROR = "error", _("Error")
+        WARNING = "warning", _("Warning")
+        INFO = "info", _("Info")
 
     validation = models.ForeignKey(Validation, on_delete=models.CASCADE, related_name="findings")
     result = models.ForeignKey(

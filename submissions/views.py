@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
@@ -16,7 +17,7 @@ from leaderboard.pages.common import attachment
 from submissions.checking.pipeline import held_results
 from submissions.checking.reports import findings_of, report_dict
 from submissions.checking.rules.mlperf import divergences
-from submissions.checking.status import steps_of
+from submissions.checking.status import STATE_WORDS, steps_of
 from submissions.checking.tasks import revalidate as revalidate_task
 from submissions.intake import receipts, round_import, uploads
 from submissions.intake.forms import UploadForm
@@ -71,12 +72,17 @@ def _upload(request, limit: int):
             return _too_large(request, form, error)
         if created:
             receipts.accepted(submission, request)
+        receipt = request.build_absolute_uri(receipts.receipt_url(submission))
         messages.info(
             request,
-            "Received"
-            + ("" if created else " before: these bytes are already this submission")
-            + ". Its receipt: "
-            + request.build_absolute_uri(receipts.receipt_url(submission)),
+            (
+                gettext("Received. Its receipt: %(receipt)s")
+                if created
+                else gettext(
+                    "Received before: these bytes are already this submission. Its receipt: %(receipt)s"
+                )
+            )
+            % {"receipt": receipt},
         )
         return redirect(submission)
     return render(request, "submissions/upload.html", {"form": form})
@@ -134,6 +140,8 @@ def detail(request, uid):
             "validations": submission.validations.all(),
             "review": submission_section(request.user, submission),
             "steps": steps_of(submission),
+            # The page's script writes the steps' states in the page's language.
+            "step_words": {code: str(word) for code, word in STATE_WORDS.items()},
         },
     )
 
@@ -159,15 +167,21 @@ def revalidate(request, uid):
     if not submission.is_final or submission.status == Submission.Status.WITHDRAWN:
         messages.error(
             request,
-            f"Submission {uid} is {submission.get_status_display().lower()}; "
-            "only a valid, invalid, failed or published submission can be re-validated.",
+            gettext(
+                "Submission %(uid)s is %(status)s; only a valid, invalid, failed or published "
+                "submission can be re-validated."
+            )
+            % {"uid": uid, "status": str(submission.get_status_display()).lower()},
         )
     elif not submission.bundle:
-        messages.error(request, f"Submission {uid}'s bundle was deleted: upload it again.")
+        messages.error(
+            request,
+            gettext("Submission %(uid)s's bundle was deleted: upload it again.") % {"uid": uid},
+        )
     else:
         reason = request.POST.get("reason", "").strip()[:300] or "re-validation requested"
         revalidate_task.delay(submission.pk, reason, request.user.pk)
-        messages.info(request, "Re-validation queued.")
+        messages.info(request, gettext("Re-validation queued."))
     return redirect(submission)
 
 
@@ -192,10 +206,14 @@ def progress(request, uid):
 def import_round(request, round_key):
     """Staff start `manage.py import_round` for the round on a worker; the round's page shows its progress."""
     if not policy.may_import_round(policy.viewer(request.user)):
-        raise PermissionDenied("Only staff import a round.")
+        raise PermissionDenied(gettext("Only staff import a round."))
     round_ = get_object_or_404(Round, key=round_key)
     if not round_.results_repository:
-        messages.error(request, f"{round_.name} names no results_repository in its round file.")
+        messages.error(
+            request,
+            gettext("%(round)s names no results_repository in its round file.")
+            % {"round": round_.name},
+        )
         return redirect(round_.get_absolute_url())
     try:
         round_import.claim(round_, round_import.State.QUEUED, round_.results_repository)
@@ -204,6 +222,8 @@ def import_round(request, round_key):
     else:
         transaction.on_commit(lambda: import_round_task.delay(round_.key))
         messages.success(
-            request, f"{round_.name} is queued for import from {round_.results_repository}."
+            request,
+            gettext("%(round)s is queued for import from %(where)s.")
+            % {"round": round_.name, "where": round_.results_repository},
         )
     return redirect(round_.get_absolute_url())

@@ -75,6 +75,14 @@ def severity_word(word: str) -> str:
     return gettext(_SEVERITY[word]) if word in _SEVERITY else word
 
 
+_VERDICTS = {"valid": gettext_noop("valid"), "invalid": gettext_noop("invalid")}
+
+
+def verdict_word(word: str) -> str:
+    """A validation's verdict in the page's language ('' and unknown words as they are)."""
+    return gettext(_VERDICTS[word]) if word in _VERDICTS else word
+
+
 def translated(text) -> str:
     """`text` in the page's language where the catalogue has it whole (a rule's phrase, a fixed hint),
     with the rule catalogue's note on imported history translated on its own; else as it is: a finding's

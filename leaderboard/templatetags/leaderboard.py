@@ -36,6 +36,12 @@ def severity(word):
 
 
 @register.filter
+def verdict(word):
+    """A validation's verdict ('valid', 'invalid') in the page's language."""
+    return findings_words.verdict_word(word)
+
+
+@register.filter
 def translate_phrase(text):
     """A finding's phrase, message or hint in the page's language where the catalogue has it (the rule
     catalogue's phrases, fixed hints); else as the checks wrote it."""

@@ -1,12 +1,15 @@
 """A submission's progress as fixed steps: received, unpacked, checked (N of M runs), scored, reference checks.
 
 Each step is pending, running, waiting (with the reason), done, failed (with the reason) or skipped. `steps`
-decides them from plain facts (no Django), so the page, progress.json, the API and portal-submit all say the
+decides them from plain facts (no database; the words in the request's language), so the page, progress.json, the API and portal-submit all say the
 same; `steps_of` reads the facts of a Submission, its reference checks' included (refchecks/: the latest
 check of each result).
 """
 
 from dataclasses import asdict, dataclass
+
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from leaderboard.models import Result
 from submissions.refchecks.jobs import online_queues, state_label
@@ -18,11 +21,20 @@ from .reports import latest_done
 
 CODES = ("received", "unpacked", "checked", "scored", "reference")
 LABELS = {
-    "received": "Received",
-    "unpacked": "Unpacked",
-    "checked": "Runs checked",
-    "scored": "Scored",
-    "reference": "Reference checks",
+    "received": _("Received"),
+    "unpacked": _("Unpacked"),
+    "checked": _("Runs checked"),
+    "scored": _("Scored"),
+    "reference": _("Reference checks"),
+}
+# Each state in words, for the page (the API and progress.json give the code).
+STATE_WORDS = {
+    "pending": _("pending"),
+    "running": _("running"),
+    "waiting": _("waiting"),
+    "done": _("done"),
+    "failed": _("failed"),
+    "skipped": _("skipped"),
 }
 
 
@@ -35,6 +47,11 @@ class Step:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def state_label(self) -> str:
+        """The state in the page's language (the API and progress.json give `state`, a code)."""
+        return str(STATE_WORDS.get(self.state, self.state))
 
 
 @dataclass(frozen=True)
@@ -52,8 +69,8 @@ class Facts:
     reference: tuple[str, str] | None = None  # (state, detail) from the provider
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def _errors(n: int) -> str:
+    return ngettext("%(n)s error", "%(n)s errors", n) % {"n": f"{n:,}"}
 
 
 def steps(f: Facts) -> list[Step]:
@@ -68,15 +85,23 @@ def steps(f: Facts) -> list[Step]:
         if f.queue_pending:
             states["unpacked"], details["unpacked"] = "waiting", f.message
         else:
-            states["unpacked"], details["unpacked"] = "waiting", "Waiting for a worker to take it."
+            states["unpacked"], details["unpacked"] = (
+                "waiting",
+                gettext("Waiting for a worker to take it."),
+            )
     elif f.status == "ingesting":
         states["unpacked"] = "running"
     else:
         states["unpacked"] = "done"
         if f.runs_total:
-            details["unpacked"] = _plural(f.runs_total, "run log") + " found."
+            details["unpacked"] = ngettext(
+                "%(n)s run log found.", "%(n)s run logs found.", f.runs_total
+            ) % {"n": f"{f.runs_total:,}"}
 
-    counted = f"checked {f.runs_checked:,} of {f.runs_total:,} runs"
+    counted = gettext("checked %(checked)s of %(total)s runs") % {
+        "checked": f"{f.runs_checked:,}",
+        "total": f"{f.runs_total:,}",
+    }
     if f.status == "checking":
         states["checked"], details["checked"] = "running", counted
     elif reached > 2 and f.status != "failed":
@@ -95,26 +120,46 @@ def steps(f: Facts) -> list[Step]:
             at = "scored"
             states["unpacked"] = states["checked"] = "done"
             details["checked"] = counted
-        states[at], details[at] = "failed", f.message or "Failed."
+        states[at], details[at] = "failed", f.message or gettext("Failed.")
         for later in CODES[CODES.index(at) + 1 :]:
-            states[later], details[later] = "skipped", "Not reached: an earlier step failed."
+            states[later], details[later] = (
+                "skipped",
+                gettext("Not reached: an earlier step failed."),
+            )
     elif reached == 4 and f.status != "withdrawn" or f.validated and f.status == "withdrawn":
         states["scored"] = "done"
-        details["scored"] = (
-            f"{f.held:,} of {f.results:,} results held by a blocking finding "
-            f"({_plural(f.errors, 'error')} in all); the others can be published."
-            if f.held
-            else f"{f.results:,} of {f.results:,} results can be published"
-            + (f" ({_plural(f.errors, 'error')}, none blocking)." if f.errors else ".")
-        )
+        numbers = {
+            "held": f"{f.held:,}",
+            "results": f"{f.results:,}",
+            "errors": _errors(f.errors),
+        }
+        if f.held:
+            details["scored"] = (
+                gettext(
+                    "%(held)s of %(results)s results held by a blocking finding (%(errors)s in "
+                    "all); the others can be published."
+                )
+                % numbers
+            )
+        elif f.errors:
+            details["scored"] = (
+                gettext(
+                    "%(results)s of %(results)s results can be published (%(errors)s, none blocking)."
+                )
+                % numbers
+            )
+        else:
+            details["scored"] = (
+                gettext("%(results)s of %(results)s results can be published.") % numbers
+            )
     if f.status == "withdrawn":
         for code in CODES[1:]:
             if states[code] in ("pending", "running", "waiting"):
-                states[code], details[code] = "skipped", "Withdrawn."
+                states[code], details[code] = "skipped", gettext("Withdrawn.")
 
     if states["scored"] == "done":
         states["reference"], details["reference"] = f.reference or reference_step([])
-    return [Step(code, LABELS[code], states[code], details[code]) for code in CODES]
+    return [Step(code, str(LABELS[code]), states[code], details[code]) for code in CODES]
 
 
 @dataclass(frozen=True)
@@ -133,27 +178,39 @@ def reference_step(checks: list[Check]) -> tuple[str, str]:
     if not checks:
         return (
             "skipped",
-            "No reference check is run for this submission (open division or imported history).",
+            gettext(
+                "No reference check is run for this submission (open division or imported history)."
+            ),
         )
     done = [c for c in checks if c.state in ("done", "failed")]
-    count = f"{len(done)} of {len(checks)} reference checks done"
+    count = gettext("%(done)s of %(total)s reference checks done") % {
+        "done": len(done),
+        "total": len(checks),
+    }
     failed = [c for c in checks if c.state == "failed"]
     open_ = [c for c in checks if c.state not in ("done", "failed")]
     if open_:
         waiting = sorted({c.label for c in open_ if c.waiting})
         if waiting:
-            return "waiting", f"{count}; {len(open_)} open: {'; '.join(waiting)}."
+            return "waiting", gettext("%(count)s; %(open)s open: %(which)s.") % {
+                "count": count,
+                "open": len(open_),
+                "which": "; ".join(waiting),
+            }
         return "running", f"{count}; {', '.join(sorted({c.label for c in open_}))}."
     if failed:
-        return "failed", f"{count}; {len(failed)} could not run: " + "; ".join(
-            sorted({c.message or c.label for c in failed})
-        )
+        return "failed", gettext("%(count)s; %(failed)s could not run: %(why)s") % {
+            "count": count,
+            "failed": len(failed),
+            "why": "; ".join(sorted({c.message or c.label for c in failed})),
+        }
     verdicts: dict[str, int] = {}
     for c in done:
-        verdicts[c.verdict or "no verdict"] = verdicts.get(c.verdict or "no verdict", 0) + 1
+        verdict = c.verdict or gettext("no verdict")
+        verdicts[verdict] = verdicts.get(verdict, 0) + 1
     return "done", f"{count}: " + ", ".join(
         f"{n} {v.lower()}" for v, n in sorted(verdicts.items())
-    ) + "."
+    ) + gettext(".")
 
 
 def _checks_of(submission) -> list[Check]:
@@ -195,7 +252,11 @@ def facts_of(submission) -> Facts:
         errors=validation.errors if validation else 0,
         results=results,
         held=len(held),
-        received=f"{size_text(submission.size)} at {submission.created_at:%Y-%m-%d %H:%M:%S} UTC",
+        received=gettext("%(size)s at %(when)s UTC")
+        % {
+            "size": size_text(submission.size),
+            "when": f"{submission.created_at:%Y-%m-%d %H:%M:%S}",
+        },
         reference=reference,
     )
 

@@ -2,6 +2,8 @@
 
 from django import forms
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Organisation
 from leaderboard.access import policy
@@ -20,11 +22,13 @@ class UploadForm(forms.Form):
         to_field_name="slug",
         empty_label=None,
         required=False,  # the user's only one, if not named
-        help_text="The organisation you upload for: one of yours.",
+        help_text=_("The organisation you upload for: one of yours."),
     )
     bundle = forms.FileField(
-        help_text="Your organisation's tree as .tar, .tar.gz, .tgz, .tar.xz or .zip "
-        "(systems/ and results/ folders, or the v0.5 layout)."
+        help_text=_(
+            "Your organisation's tree as .tar, .tar.gz, .tgz, .tar.xz or .zip "
+            "(systems/ and results/ folders, or the v0.5 layout)."
+        )
     )
 
     def __init__(self, *args, user=None, **kwargs):
@@ -49,10 +53,12 @@ class UploadForm(forms.Form):
             organisation = mine[0]
         if organisation is None:
             raise forms.ValidationError(
-                "Choose the organisation you upload for."
+                gettext("Choose the organisation you upload for.")
                 if mine.exists()
-                else "You upload for an organisation you are a member of, and you are a member of none: "
-                "ask its administrator to add you."
+                else gettext(
+                    "You upload for an organisation you are a member of, and you are a member of "
+                    "none: ask its administrator to add you."
+                )
             )
         return organisation
 
@@ -60,7 +66,8 @@ class UploadForm(forms.Form):
         bundle = self.cleaned_data["bundle"]
         if not bundle.name.lower().endswith(BUNDLE_SUFFIXES):
             raise forms.ValidationError(
-                f"“{bundle.name}” is not a bundle: upload one of {', '.join(BUNDLE_SUFFIXES)}."
+                gettext("“%(name)s” is not a bundle: upload one of %(suffixes)s.")
+                % {"name": bundle.name, "suffixes": ", ".join(BUNDLE_SUFFIXES)}
             )
         return bundle
 
@@ -73,7 +80,9 @@ def offered(round_: Round, history: bool, now=None) -> str | None:
     if phase in (calendar.OPEN, calendar.GRACE):
         return round_.name
     if phase == calendar.REVIEW:
-        return f"{round_.name} (in review: a fix a reviewer asked for)"
+        return gettext("%(round)s (in review: a fix a reviewer asked for)") % {"round": round_.name}
     if phase == calendar.HISTORY and (history or not round_.history):
-        return f"{round_.name} (imported history)" if round_.history else round_.name
+        if round_.history:
+            return gettext("%(round)s (imported history)") % {"round": round_.name}
+        return round_.name
     return None

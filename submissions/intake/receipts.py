@@ -11,6 +11,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from audit.log import record
 
@@ -37,7 +38,8 @@ def send(submission, request) -> bool:
     text = render_to_string("submissions/receipt.txt", context(submission, request))
     try:
         send_mail(
-            f"Received: {submission.original_name} ({submission.round.name})",
+            gettext("Received: %(bundle)s (%(round)s)")
+            % {"bundle": submission.original_name, "round": submission.round.name},
             text,
             None,  # DEFAULT_FROM_EMAIL
             [user.email],
