@@ -59,7 +59,7 @@ def test_the_latest_rounds_fastest_closed_result_per_benchmark(client, catalogue
     html = client.get("/").content.decode()
     assert "Fastest in Training v5.1" in html
     fastest = re.findall(
-        r'<small class="muted">(\w+)</small></th>\s*<td class="num"><a href="([^"]+)">([\d.,]+)</a>',
+        r'<small class="muted">(\w+)</small></th>\s*<td class="num"[^>]*><a href="([^"]+)">([\d.,]+)</a>',
         html,
     )
     assert fastest == [
@@ -67,6 +67,9 @@ def test_the_latest_rounds_fastest_closed_result_per_benchmark(client, catalogue
         ("retinanet", "/r/training-v5.1/NVIDIA/tyche_72/retinanet/", "10.00"),
     ]
     assert 'href="/r/training-v5.1/#row-NVIDIA--tyche_72"' in html
+    # Its accelerators, on a phone too (the column was hidden there): a card's cell under its name.
+    assert '<th scope="col">Accelerators</th>' in html
+    assert '<td data-label="Accelerators">72 × NVIDIA Blackwell GPU (GB200)</td>' in html
 
 
 def test_a_search_across_rounds_links_each_hit_to_its_row(client, catalogue):
