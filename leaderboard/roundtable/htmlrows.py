@@ -82,12 +82,16 @@ def row_html(r: ShownRow, columns: set[str], w: dict[str, str] | None = None) ->
     name = f"{r['submitter']} {r['name']}" + (f" ({r['distinct']})" if r["distinct"] else "")
     distinct = f' <span class="distinct">{escape(r["distinct"])}</span>' if r["distinct"] else ""
     url = escape(r["url"])
+    # The accelerators under the name, shown on a phone only (portal.css), where the Accelerator column is
+    # a swipe away: a reader's first question of a time ("on how many of what?") is answered beside it.
+    accelerators = r["accelerator_short"] or r["accelerator"]
+    accelerators = f' <span class="acc">{escape(accelerators)}</span>' if accelerators else ""
     out = [
         f'<tr data-system="{escape(r["slug"])}" id="{escape(r["anchor"])}"><th scope="row" class="sys">'
         f'<input type="checkbox" name="s" value="{escape(r["slug"])}" form="compare-form" '
         f'aria-label="{w["compare"].replace("%(system)s", escape(name))}"> <a href="{url}" data-name '
         f'title="{w["its page"]}">{escape(r["name"])}</a>{distinct} '
-        f"{_organisation(r)}</th>"
+        f"{_organisation(r)}{accelerators}</th>"
     ]
     out += [_cell(c, w) for c in r["cells"]]
     if "public_id" in columns:

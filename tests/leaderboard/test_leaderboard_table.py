@@ -463,12 +463,15 @@ def test_the_round_tables_rows_escape_what_comes_from_bundles():
     data = _round_data()
     row = data.rows[0]
     row.submitter, row.name, row.framework = '<b>"Acme"</b>', "<script>x</script>", "A&B"
+    row.accelerator_model, row.accelerator_count = "<i>H100</i>", 8
     row.cells["ssd"].not_scored_because = "<img src=x>"
     view, _ = TableView.from_query(QueryDict(""), data)
     table = shown_table(view, data)
     [(section, rows)] = table.sections
     html = rows_html(rows, ["submitter", "software", "cloud_scale", "power"])
-    assert "<script>" not in html and "<img" not in html and "<b>" not in html
+    assert "<script>" not in html and "<img" not in html and "<b>" not in html and "<i>" not in html
+    # The accelerators under the system's name, which a phone shows (portal.css), escaped too.
+    assert '<span class="acc">8 × &lt;i&gt;H100&lt;/i&gt;</span></th>' in html
     assert 'data-system="&lt;b&gt;&quot;Acme&quot;&lt;/b&gt;/alpha"' in html
     assert ">&lt;script&gt;x&lt;/script&gt;</a>" in html and ">A&amp;B</td>" in html
     # Why it has no score: in the tooltip, and in the cell's text for a phone, which has no hover.
