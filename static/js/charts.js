@@ -48,6 +48,7 @@
     if (!target || !window.Plotly) return;
     var figure = JSON.parse(script.textContent);
     if (target.clientWidth < 600) narrow(figure.layout, figure.data.length);
+    clearOfModeBar(figure.layout, target.clientWidth);
     window.Plotly.react(target, figure.data, figure.layout, {
       responsive: true, displaylogo: false,
       modeBarButtonsToRemove: ["select2d", "lasso2d"],
@@ -75,6 +76,33 @@
         axis.tickangle = 0;
       }
     });
+  }
+
+  // The mode bar (plotly's toolbar: zoom, pan, download) sits in the figure's top right corner, where the
+  // title ran under it (issue 39): the title goes below the bar's row, in lines that fit the chart's
+  // width, and the plot below the title.
+  var MODEBAR = 30;
+  function clearOfModeBar(layout, width) {
+    var title = layout.title;
+    if (!title || !title.text) return;
+    var size = (title.font && title.font.size) || 17;
+    var perLine = Math.max(Math.floor((width - 20) / (size * 0.6)), 12);
+    var lines = [];
+    String(title.text).split("<br>").forEach(function (line) {
+      var words = line.split(" "), current = "";
+      words.forEach(function (word) {
+        if (current && (current + " " + word).length > perLine) { lines.push(current); current = word; }
+        else current = current ? current + " " + word : word;
+      });
+      lines.push(current);
+    });
+    layout.title = Object.assign({}, title, {
+      text: lines.join("<br>"), yref: "container", y: 1, yanchor: "top",
+      pad: Object.assign({}, title.pad, { t: MODEBAR + 4 }),
+    });
+    layout.margin = Object.assign({}, layout.margin);
+    layout.margin.t = Math.max(layout.margin.t || 0, MODEBAR + 4 + Math.ceil(lines.length * size * 1.3) + 8);
+    layout.height = (layout.height || 450) + layout.margin.t - 40;
   }
 
   function whenNear(script) {
