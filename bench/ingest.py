@@ -14,7 +14,7 @@ Two ways of ingesting, each timed against the floor measured in the same run:
 
 Prints wall time, MB/s (unpacked bytes), peak RSS of each stage (for the worker pipeline, the
 command's own and the worker's process tree, read from VmHWM just before the worker is stopped),
-the worker pipeline's CPU time (less noisy than wall time on a shared machine),
+the worker pipeline's CPU time and the floor's (less noisy than wall time on a shared machine),
 and what the database holds afterwards: every submission final and every run checked, or the
 bench exits non-zero. In v5.1 one submission (University of Florida) is invalid by the rules, so
 `--wait` exits 1 saying "1 of 19 submissions did not pass": that verdict is expected, not a failure.
@@ -438,14 +438,15 @@ def describe(counts: dict) -> str:
     )
 
 
-def measure_floor(tmp: Path) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS in MB, unpacked bytes) of the floor, in a child process like the ingest."""
-    wall, rss, code, _ = timed_child(
+def measure_floor(tmp: Path) -> tuple[float, float, int, float]:
+    """(wall seconds, peak RSS in MB, unpacked bytes, CPU seconds) of the floor, in a child process like the
+    ingest."""
+    wall, rss, code, cpu = timed_child(
         [sys.executable, __file__, "--floor"], os.environ, tmp / "floor.out"
     )
     if code:
         raise SystemExit(f"the floor failed with exit code {code}:\n{tail(tmp / 'floor.out')}")
-    return wall, rss, int((tmp / "floor.out").read_text().split()[-1])
+    return wall, rss, int((tmp / "floor.out").read_text().split()[-1]), sum(cpu)
 
 
 def main() -> int:
@@ -484,8 +485,8 @@ def main() -> int:
                 # Removed once verified: each repeat wrote about 750 MB (parts, databases) to the temp folder.
                 shutil.rmtree(work)
                 floors.append(measure_floor(tmp))
-                runs[-1] += [floors[-2][0], floors[-1][0]]
-    total_bytes, floor_rss = floors[0][2], max(rss for _, rss, _ in floors)
+                runs[-1] += [floors[-2][0], floors[-1][0], floors[-2][3], floors[-1][3]]
+    total_bytes, floor_rss = floors[0][2], max(floor[1] for floor in floors)
 
     mb = total_bytes / 1e6
     print(f"v5.1 round: {TARBALL.stat().st_size / 1e6:.1f} MB compressed, {mb:.1f} MB unpacked")
@@ -498,16 +499,19 @@ def main() -> int:
             else "NOT built, the parser judges in Python (bin/build_scan.py builds it)"
         )
     )
-    walls = [wall for wall, _, _ in floors]
+    walls = [floor[0] for floor in floors]
     print(
         "floor (decompress + read every byte), before and after each ingest: "
         + ", ".join(f"{w:.2f}" for w in walls)
         + f" s; {mb / statistics.mean(walls):.1f} MB/s on average; "
-        f"peak RSS {floor_rss:.1f} MB"
+        f"peak RSS {floor_rss:.1f} MB; CPU (user + system) "
+        + ", ".join(f"{floor[3]:.2f}" for floor in floors)
+        + " s"
     )
     ratios: dict[str, list[float]] = {name: [] for name in names}
-    for name, r, before, after in runs:
+    for name, r, before, after, cpu_before, cpu_after in runs:
         base = (before + after) / 2
+        base_cpu = (cpu_before + cpu_after) / 2
         ratio = r["wall"] / base
         ratios[name].append(ratio)
         if name == "worker":
@@ -523,7 +527,8 @@ def main() -> int:
             print(
                 f"  CPU (user + system): ingest command {sum(r['cpu']):.2f} s ({r['cpu'][1]:.2f} system); worker "
                 f"tree {sum(r['worker_cpu']):.2f} s ({r['worker_cpu'][1]:.2f} system), counted from when it was "
-                f"ready; whole machine {r['busy']:.2f} s (with PostgreSQL and Redis)"
+                f"ready; whole machine {r['busy']:.2f} s (with PostgreSQL and Redis); command and worker tree "
+                f"{(sum(r['cpu']) + sum(r['worker_cpu'])) / base_cpu:.2f}x the floor's {base_cpu:.2f} s"
             )
             for note in r["notes"]:
                 print(f"  note: {note}")
@@ -553,7 +558,7 @@ def main() -> int:
     print(
         f"ratio ingest / floor, same run: {'; '.join(summary)}; peak RSS target < 500 MB per process"
     )
-    problems = [p for _, r, _, _ in runs for p in r["problems"]]
+    problems = [p for _, r, *_ in runs for p in r["problems"]]
     for problem in problems:
         print(f"FAILED: {problem}")
     return 1 if problems else 0
