@@ -39,7 +39,11 @@ log = logging.getLogger(__name__)
 # A mail that failed is tried again after NOTIFY_MAIL_RETRY_S (30 s), then twice as long each time.
 MAIL_RETRIES = 12
 OUTBOX_LATE = timedelta(minutes=1)  # an event not delivered by then is queued again by the sweep
-MAIL_LATE = timedelta(minutes=15)  # a mail still pending then (its retries spent or lost) too
+# A mail still pending after MAIL_LATE is queued again every minute, one task a recipient: once the mail
+# server is back, what an outage held up goes within about a minute, not at its next backoff (up to an
+# hour). A webhook's delivery, one task each, after HOOK_LATE.
+MAIL_LATE = timedelta(minutes=2)
+HOOK_LATE = timedelta(minutes=15)
 
 
 def record(kind: str, ids: dict) -> str:
@@ -323,7 +327,7 @@ def clock() -> int:
     for pk in mails:
         send_mail.delay(pk)
     hooks = WebhookDelivery.objects.filter(
-        state=WebhookDelivery.State.PENDING, created_at__lte=now - MAIL_LATE
+        state=WebhookDelivery.State.PENDING, created_at__lte=now - HOOK_LATE
     ).values_list("pk", flat=True)
     for pk in hooks:
         post_webhook.delay(pk)
