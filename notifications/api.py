@@ -124,18 +124,20 @@ class WebhookSerializer(serializers.ModelSerializer):
         model = Webhook
         fields = ["id", "organisation", "url", "secret", "active", "created_at"]
 
-    def validate_url(self, url):
-        try:
-            webhooks.address(url)
-        except webhooks.Refused as refused:
-            raise serializers.ValidationError(str(refused)) from None
-        return url
-
     def validate_organisation(self, organisation):
         who = policy.viewer(self.context["request"].user)
         if not policy.may_manage_webhooks(who, organisation):
             raise serializers.ValidationError("Only the organisation's admins set its webhooks.")
         return organisation
+
+    def validate(self, attrs):
+        """The URL's host resolved and checked (webhooks.address), once the rest is valid: only an
+        organisation's admins make the portal look a name up."""
+        try:
+            webhooks.address(attrs["url"])
+        except webhooks.Refused as refused:
+            raise serializers.ValidationError({"url": str(refused)}) from None
+        return attrs
 
 
 class WebhookViewSet(
