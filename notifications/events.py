@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from django.apps import apps
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from leaderboard.access import policy
 from leaderboard.models import Round
@@ -253,21 +254,26 @@ def _phase(what):
 EVENTS = {
     e.kind: e
     for e in (
-        Event("upload.received", "An upload is received", Channel.SITE, _upload_received),
-        Event("validation.finished", "A validation finishes", Channel.BOTH, _verdict),
-        Event("revalidation.finished", "A re-validation finishes", Channel.BOTH, _verdict),
-        Event("objection.filed", "An objection is filed", Channel.BOTH, _objection_filed),
-        Event("objection.replied", "A reply to an objection", Channel.BOTH, _objection_replied),
-        Event("objection.decided", "An objection is decided", Channel.BOTH, _objection_decided),
-        Event("results.published", "Your results are published", Channel.BOTH, _published),
-        Event("deadline.24h", "24 hours to a deadline", Channel.BOTH, _deadline(24)),
-        Event("deadline.1h", "1 hour to a deadline", Channel.BOTH, _deadline(1)),
-        Event("refcheck.disagrees", "A reference check disagrees", Channel.BOTH, _refcheck),
-        Event("round.review_opens", "A round's review opens", Channel.SITE, _phase("review opens")),
+        Event("upload.received", _("An upload is received"), Channel.SITE, _upload_received),
+        Event("validation.finished", _("A validation finishes"), Channel.BOTH, _verdict),
+        Event("revalidation.finished", _("A re-validation finishes"), Channel.BOTH, _verdict),
+        Event("objection.filed", _("An objection is filed"), Channel.BOTH, _objection_filed),
+        Event("objection.replied", _("A reply to an objection"), Channel.BOTH, _objection_replied),
+        Event("objection.decided", _("An objection is decided"), Channel.BOTH, _objection_decided),
+        Event("results.published", _("Your results are published"), Channel.BOTH, _published),
+        Event("deadline.24h", _("24 hours to a deadline"), Channel.BOTH, _deadline(24)),
+        Event("deadline.1h", _("1 hour to a deadline"), Channel.BOTH, _deadline(1)),
+        Event("refcheck.disagrees", _("A reference check disagrees"), Channel.BOTH, _refcheck),
         Event(
-            "round.review_closes", "A round's review closes", Channel.SITE, _phase("review closes")
+            "round.review_opens", _("A round's review opens"), Channel.SITE, _phase("review opens")
         ),
-        Event("round.published", "A round is published", Channel.SITE, _phase("published")),
+        Event(
+            "round.review_closes",
+            _("A round's review closes"),
+            Channel.SITE,
+            _phase("review closes"),
+        ),
+        Event("round.published", _("A round is published"), Channel.SITE, _phase("published")),
     )
 }
 

@@ -4,15 +4,16 @@ how a user hears of one kind of event (events.EVENTS says the kinds and their de
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from . import webhooks
 
 
 class Channel(models.TextChoices):
-    BOTH = "both", "Mail and in the site"
-    EMAIL = "email", "Mail only"
-    SITE = "site", "In the site only"
-    NONE = "none", "Not at all"
+    BOTH = "both", _("Mail and in the site")
+    EMAIL = "email", _("Mail only")
+    SITE = "site", _("In the site only")
+    NONE = "none", _("Not at all")
 
 
 class Notification(models.Model):

@@ -63,5 +63,9 @@ def unsubscribe(request, token):
     return render(
         request,
         "notifications/unsubscribe.html",
-        {"label": ", ".join(EVENTS[kind].label for kind in kinds), "done": done, "token": token},
+        {
+            "label": ", ".join(str(EVENTS[kind].label) for kind in kinds),
+            "done": done,
+            "token": token,
+        },
     )

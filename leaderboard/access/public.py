@@ -16,6 +16,7 @@ from datetime import datetime
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Now
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext, pgettext
 
 from ..catalogue import calendar
 from ..models import Result, Run, System
@@ -50,17 +51,21 @@ def why_not_public(result, now: datetime | None = None) -> str:
     system = result.system
     # The submission's status is the write side's (submissions.Submission.Status.WITHDRAWN).
     if result.withdrawn or system.submission.status == "withdrawn":
-        return "withdrawn, it will not be published"
+        return gettext("withdrawn, it will not be published")
     reasons = []
     if result.error_count and not result.advisory:
-        reasons.append("held by a blocking finding, a fix is required before it can be published")
+        reasons.append(
+            gettext("held by a blocking finding, a fix is required before it can be published")
+        )
     publish_at = system.round.publish_at
     if publish_at is not None and publish_at > now:
-        reasons.append(f"publication on {calendar.when(publish_at)}")
+        reasons.append(gettext("publication on %(when)s") % {"when": calendar.when(publish_at)})
     elif not reasons:
         published = system.round.published_at is not None or publish_at is not None
-        reasons.append("not published with its round" if published else "not published yet")
-    return "; ".join(reasons)
+        reasons.append(
+            gettext("not published with its round") if published else gettext("not published yet")
+        )
+    return pgettext("between items of a list", "; ").join(reasons)
 
 
 def systems():
@@ -75,10 +80,10 @@ def findings_note(error_count: int, warning_count: int, advisory: bool) -> str:
     """'' for a clean result, else what a reader should know, e.g. '2 errors (advisory), 1 warning'."""
     parts = []
     if error_count:
-        parts.append(
-            f"{error_count} error{'s' if error_count != 1 else ''}"
-            + (" (advisory)" if advisory else "")
-        )
+        errors = ngettext("%(n)d error", "%(n)d errors", error_count) % {"n": error_count}
+        parts.append(errors + (" " + gettext("(advisory)") if advisory else ""))
     if warning_count:
-        parts.append(f"{warning_count} warning{'s' if warning_count != 1 else ''}")
-    return ", ".join(parts)
+        parts.append(
+            ngettext("%(n)d warning", "%(n)d warnings", warning_count) % {"n": warning_count}
+        )
+    return pgettext("between items of a list", ", ").join(parts)

@@ -1,7 +1,8 @@
 """A round's calendar: when uploads open, the deadline and its grace period, the end of review,
 and the publication minute; and what that means at a given moment.
 
-Pure (no Django): the round's dates go in as a Calendar, the moment as `now`.
+Pure but for Django's translation of `when` (a moment in the active language): the round's dates go in
+as a Calendar, the moment as `now`.
 
     upcoming ── opens_at ── open ── deadline_at ── grace ── +grace ── review ── publish_at ── published
 
@@ -13,6 +14,9 @@ until publication).
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+
+from django.utils import dateformat
+from django.utils.translation import pgettext
 
 UPCOMING = "upcoming"
 OPEN = "open"
@@ -48,7 +52,7 @@ class Calendar:
 def when(moment: datetime) -> str:
     """A moment as messages write it: 'Friday 14 March 2025, 17:00 UTC'."""
     moment = moment.astimezone(UTC)
-    return f"{moment:%A} {moment.day} {moment:%B %Y, %H:%M} UTC"
+    return dateformat.format(moment, pgettext("date format", "l j F Y, H:i")) + " UTC"
 
 
 def phase(calendar: Calendar, now: datetime) -> str:

@@ -1,9 +1,11 @@
 """The quality target in words: which metric a benchmark's target is on (quality_metrics.toml) and
-which way is better. Pure (no Django)."""
+which way is better, in the active language. Pure but for Django's gettext."""
 
 import functools
 import tomllib
 from pathlib import Path
+
+from django.utils.translation import gettext
 
 DATA_FILE = Path(__file__).resolve().parent / "quality_metrics.toml"
 
@@ -23,6 +25,9 @@ def target_text(benchmark_key: str, target: float | None, higher_is_better: bool
     """'log perplexity (C4 validation) of 5.6 or lower (lower is better)'; '' without a target."""
     if target is None:
         return ""
-    metric = metric_of(benchmark_key) or "quality"
-    bound, better = ("or higher", "higher") if higher_is_better else ("or lower", "lower")
-    return f"{metric} of {target:g} {bound} ({better} is better)"
+    metric = metric_of(benchmark_key) or gettext("quality")
+    if higher_is_better:
+        text = gettext("%(metric)s of %(target)s or higher (higher is better)")
+    else:
+        text = gettext("%(metric)s of %(target)s or lower (lower is better)")
+    return text % {"metric": metric, "target": f"{target:g}"}

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Prefetch, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from kombu.exceptions import OperationalError as BrokerError
 
 from audit.log import record
@@ -382,15 +383,17 @@ def state_label(check: ReferenceCheck, queues: set[str]) -> str:
     """The state in words, as the pages say it."""
     if check.state == State.QUEUED:
         if check.queue in queues:
-            return "queued"
+            return gettext("queued")
         return (
-            "waiting for any agent"
+            gettext("waiting for any agent")
             if check.queue == ANY_QUEUE
-            else f"waiting for an agent with {check.family}"
+            else gettext("waiting for an agent with %(family)s") % {"family": check.family}
         )
     if check.state == State.RUNNING:
-        return f"running on {check.agent_name}" if check.agent_name else "running"
-    return check.get_state_display().lower()
+        if check.agent_name:
+            return gettext("running on %(agent)s") % {"agent": check.agent_name}
+        return gettext("running")
+    return str(check.get_state_display()).lower()
 
 
 FIGURE = "samples_per_second_per_accelerator"
@@ -417,7 +420,7 @@ def as_dict(check: ReferenceCheck, queues: set[str]) -> dict:
         "ratio": check.ratio,
         "tolerance": check.tolerance,
         "verdict": check.verdict,
-        "verdict_label": check.get_verdict_display() if check.verdict else "",
+        "verdict_label": str(check.get_verdict_display()) if check.verdict else "",
         "message": check.message,
         # Exactly what the probe ran (model, shapes, steps, dtype, device, versions, cpu, scaling...).
         "probe": {key: value for key, value in measurement.items() if key != FIGURE},

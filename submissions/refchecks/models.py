@@ -4,6 +4,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Agent(models.Model):
@@ -39,17 +40,17 @@ class ReferenceCheck(models.Model):
     reviewer decides."""
 
     class State(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     class Verdict(models.TextChoices):
-        CONSISTENT = "consistent", "Consistent"
-        IMPLAUSIBLY_FAST = "implausibly-fast", "Implausibly fast"
-        COULD_NOT_RUN = "could-not-run", "Could not run"
-        OTHER_HARDWARE = "other-hardware", "Measured on other hardware"
-        CPU = "cpu", "CPU measurement, not compared"
+        CONSISTENT = "consistent", _("Consistent")
+        IMPLAUSIBLY_FAST = "implausibly-fast", _("Implausibly fast")
+        COULD_NOT_RUN = "could-not-run", _("Could not run")
+        OTHER_HARDWARE = "other-hardware", _("Measured on other hardware")
+        CPU = "cpu", _("CPU measurement, not compared")
 
     FINAL = {State.DONE, State.FAILED}
 
