@@ -3,6 +3,7 @@
 from urllib.parse import urlencode
 
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
 from ..catalogue.organisations import name_key, organisation_of
@@ -56,9 +57,9 @@ def compare_page(request, round_key):
     unknown = [s for s in wanted if found[s] is None]
     error = ""
     if len(chosen) < 2:
-        error = "Pick at least two systems to compare (tick them in the round table)."
+        error = gettext("Pick at least two systems to compare (tick them in the round table).")
     elif len(chosen) > 4:
-        error = "Compare at most four systems at once; the first four are shown."
+        error = gettext("Compare at most four systems at once; the first four are shown.")
         chosen = chosen[:4]
     base = _baseline(request.GET.get("base", ""), chosen, by_slug, by_organisation)
     # Per accelerator: accelerator-hours to train (minutes ÷ 60 × accelerators), as in the table.
