@@ -304,6 +304,61 @@ def _metrics(
     return out
 
 
+class _Records:
+    """The lines of one log: MLLOG records, with the odd line of noise that real logs have."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def emit(
+        self,
+        t: int,
+        key: str,
+        value=None,
+        kind: str = "POINT_IN_TIME",
+        prefix: str = "",
+        **metadata,
+    ) -> None:
+        record = {
+            "namespace": "",
+            "time_ms": t,
+            "event_type": kind,
+            "key": key,
+            "value": value,
+            "metadata": {"file": "train.py", "lineno": 100 + len(self.lines), **metadata},
+        }
+        self.lines.append(prefix + ":::MLLOG " + json.dumps(record))
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+class _Progress:
+    """Where training is: the benchmark's x (samples or epochs) as samples, and as an eval's metadata."""
+
+    def __init__(self, spec: dict | None, division: str, hp: dict) -> None:
+        self.unit = spec["x"] if spec else "samples"
+        self.gbs = max(1, int(hp.get("global_batch_size") or 1))
+        self.train_samples = max(1, int(hp.get("train_samples") or 1))
+        # Open-division rules ask for epoch_num on eval_accuracy whatever the benchmark counts in.
+        self.epoch_too = self.unit == "samples" and (spec is None or division == "open")
+
+    def samples_at(self, x) -> int:
+        return (
+            int(x)
+            if self.unit == "samples"
+            else round(x * self.train_samples / self.gbs) * self.gbs
+        )
+
+    def where(self, x) -> dict:
+        if self.unit == "epochs":
+            return {"epoch_num": x}
+        md = {"samples_count": x}
+        if self.epoch_too:
+            md["epoch_num"] = round(x / self.train_samples, 4)
+        return md
+
+
 def mllog_run(
     *,
     benchmark: str,
@@ -328,20 +383,16 @@ def mllog_run(
     the schedule (None: all of them). higher_is_better=None takes the benchmark's direction.
     """
     spec = BENCHMARKS.get(benchmark)
+    submission = {
+        "benchmark": benchmark,
+        "org": org,
+        "division": division,
+        "status": status,
+        "platform": platform,
+    }
+    overrides = sorted((hyperparameters or {}).items())
     rng = _rng(
-        "mllog",
-        benchmark,
-        org,
-        division,
-        status,
-        platform,
-        seed,
-        start_ms,
-        minutes,
-        target,
-        success,
-        evals,
-        sorted((hyperparameters or {}).items()),
+        "mllog", *submission.values(), seed, start_ms, minutes, target, success, evals, overrides
     )
     hp = {**(spec["hyperparameters"] if spec else _DEFAULT_HP), **(hyperparameters or {})}
     higher = (
@@ -349,81 +400,74 @@ def mllog_run(
         if higher_is_better is None
         else higher_is_better
     )
-    unit = spec["x"] if spec else "samples"
-    blocks = spec["blocks"] if spec else "block"
-    lines: list[str] = []
-
-    def emit(
-        t: int, key: str, value=None, kind: str = "POINT_IN_TIME", prefix: str = "", **metadata
-    ) -> None:
-        record = {
-            "namespace": "",
-            "time_ms": t,
-            "event_type": kind,
-            "key": key,
-            "value": value,
-            "metadata": {"file": "train.py", "lineno": 100 + len(lines), **metadata},
-        }
-        lines.append(prefix + ":::MLLOG " + json.dumps(record))
-
+    log = _Records()
     init_start = start_ms - rng.randint(30_000, 180_000)
-    duration = round(minutes * 60_000)
-    emit(init_start - 5, "cache_clear", True)
-    emit(init_start, "init_start", kind="INTERVAL_START")
-    for name, value in (
-        ("benchmark", benchmark),
-        ("org", org),
-        ("division", division),
-        ("status", status),
-        ("platform", platform),
-    ):
-        emit(init_start + 1, f"submission_{name}", value)
-    emit(init_start + 2, "seed", seed)
+    _initialization(log, init_start, start_ms, submission, seed, hp, target)
+    progress = _Progress(spec, division, hp)
+    xs = _schedule(spec, rng, progress.gbs, progress.train_samples, evals)
+    metrics = _metrics(rng, spec, target, higher, xs, success)
+    stop = start_ms + round(minutes * 60_000)
+    blocks = spec["blocks"] if spec else "block"
+    _training(log, rng, blocks, progress, start_ms, stop, xs, metrics)
+    log.emit(
+        stop,
+        "run_stop",
+        kind="INTERVAL_END",
+        status="success" if success else "aborted",
+        **progress.where(xs[-1]),
+    )
+    log.lines.append("+ ret_code=0")
+    return log.text()
+
+
+def _initialization(
+    log: _Records, init_start: int, start_ms: int, submission: dict, seed: int, hp: dict, target
+) -> None:
+    """From clearing the cache to run_start: what was submitted, the seed and the settings."""
+    log.emit(init_start - 5, "cache_clear", True)
+    log.emit(init_start, "init_start", kind="INTERVAL_START")
+    for name, value in submission.items():
+        log.emit(init_start + 1, f"submission_{name}", value)
+    log.emit(init_start + 2, "seed", seed)
     for key, value in hp.items():
-        emit(init_start + 2, key, value)
-    emit(init_start + 2, "target_accuracy", target)
-    lines.append(
+        log.emit(init_start + 2, key, value)
+    log.emit(init_start + 2, "target_accuracy", target)
+    log.lines.append(
         f"Initialization done in {(start_ms - init_start) / 1000:.1f} s"
     )  # noise, as real logs have
-    emit(start_ms - 1, "init_stop", kind="INTERVAL_END")
-    emit(start_ms, "run_start", kind="INTERVAL_START")
+    log.emit(start_ms - 1, "init_stop", kind="INTERVAL_END")
+    log.emit(start_ms, "run_start", kind="INTERVAL_START")
 
-    gbs = max(1, int(hp.get("global_batch_size") or 1))
-    train_samples = max(1, int(hp.get("train_samples") or 1))
-    xs = _schedule(spec, rng, gbs, train_samples, evals)
-    metrics = _metrics(rng, spec, target, higher, xs, success)
-    # Open-division rules ask for epoch_num on eval_accuracy whatever the benchmark counts in.
-    epoch_too = unit == "samples" and (spec is None or division == "open")
 
-    def samples_at(x) -> int:
-        return int(x) if unit == "samples" else round(x * train_samples / gbs) * gbs
-
-    def where(x) -> dict:
-        if unit == "epochs":
-            return {"epoch_num": x}
-        md = {"samples_count": x}
-        if epoch_too:
-            md["epoch_num"] = round(x / train_samples, 4)
-        return md
-
+def _training(
+    log: _Records,
+    rng: random.Random,
+    blocks: str,
+    progress: _Progress,
+    start_ms: int,
+    stop: int,
+    xs: list,
+    metrics: list[float],
+) -> None:
+    """The run's blocks (or epochs) and evals, at times spread over the run as x grows."""
     if blocks == "run":
-        emit(start_ms, "epoch_start", kind="INTERVAL_START", epoch_num=0)
+        log.emit(start_ms, "epoch_start", kind="INTERVAL_START", epoch_num=0)
     t_prev, x_prev, samples_prev = start_ms, 0, 0
     for k, (x, metric) in enumerate(zip(xs, metrics)):
-        t = start_ms + round(duration * x / xs[-1])
-        samples = samples_at(x)
-        step = samples // gbs
+        t = start_ms + round((stop - start_ms) * x / xs[-1])
+        samples = progress.samples_at(x)
+        step = samples // progress.gbs
         if blocks == "block":
-            emit(
+            log.emit(
                 t_prev,
                 "block_start",
                 kind="INTERVAL_START",
                 samples_count=samples - samples_prev,
-                step=samples_prev // gbs,
+                step=samples_prev // progress.gbs,
             )
         elif blocks == "epoch":
-            emit(t_prev, "epoch_start", kind="INTERVAL_START", epoch_num=x_prev)
-        emit(
+            log.emit(t_prev, "epoch_start", kind="INTERVAL_START", epoch_num=x_prev)
+        log.emit(
             max(t_prev, t - 3),
             "tracked_stats",
             {"train_loss": round(rng.uniform(0.5, 3.0), 4)},
@@ -431,7 +475,7 @@ def mllog_run(
             samples_count=samples,
         )
         if blocks == "block":
-            emit(
+            log.emit(
                 max(t_prev, t - 2),
                 "block_stop",
                 kind="INTERVAL_END",
@@ -439,30 +483,25 @@ def mllog_run(
                 step=step,
             )
         elif blocks == "epoch":
-            emit(max(t_prev, t - 2), "epoch_stop", kind="INTERVAL_END", epoch_num=x_prev)
-        # srun-style "0: " prefixes appear on real multi-node logs.
-        emit(
+            log.emit(max(t_prev, t - 2), "epoch_stop", kind="INTERVAL_END", epoch_num=x_prev)
+        _eval(
+            log,
             max(t_prev, t - 1),
-            "eval_start",
-            kind="INTERVAL_START",
+            t,
+            progress.where(x),
+            metric,
             prefix="0: " if k % 2 == 0 else "",
-            **where(x),
         )
-        emit(t, "eval_accuracy", metric, **where(x))
-        emit(t, "eval_stop", kind="INTERVAL_END", **where(x))
         t_prev, x_prev, samples_prev = t, x, samples
-    stop = start_ms + duration
     if blocks == "run":
-        emit(stop, "epoch_stop", kind="INTERVAL_END", epoch_num=xs[-1])
-    emit(
-        stop,
-        "run_stop",
-        kind="INTERVAL_END",
-        status="success" if success else "aborted",
-        **where(xs[-1]),
-    )
-    lines.append("+ ret_code=0")
-    return "\n".join(lines) + "\n"
+        log.emit(stop, "epoch_stop", kind="INTERVAL_END", epoch_num=xs[-1])
+
+
+def _eval(log: _Records, started: int, t: int, where: dict, metric: float, prefix: str) -> None:
+    # srun-style "0: " prefixes appear on real multi-node logs.
+    log.emit(started, "eval_start", kind="INTERVAL_START", prefix=prefix, **where)
+    log.emit(t, "eval_accuracy", metric, **where)
+    log.emit(t, "eval_stop", kind="INTERVAL_END", **where)
 
 
 def mlperf05_run(
