@@ -106,11 +106,67 @@ def summarize(
 ) -> RunSummary:
     """Summarize one run; failure_reason explains the first check that failed."""
     s = RunSummary()
+    seen = _read_events(log, s)
+    s.submission = {name: seen.submission.get(name, "") for name in SUBMISSION_FIELDS}
+    s.first_line = {k: ev.line for k, ev in seen.firsts.items()}
+    start, init_stop = seen.firsts.get("run_start"), seen.firsts.get("init_stop")
+    run_stop = seen.run_stop
+    if run_stop is None and start is not None and seen.eval_result is not None:
+        run_stop = _stop_of_eval_result(start, seen.eval_result)
+    if run_stop is not None:
+        s.first_line["run_stop"] = run_stop.line
+    s.run_start = start.time_s if start else None
+    s.run_stop = run_stop.time_s if run_stop else None
+    s.init_stop = init_stop.time_s if init_stop else None
+    s.status = _status(run_stop) if run_stop else None
+    if start and run_stop and math.isfinite(start.time_s) and math.isfinite(run_stop.time_s):
+        s.time_to_train_s = run_stop.time_s - start.time_s
+    s.quality_target = quality_target if quality_target is not None else seen.log_target
+
+    # Eval curve: samples when the log counts samples anywhere, else epochs.
+    evals = seen.evals
+    s.eval_x = (
+        "samples"
+        if any(finite_number(xs.get("samples_count")) is not None for xs, _, _ in evals)
+        else "epoch"
+    )
+    x_key = "samples_count" if s.eval_x == "samples" else "epoch_num"
+    s.eval_curve = [(x, m) for xs, m, _ in evals if (x := finite_number(xs.get(x_key))) is not None]
+
+    s.failure_reason = _failure(
+        s,
+        log,
+        start,
+        run_stop,
+        init_stop,
+        evals,
+        require_init_stop_before_run_start,
+        higher_is_better,
+    )
+    s.success = not s.failure_reason
+    return s
+
+
+@dataclass
+class _Seen:
+    """What one pass over a log's events found, before the summary is worked out from it."""
+
+    firsts: dict[str, Event]  # the first init_start, init_stop, run_start, run_stop
+    run_stop: Event | None  # the last run_stop
+    eval_result: Event | None  # the last eval_result (logs without run_stop)
+    log_target: float | None
+    evals: list[tuple[dict, Any, Event]]  # (x candidates, metric, event)
+    submission: dict[str, str]
+
+
+def _read_events(log: ParsedLog, s: RunSummary) -> _Seen:
+    """One pass over the events: what the summary is worked out from, and the seed and
+    hyperparameters, which go into `s` as they are."""
     firsts: dict[str, Event] = {}
     run_stop: Event | None = None
     eval_result: Event | None = None
     log_target = None
-    evals: list[tuple[dict, Any, Event]] = []  # (x candidates, metric, event)
+    evals: list[tuple[dict, Any, Event]] = []
     submission: dict[str, str] = {}
     benchmark_hint = ""
 
@@ -149,42 +205,7 @@ def summarize(
 
     if not submission.get("benchmark") and benchmark_hint:
         submission["benchmark"] = benchmark_hint  # v0.5 and Alibaba name it on every line
-    s.submission = {name: submission.get(name, "") for name in SUBMISSION_FIELDS}
-    s.first_line = {k: ev.line for k, ev in firsts.items()}
-    start, init_stop = firsts.get("run_start"), firsts.get("init_stop")
-    if run_stop is None and start is not None and eval_result is not None:
-        run_stop = _stop_of_eval_result(start, eval_result)
-    if run_stop is not None:
-        s.first_line["run_stop"] = run_stop.line
-    s.run_start = start.time_s if start else None
-    s.run_stop = run_stop.time_s if run_stop else None
-    s.init_stop = init_stop.time_s if init_stop else None
-    s.status = _status(run_stop) if run_stop else None
-    if start and run_stop and math.isfinite(start.time_s) and math.isfinite(run_stop.time_s):
-        s.time_to_train_s = run_stop.time_s - start.time_s
-    s.quality_target = quality_target if quality_target is not None else log_target
-
-    # Eval curve: samples when the log counts samples anywhere, else epochs.
-    s.eval_x = (
-        "samples"
-        if any(finite_number(xs.get("samples_count")) is not None for xs, _, _ in evals)
-        else "epoch"
-    )
-    x_key = "samples_count" if s.eval_x == "samples" else "epoch_num"
-    s.eval_curve = [(x, m) for xs, m, _ in evals if (x := finite_number(xs.get(x_key))) is not None]
-
-    s.failure_reason = _failure(
-        s,
-        log,
-        start,
-        run_stop,
-        init_stop,
-        evals,
-        require_init_stop_before_run_start,
-        higher_is_better,
-    )
-    s.success = not s.failure_reason
-    return s
+    return _Seen(firsts, run_stop, eval_result, log_target, evals, submission)
 
 
 def _stop_of_eval_result(start: Event, eval_result: Event) -> Event | None:
