@@ -59,22 +59,10 @@ def _has_marker(data: bytes) -> bool:
 def prescan(path, max_line_bytes: int) -> Prescan:
     """Scan the file at `path` (or see open_binary); lines longer than max_line_bytes (without the newline) are long."""
     out = Prescan()
-    limit = max_line_bytes
+    lines = _Lines(out, max_line_bytes)
     decoder = codecs.getincrementaldecoder("utf-8")()
-    line = 1  # the line the next byte belongs to
-    cur_len = 0  # bytes of that line read so far
-    cur_marker = False
-    tail = b""  # the end of the current line, for markers split across chunks
     cur_nul = False  # the current line holds a NUL byte (and is counted)
     first = True
-
-    def end_line(n: int, length: int, marker: bool) -> None:
-        if length > limit:
-            out.long_line_count += 1
-            out.long_marker_line_count += marker
-            if len(out.long_lines) < MAX_LISTED:
-                out.long_lines.append(LongLine(n, length, marker))
-
     with open_binary(path) as f:
         while chunk := f.read(CHUNK):
             if first:
@@ -82,64 +70,101 @@ def prescan(path, max_line_bytes: int) -> Prescan:
                 controls = len(sample.translate(None, _NOT_CONTROL))
                 out.binary = controls > BINARY_RATIO * len(sample)
                 first = False
-            if b"\x00" in chunk:
-                out.binary = True
-                pos = chunk.find(b"\x00")
-                if out.first_nul_line is None:
-                    out.first_nul_line = line + chunk.count(b"\n", 0, pos)
-                out.nul_line_count += _lines_with(chunk, b"\x00")
-                first_end = chunk.find(b"\n")
-                if cur_nul and (pos < first_end or first_end < 0):
-                    out.nul_line_count -= (
-                        1  # the chunk's first piece continues a line counted already
-                    )
-                cur_nul = b"\x00" in chunk[chunk.rfind(b"\n") + 1 :]
-            elif b"\n" in chunk:
-                cur_nul = False
-            # An ASCII chunk is UTF-8 unless it ends a sequence the last chunk began: the decoder's state says.
-            if decoder is not None and (not chunk.isascii() or decoder.getstate()[0]):
-                try:
-                    decoder.decode(chunk)
-                except UnicodeDecodeError as exc:
-                    at = max(0, min(exc.start, len(chunk) - 1))
-                    out.first_non_utf8_line = line + chunk.count(b"\n", 0, at)
-                    start = chunk.rfind(b"\n", 0, at) + 1
-                    stop = chunk.find(b"\n", at)
-                    out.non_utf8_on_marker_line = _has_marker(
-                        chunk[start : stop if stop >= 0 else len(chunk)]
-                    )
-                    decoder = None
-            if not _may_hold_long_line(chunk, limit - cur_len, limit):
-                last = chunk.rfind(b"\n") + 1
-                if last:  # the usual chunk: short lines, the last one maybe unfinished
-                    line += count_lf(chunk)
-                    rest = chunk[last:]
-                    cur_len, cur_marker, tail = len(rest), _has_marker(rest), rest[-8:]
-                    continue
-            pieces = chunk.split(b"\n")
-            # pieces[0] continues the current line, pieces[-1] starts the next (possibly empty) one.
-            if cur_len + len(pieces[0]) > limit or max(map(len, pieces)) > limit:
-                for k, piece in enumerate(pieces):
-                    if k:
-                        end_line(line, cur_len, cur_marker)
-                        line, cur_len, cur_marker, tail = line + 1, 0, False, b""
-                    cur_len += len(piece)
-                    cur_marker = cur_marker or _has_marker(tail + piece)
-                    tail = piece[-8:]
-            elif len(pieces) == 1:
-                cur_len += len(pieces[0])
-                cur_marker = cur_marker or _has_marker(tail + pieces[0])
-                tail = (tail + pieces[0])[-8:]
-            else:
-                line += len(pieces) - 1  # none of the finished lines is long
-                last = pieces[-1]
-                cur_len, cur_marker, tail = len(last), _has_marker(last), last[-8:]
-    if cur_len:
-        end_line(line, cur_len, cur_marker)
-        out.line_count = line
-    else:
-        out.line_count = line - 1
+            cur_nul = _count_nuls(out, chunk, lines.line, cur_nul)
+            if decoder is not None:
+                decoder = _decode(out, decoder, chunk, lines.line)
+            lines.read(chunk)
+    lines.finish()
     return out
+
+
+def _count_nuls(out: Prescan, chunk: bytes, line: int, cur_nul: bool) -> bool:
+    """Count the lines of `chunk` (whose first byte is on `line`) that hold a NUL byte; whether its
+    last, unfinished line does."""
+    if b"\x00" in chunk:
+        out.binary = True
+        pos = chunk.find(b"\x00")
+        if out.first_nul_line is None:
+            out.first_nul_line = line + chunk.count(b"\n", 0, pos)
+        out.nul_line_count += _lines_with(chunk, b"\x00")
+        first_end = chunk.find(b"\n")
+        if cur_nul and (pos < first_end or first_end < 0):
+            out.nul_line_count -= 1  # the chunk's first piece continues a line counted already
+        return b"\x00" in chunk[chunk.rfind(b"\n") + 1 :]
+    return cur_nul and b"\n" not in chunk
+
+
+def _decode(out: Prescan, decoder, chunk: bytes, line: int):
+    """The decoder, still UTF-8 after `chunk`; None, with the line noted, at the first byte that is not."""
+    # An ASCII chunk is UTF-8 unless it ends a sequence the last chunk began: the decoder's state says.
+    if chunk.isascii() and not decoder.getstate()[0]:
+        return decoder
+    try:
+        decoder.decode(chunk)
+    except UnicodeDecodeError as exc:
+        at = max(0, min(exc.start, len(chunk) - 1))
+        out.first_non_utf8_line = line + chunk.count(b"\n", 0, at)
+        start = chunk.rfind(b"\n", 0, at) + 1
+        stop = chunk.find(b"\n", at)
+        out.non_utf8_on_marker_line = _has_marker(chunk[start : stop if stop >= 0 else len(chunk)])
+        return None
+    return decoder
+
+
+class _Lines:
+    """The file's lines as its chunks arrive: how many, and those longer than the limit."""
+
+    def __init__(self, out: Prescan, limit: int) -> None:
+        self.out, self.limit = out, limit
+        self.line = 1  # the line the next byte belongs to
+        self.cur_len = 0  # bytes of that line read so far
+        self.cur_marker = False
+        self.tail = b""  # the end of the current line, for markers split across chunks
+
+    def read(self, chunk: bytes) -> None:
+        limit, line, cur_len = self.limit, self.line, self.cur_len
+        cur_marker, tail = self.cur_marker, self.tail
+        if not _may_hold_long_line(chunk, limit - cur_len, limit):
+            last = chunk.rfind(b"\n") + 1
+            if last:  # the usual chunk: short lines, the last one maybe unfinished
+                rest = chunk[last:]
+                self.line += count_lf(chunk)
+                self.cur_len, self.cur_marker, self.tail = len(rest), _has_marker(rest), rest[-8:]
+                return
+        pieces = chunk.split(b"\n")
+        # pieces[0] continues the current line, pieces[-1] starts the next (possibly empty) one.
+        if cur_len + len(pieces[0]) > limit or max(map(len, pieces)) > limit:
+            for k, piece in enumerate(pieces):
+                if k:
+                    self._end_line(line, cur_len, cur_marker)
+                    line, cur_len, cur_marker, tail = line + 1, 0, False, b""
+                cur_len += len(piece)
+                cur_marker = cur_marker or _has_marker(tail + piece)
+                tail = piece[-8:]
+        elif len(pieces) == 1:
+            cur_len += len(pieces[0])
+            cur_marker = cur_marker or _has_marker(tail + pieces[0])
+            tail = (tail + pieces[0])[-8:]
+        else:
+            line += len(pieces) - 1  # none of the finished lines is long
+            last = pieces[-1]
+            cur_len, cur_marker, tail = len(last), _has_marker(last), last[-8:]
+        self.line, self.cur_len, self.cur_marker, self.tail = line, cur_len, cur_marker, tail
+
+    def finish(self) -> None:
+        if self.cur_len:
+            self._end_line(self.line, self.cur_len, self.cur_marker)
+            self.out.line_count = self.line
+        else:
+            self.out.line_count = self.line - 1
+
+    def _end_line(self, n: int, length: int, marker: bool) -> None:
+        if length > self.limit:
+            out = self.out
+            out.long_line_count += 1
+            out.long_marker_line_count += marker
+            if len(out.long_lines) < MAX_LISTED:
+                out.long_lines.append(LongLine(n, length, marker))
 
 
 def _may_hold_long_line(chunk: bytes, first_room: int, limit: int) -> bool:
