@@ -30,7 +30,7 @@ setup: $(VENV)/.runtime node_modules/.installed locale/zh_Hans/LC_MESSAGES/djang
 
 # The translations (locale/*/LC_MESSAGES/django.po) compiled by Django's compilemessages, which runs GNU
 # gettext's msgfmt (Debian's gettext, installed with apt-get where it can, as root).
-locale/zh_Hans/LC_MESSAGES/django.mo: locale/zh_Hans/LC_MESSAGES/django.po $(VENV)/.runtime
+locale/zh_Hans/LC_MESSAGES/django.mo: locale/zh_Hans/LC_MESSAGES/django.po locale/zh_Hans/LC_MESSAGES/djangojs.po $(VENV)/.runtime
 	@command -v msgfmt >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext >/dev/null) || \
 	  echo "compilemessages needs GNU gettext's msgfmt: apt-get install -y gettext"
@@ -42,6 +42,9 @@ messages: setup
 	$(PY) manage.py makemessages --locale zh_Hans --no-obsolete --no-location \
 	  --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'tests/*' --ignore 'bench/*' --ignore 'var/*' \
 	  --ignore 'build/*' --ignore 'clients/*' --ignore 'agent/*'
+	$(PY) manage.py makemessages -d djangojs --locale zh_Hans --no-obsolete --no-location \
+	  --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'static/vendor/*' --ignore 'tests/*' \
+	  --ignore 'bench/*' --ignore 'var/*' --ignore 'build/*' --ignore 'clients/*' --ignore 'agent/*'
 
 # What the tests need besides: the dev packages, axe-core, Debian's chromium with its driver, and nginx.
 setup-dev: setup $(VENV)/.dev tests/browser/axe/node_modules/.installed browser-deps server-deps

@@ -13,6 +13,7 @@ import re
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
+from django.utils.translation import gettext
 from django.views import defaults
 from django.views.debug import SafeExceptionReporterFilter
 from rest_framework import status
@@ -68,7 +69,11 @@ def api_exception_handler(exc, context):
     if isinstance(exc, (OperationalError, InterfaceError)):
         answer, retry_after = (
             Response(
-                {"detail": "The portal's database is not answering just now; try again shortly."},
+                {
+                    "detail": gettext(
+                        "The portal's database is not answering just now; try again shortly."
+                    )
+                },
                 status=status.HTTP_503_SERVICE_UNAVAILABLE,
             ),
             DATABASE_RETRY_AFTER_S,
@@ -77,8 +82,10 @@ def api_exception_handler(exc, context):
         answer, retry_after = (
             Response(
                 {
-                    "detail": "The portal's disk is full just now; what it holds of your upload is kept. "
-                    "Try again shortly from the offset it answers."
+                    "detail": gettext(
+                        "The portal's disk is full just now; what it holds of your upload is kept. "
+                        "Try again shortly from the offset it answers."
+                    )
                 },
                 status=status.HTTP_507_INSUFFICIENT_STORAGE,
             ),
@@ -97,31 +104,37 @@ def _api(request) -> bool:
 
 def bad_request(request, exception=None):
     if isinstance(exception, RequestDataTooBig):
-        detail = "The request's body is too large for the portal to read; bundles go in parts."
+        detail = gettext(
+            "The request's body is too large for the portal to read; bundles go in parts."
+        )
         if _api(request):
             return JsonResponse({"detail": detail}, status=413)
         return HttpResponse(detail, status=413, content_type="text/plain; charset=utf-8")
     if _api(request):
-        return JsonResponse({"detail": "Bad request."}, status=400)
+        return JsonResponse({"detail": gettext("Bad request.")}, status=400)
     return defaults.bad_request(request, exception)
 
 
 def permission_denied(request, exception=None):
     if _api(request):
-        return JsonResponse({"detail": "You may not do this."}, status=403)
+        return JsonResponse({"detail": gettext("You may not do this.")}, status=403)
     return defaults.permission_denied(request, exception)
 
 
 def page_not_found(request, exception=None):
     if _api(request):
-        return JsonResponse({"detail": "Not found."}, status=404)
+        return JsonResponse({"detail": gettext("Not found.")}, status=404)
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request):
     if _api(request):
         return JsonResponse(
-            {"detail": "The portal failed on this request; it is logged. Try again later."},
+            {
+                "detail": gettext(
+                    "The portal failed on this request; it is logged. Try again later."
+                )
+            },
             status=500,
         )
     return defaults.server_error(request)

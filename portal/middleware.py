@@ -1,8 +1,9 @@
 """Requests the portal refuses before any view reads them."""
 
 from django.http import HttpResponseBadRequest, JsonResponse
+from django.utils.translation import gettext, gettext_noop
 
-MESSAGE = "The address holds a NUL character (%00): no page of the portal has one."
+MESSAGE = gettext_noop("The address holds a NUL character (%00): no page of the portal has one.")
 
 
 class RefuseNulMiddleware:
@@ -19,7 +20,8 @@ class RefuseNulMiddleware:
             for key, values in request.GET.lists()
             for value in values
         ):
+            message = gettext(MESSAGE)
             if request.path.startswith("/api/"):
-                return JsonResponse({"detail": MESSAGE}, status=400)
-            return HttpResponseBadRequest(MESSAGE, content_type="text/plain")
+                return JsonResponse({"detail": message}, status=400)
+            return HttpResponseBadRequest(message, content_type="text/plain")
         return self.get_response(request)

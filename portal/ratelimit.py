@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpResponse
 from django.urls import reverse
+from django.utils.translation import gettext
 from redis.exceptions import RedisError
 from rest_framework.throttling import AnonRateThrottle, BaseThrottle, UserRateThrottle
 
@@ -93,7 +94,8 @@ def sign_in_path() -> str:
 class PageRateLimitMiddleware:
     """Pages and exports past PAGE_THROTTLE_ANON (per address) or PAGE_THROTTLE_USER (per user) a
     period answer 429. The API (its own throttles) and static files (served before) are not counted;
-    nor is the sign-in page, whose sign-ins have rates of their own (sign_in_wait)."""
+    nor is the sign-in page, whose sign-ins have rates of their own (sign_in_wait), nor the scripts'
+    words (/jsi18n/, a part of every page as its stylesheet is)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -102,13 +104,13 @@ class PageRateLimitMiddleware:
         wait = None
         if request.path == sign_in_path():
             wait = sign_in_wait(request)
-        elif not request.path.startswith("/api/"):
+        elif not request.path.startswith("/api/") and request.path != reverse("javascript-catalog"):
             signed_in = request.user.is_authenticated
             rate = settings.PAGE_THROTTLE_USER if signed_in else settings.PAGE_THROTTLE_ANON
             wait = retry_after(request, "page", rate)
         if wait is not None:
             response = HttpResponse(
-                f"Too many requests: ask again in {wait} s.",
+                gettext("Too many requests: ask again in %(wait)s s.") % {"wait": wait},
                 status=429,
                 content_type="text/plain; charset=utf-8",
             )

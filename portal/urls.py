@@ -4,6 +4,7 @@ from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.decorators.http import require_safe
+from django.views.i18n import JavaScriptCatalog
 
 from accounts.forms import QueuedPasswordResetForm
 from portal.client import client_archive
@@ -35,6 +36,8 @@ urlpatterns = [
     path("agents/", agents_page, name="agents"),
     path("", include("notifications.urls")),
     path("client/portal-submit.tar.gz", client_archive, name="client-archive"),
+    # The pages' scripts' words (locale/*/LC_MESSAGES/djangojs.po), in the request's language.
+    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("", include("leaderboard.urls")),
 ]
 

@@ -169,17 +169,31 @@
 
   // Compare: 2 to 4 ticked systems. Once one is ticked the form is a tray fixed to the foot of the screen,
   // its button counting them ("Compare (2)"), in reach however far down the table the next one is.
+  // Words in the page's language: Django's JavaScript catalogue (/jsi18n/, loaded by base.html), else as written.
+  var gettext = window.gettext || function (text) { return text; };
+  function interpolate(text, values) {
+    return text.replace(/%\((\w+)\)s/g, function (_, name) { return values[name]; });
+  }
   function updateCompare() {
     var button = results.querySelector("[data-compare-button]");
     var count = results.querySelector("[data-compare-count]");
     if (!button) return;
     button.disabled = selected.length < 2 || selected.length > 4;
-    button.textContent = selected.length ? "Compare (" + selected.length + ")" : "Compare selected";
+    button.textContent = selected.length
+      ? interpolate(gettext("Compare (%(n)s)"), { n: selected.length })
+      : gettext("Compare selected");
     button.closest("form").classList.toggle("tray", selected.length > 0);
     if (count) {
       count.textContent = selected.length
-        ? selected.length + " selected" + (selected.length > 4 ? ": at most 4" : selected.length < 2 ? ": pick one more" : "")
-        : "Tick 2 to 4 systems.";
+        ? interpolate(
+            selected.length > 4
+              ? gettext("%(n)s selected: at most 4")
+              : selected.length < 2
+                ? gettext("%(n)s selected: pick one more")
+                : gettext("%(n)s selected"),
+            { n: selected.length },
+          )
+        : gettext("Tick 2 to 4 systems.");
     }
   }
   function restoreCompare() {

@@ -12,6 +12,9 @@
   const bar = box.querySelector("progress");
   const said = box.querySelector("[data-field=text]");
   const button = form.querySelector("button[type=submit]");
+  // Words in the page's language: Django's JavaScript catalogue (/jsi18n/, loaded by base.html), else as written.
+  const gettext = window.gettext || ((text) => text);
+  const interpolate = (text, values) => text.replace(/%\((\w+)\)s/g, (_, name) => values[name]);
 
   function key(round, file) {
     return `portal-upload:${round}:${file.name}:${file.size}:${file.lastModified}`;
@@ -77,7 +80,7 @@
       url = `${api}${remembered}/`;
       offset = await held(url);
       if (offset === null) url = null;
-      else say(`Resuming at ${mb(offset)} of ${mb(file.size)}.`);
+      else say(interpolate(gettext("Resuming at %(at)s of %(size)s."), { at: mb(offset), size: mb(file.size) }));
     }
     if (url === null) {
       const created = await call("POST", api, { round, name: file.name, size: file.size });
@@ -96,16 +99,21 @@
         offset = Number(r.offset);
       } else if (r.status === 0 || r.status >= 500) {
         failures += 1;
-        say(`Connection lost at ${mb(offset)}; trying again (${failures}).`);
+        say(
+          interpolate(gettext("Connection lost at %(at)s; trying again (%(tries)s)."), {
+            at: mb(offset),
+            tries: failures,
+          }),
+        );
         await sleep(Math.min(1000 * 2 ** failures, 30000));
         const h = await held(url);
         if (h !== null) offset = h;
       } else {
-        throw new Error(r.detail || `The portal answered ${r.status}.`);
+        throw new Error(r.detail || interpolate(gettext("The portal answered %(status)s."), { status: r.status }));
       }
       show(offset, file.size);
     }
-    say("Checking the bundle's sha256…");
+    say(gettext("Checking the bundle's sha256…"));
     const done = await call("POST", `${url}complete/`, {});
     if (done.status !== 201 && done.status !== 200) throw new Error(refusal(done.data));
     localStorage.removeItem(key(round, file));
@@ -113,7 +121,7 @@
   }
 
   function refusal(data) {
-    if (!data) return "The portal refused the upload.";
+    if (!data) return gettext("The portal refused the upload.");
     if (data.detail) return data.detail;
     return Object.entries(data)
       .map(([field, errors]) => `${field}: ${[].concat(errors).join(" ")}`)
@@ -123,7 +131,13 @@
   function show(at, size) {
     bar.max = size;
     bar.value = at;
-    say(`${mb(at)} of ${mb(size)} (${Math.floor((100 * at) / size)}%)`);
+    say(
+      interpolate(gettext("%(at)s of %(size)s (%(percent)s)"), {
+        at: mb(at),
+        size: mb(size),
+        percent: `${Math.floor((100 * at) / size)}%`,
+      }),
+    );
   }
 
   form.addEventListener("submit", async (event) => {
@@ -135,7 +149,7 @@
     button.disabled = true;
     try {
       const submission = await send(file, round);
-      say("Received.");
+      say(gettext("Received."));
       window.location.assign(submission.url); // its status, with the receipt linked
     } catch (error) {
       say(error.message);

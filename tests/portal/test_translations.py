@@ -10,6 +10,7 @@
 """
 
 import html
+import json
 import re
 import shutil
 import subprocess
@@ -39,18 +40,28 @@ LABELS = re.compile(
 )
 
 
-def test_the_chinese_catalogue_has_no_untranslated_or_fuzzy_entry():
+@pytest.mark.parametrize("domain", ["django", "djangojs"])
+def test_the_chinese_catalogue_has_no_untranslated_or_fuzzy_entry(domain):
     msgfmt = shutil.which("msgfmt")
     if msgfmt is None:
         pytest.fail("GNU gettext's msgfmt is missing: apt-get install -y gettext (make setup does)")
     done = subprocess.run(
-        [msgfmt, "--check", "--statistics", "-o", "/dev/null", str(CATALOGUE)],
+        [msgfmt, "--check", "--statistics", "-o", "/dev/null", str(CATALOGUE.with_stem(domain))],
         capture_output=True,
         text=True,
     )
     assert done.returncode == 0, done.stderr
     statistics = done.stderr.strip().splitlines()[-1]
     assert re.fullmatch(r"\d+ translated messages\.", statistics), statistics
+
+
+@pytest.mark.django_db
+def test_the_scripts_words_come_in_the_pages_language(client):
+    chinese = client.get("/jsi18n/", headers=CHINESE).content.decode()
+    english = client.get("/jsi18n/").content.decode()
+    compare, checking = (json.dumps(text)[1:-1] for text in ("比较所选", "正在校验提交包的 sha256"))
+    assert compare in chinese and checking in chinese  # as the catalogue's JSON writes them
+    assert compare not in english
 
 
 def english_runs(page: str, data: set[str]) -> list[str]:
