@@ -135,3 +135,12 @@ def test_progress_gain_is_per_accelerator_not_a_small_system_against_a_large_one
     # Fastest in v4.0 is Eos (3,472 × 0.1 min); the gain is 8 × 20 min ÷ 8 × 10 min, per accelerator.
     assert ">0.10<" in row and ">3472<" in row and "2.00×" in row
     assert 'href="/organisations/NVIDIA/"' in row
+
+
+def test_system_and_result_pages_link_their_organisation(client, bert):
+    from leaderboard.models import System
+
+    ac = System.objects.get(submitter__name="smc-ac-power")
+    link = '<a href="/organisations/Sustainable%20Metal%20Cloud/" data-organisation>'
+    assert link in client.get(ac.get_absolute_url()).content.decode()
+    assert link in client.get(ac.get_absolute_url() + "bert/").content.decode()
