@@ -113,6 +113,10 @@ ROWS = {
     "leaderboard:home": Row(query=("", "?q=SYSNAME", "?q=sys", "?q=Acme")),  # with search
     "leaderboard:progress": Row(query=("", "?division=closed&organisation=Acme")),
     "leaderboard:rounds": Row(),
+    # An organisation's page holds its public results only, whoever asks.
+    "leaderboard:organisation": Row(
+        extra={"paths": ("/organisations/Acme/", "/organisations/Globex/")}
+    ),
     "client-archive": Row(),  # the submitters' client, the same for everyone
     "leaderboard:round": Row(
         kind="round",
