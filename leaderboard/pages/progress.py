@@ -36,72 +36,14 @@ def progress_page(request):
     tokens = [f"{r.key}:{r.cache_token}" for r in rounds]
     organisations = cache.get_or_set(
         cache.catalogue_key("progress-organisations", tokens, division),
-        lambda: sorted(
-            set(
-                public.results()
-                .filter(system__division=division, score_s__isnull=False)
-                .values_list("system__submitter__organisation", flat=True)
-            )
-            - {""},
-            key=str.casefold,
-        ),
+        lambda: _organisations(division),
     )
     requested = request.GET.get("organisation") or request.GET.get("submitter") or ""
     organisation = _organisation(requested, organisations)
-    key = cache.catalogue_key("progress-at-scale", tokens, division, organisation)
-
-    def build():
-        scored = public.results().filter(system__division=division)
-        if organisation:
-            scored = scored.filter(system__submitter__organisation=organisation)
-        entries = scored_entries(scored)
-        fastest = standings.best_per_round(entries)
-        thriftiest = standings.least_accelerator_time(entries)
-        names = dict(  # the latest round's name of each benchmark key
-            Benchmark.objects.order_by("round__publication_date", "round__key").values_list(
-                "key", "name"
-            )
-        )
-        series: dict[str, list] = {}
-        for r in rounds:
-            for bench_key in sorted({b for (b, rk) in fastest if rk == r.key}):
-                e = fastest[(bench_key, r.key)]
-                holder = f"{e.organisation}: {e.system_name}"
-                series.setdefault(bench_key, []).append(
-                    (r.key, r.name, e.minutes, holder, e.url, r.publication_date)
-                )
-        table = []
-        for bench_key, points in sorted(series.items(), key=lambda kv: names.get(kv[0], kv[0])):
-            first = next(
-                (thriftiest[(bench_key, p[0])] for p in points if (bench_key, p[0]) in thriftiest),
-                None,
-            )
-            for round_key, round_name, minutes, holder, url, _date in points:
-                entry = fastest[(bench_key, round_key)]
-                least = thriftiest.get((bench_key, round_key))
-                table.append(
-                    {
-                        "bench": bench_key,
-                        "name": names.get(bench_key, bench_key),
-                        "round": round_name,
-                        "round_key": round_key,
-                        "minutes": minutes,
-                        "accelerators": entry.accelerator_count,
-                        "holder": holder,
-                        "organisation": entry.organisation,
-                        "system_name": entry.system_name,
-                        "url": url,
-                        "least": least,
-                        # At equal scale: the first round's least accelerator-hours ÷ this round's.
-                        "gain": first.accelerator_hours / least.accelerator_hours
-                        if first and least
-                        else None,
-                    }
-                )
-        chart = charts.progress(series, names)
-        return {"chart": json_script(chart), "table": table}
-
-    built = cache.get_or_set(key, build)
+    built = cache.get_or_set(
+        cache.catalogue_key("progress-at-scale", tokens, division, organisation),
+        lambda: _best_per_round(division, organisation, rounds),
+    )
     return render(
         request,
         "leaderboard/progress.html",
@@ -116,6 +58,72 @@ def progress_page(request):
             **_between(request, division, rounds, tokens),
         },
     )
+
+
+def _organisations(division: str) -> list[str]:
+    """The organisations with a scored public result in the division, in the list's order."""
+    return sorted(
+        set(
+            public.results()
+            .filter(system__division=division, score_s__isnull=False)
+            .values_list("system__submitter__organisation", flat=True)
+        )
+        - {""},
+        key=str.casefold,
+    )
+
+
+def _best_per_round(division: str, organisation: str, rounds: list) -> dict:
+    """The chart and table of the best time per benchmark in each round, of everyone or of one
+    organisation, with each round's gain at equal scale."""
+    scored = public.results().filter(system__division=division)
+    if organisation:
+        scored = scored.filter(system__submitter__organisation=organisation)
+    entries = scored_entries(scored)
+    fastest = standings.best_per_round(entries)
+    thriftiest = standings.least_accelerator_time(entries)
+    names = dict(  # the latest round's name of each benchmark key
+        Benchmark.objects.order_by("round__publication_date", "round__key").values_list(
+            "key", "name"
+        )
+    )
+    series: dict[str, list] = {}
+    for r in rounds:
+        for bench_key in sorted({b for (b, rk) in fastest if rk == r.key}):
+            e = fastest[(bench_key, r.key)]
+            holder = f"{e.organisation}: {e.system_name}"
+            series.setdefault(bench_key, []).append(
+                (r.key, r.name, e.minutes, holder, e.url, r.publication_date)
+            )
+    table = []
+    for bench_key, points in sorted(series.items(), key=lambda kv: names.get(kv[0], kv[0])):
+        first = next(
+            (thriftiest[(bench_key, p[0])] for p in points if (bench_key, p[0]) in thriftiest),
+            None,
+        )
+        for round_key, round_name, minutes, holder, url, _date in points:
+            entry = fastest[(bench_key, round_key)]
+            least = thriftiest.get((bench_key, round_key))
+            table.append(
+                {
+                    "bench": bench_key,
+                    "name": names.get(bench_key, bench_key),
+                    "round": round_name,
+                    "round_key": round_key,
+                    "minutes": minutes,
+                    "accelerators": entry.accelerator_count,
+                    "holder": holder,
+                    "organisation": entry.organisation,
+                    "system_name": entry.system_name,
+                    "url": url,
+                    "least": least,
+                    # At equal scale: the first round's least accelerator-hours ÷ this round's.
+                    "gain": first.accelerator_hours / least.accelerator_hours
+                    if first and least
+                    else None,
+                }
+            )
+    return {"chart": json_script(charts.progress(series, names)), "table": table}
 
 
 SORTS = {
