@@ -114,69 +114,84 @@ def round_page(request, round_key):
             gettext("Unknown format %(format)r: use format=csv or format=json.") % {"format": fmt},
             content_type="text/plain",
         )
-    partial = request.GET.get("partial") == "1"
-    base_url = request.build_absolute_uri("/").rstrip("/")
-    # What is cached is the whole response body, gzipped once; it differs only by output kind. For a
-    # signed-in user the full page's site header is their own (their name, their CSRF token, staff links):
-    # only the page's body is cached then, and the header is rendered around it for each request.
-    signed_in = request.user.is_authenticated
-    headers = headers_language(request.GET.get("headers")) if fmt else None
-    if fmt:
-        kind = f"export-{fmt}-{headers}" if headers else f"export-{fmt}"
-    elif partial:
-        kind = "results"
-    else:
-        kind = "body" if signed_in else "page-0"
-
-    def build(data, view, form) -> bytes:
-        if fmt:
-            body = FORMATS[fmt].render(table_frame(view, data, base_url, headers))
-        else:
-            context = _round_context(round_, data, view, form)
-            if partial:
-                body = render_to_string("leaderboard/_round_results.html", context).encode()
-            elif signed_in:
-                body = render_to_string("leaderboard/_round_body.html", context).encode()
-            else:
-                inner = mark_safe(render_to_string("leaderboard/_round_body.html", context))
-                body = render_to_string(
-                    "leaderboard/round.html", {"round": round_, "body": inner}, request
-                ).encode()
-        return gzip.compress(body, compresslevel=6, mtime=0)
-
-    def key(query: str) -> str:
-        return cache.key(round_, kind, query, base_url if fmt else "")
-
+    answer = _Answer(request, round_, fmt)
     # The page's own links are canonical: one cache read answers them. Any other query is read as
     # the page reads it first, and its canonical state is what is looked up and kept. A search (?q=) is
     # rendered and not kept: its text is free, so each one would be a copy of its own (issue 34: 400
     # searches by one client kept 403 copies, 2.3 MB).
     searched = bool(request.GET.get("q", "").strip())
-    packed = None if searched else cache.get(key(_as_sent(request)))
+    packed = None if searched else cache.get(answer.key(_as_sent(request)))
     if packed is None:
         # An export's data is in English whatever the page's language (exports.table_frame): its rows too.
         with translation.override(settings.LANGUAGE_CODE if fmt else translation.get_language()):
             data = round_data(round_)
         view, form = TableView.from_query(request.GET, data)
         if view.q:
-            packed = build(data, view, form)
+            packed = answer.build(data, view, form)
         else:
-            packed = cache.get_or_set(key(view.query()), lambda: build(data, view, form))
-    if fmt:
-        writer = FORMATS[fmt]
-        response = _gzipped(request, packed, writer.content_type)
-        response["Content-Disposition"] = attachment(
-            f"{round_.key}{'-filtered' if _as_sent(request) else ''}.{writer.extension}"
-        )
-        return response
-    if kind == "body":
-        inner = mark_safe(gzip.decompress(packed).decode())
-        response = render(
-            request, "leaderboard/round.html", {**_import_context(request, round_), "body": inner}
-        )
-        patch_vary_headers(response, ("Cookie",))
-        return response
-    return _gzipped(request, packed, "text/html; charset=utf-8")
+            packed = cache.get_or_set(
+                answer.key(view.query()), lambda: answer.build(data, view, form)
+            )
+    return answer.respond(packed)
+
+
+class _Answer:
+    """What one request of a round's page is answered with, gzipped once and cached by its kind: the
+    page, its results alone (?partial=1), or an export. For a signed-in user the full page's site
+    header is their own (their name, their CSRF token, staff links): only the page's body is cached
+    then, and the header is rendered around it for each request."""
+
+    def __init__(self, request, round_: Round, fmt: str | None) -> None:
+        self.request, self.round, self.fmt = request, round_, fmt
+        self.partial = request.GET.get("partial") == "1"
+        self.base_url = request.build_absolute_uri("/").rstrip("/")
+        self.signed_in = request.user.is_authenticated
+        self.headers = headers_language(request.GET.get("headers")) if fmt else None
+        if fmt:
+            self.kind = f"export-{fmt}-{self.headers}" if self.headers else f"export-{fmt}"
+        elif self.partial:
+            self.kind = "results"
+        else:
+            self.kind = "body" if self.signed_in else "page-0"
+
+    def key(self, query: str) -> str:
+        return cache.key(self.round, self.kind, query, self.base_url if self.fmt else "")
+
+    def build(self, data, view: TableView, form) -> bytes:
+        if self.fmt:
+            body = FORMATS[self.fmt].render(table_frame(view, data, self.base_url, self.headers))
+        else:
+            context = _round_context(self.round, data, view, form)
+            if self.partial:
+                body = render_to_string("leaderboard/_round_results.html", context).encode()
+            elif self.signed_in:
+                body = render_to_string("leaderboard/_round_body.html", context).encode()
+            else:
+                inner = mark_safe(render_to_string("leaderboard/_round_body.html", context))
+                body = render_to_string(
+                    "leaderboard/round.html", {"round": self.round, "body": inner}, self.request
+                ).encode()
+        return gzip.compress(body, compresslevel=6, mtime=0)
+
+    def respond(self, packed: bytes) -> HttpResponse:
+        request, round_ = self.request, self.round
+        if self.fmt:
+            writer = FORMATS[self.fmt]
+            response = _gzipped(request, packed, writer.content_type)
+            response["Content-Disposition"] = attachment(
+                f"{round_.key}{'-filtered' if _as_sent(request) else ''}.{writer.extension}"
+            )
+            return response
+        if self.kind == "body":
+            inner = mark_safe(gzip.decompress(packed).decode())
+            response = render(
+                request,
+                "leaderboard/round.html",
+                {**_import_context(request, round_), "body": inner},
+            )
+            patch_vary_headers(response, ("Cookie",))
+            return response
+        return _gzipped(request, packed, "text/html; charset=utf-8")
 
 
 def _import_context(request, round_) -> dict:
