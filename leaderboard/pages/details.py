@@ -8,7 +8,7 @@ import json
 import uuid
 
 from django.db.models import Count
-from django.http import Http404, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -147,41 +147,19 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
     runs = list(result.runs.all())
     fmt = request.GET.get("format")
     if fmt is not None:
-        if fmt not in FORMATS:
-            return HttpResponseBadRequest(
-                gettext("Unknown format %(format)r: use format=csv or format=json.")
-                % {"format": fmt},
-                content_type="text/plain",
-            )
         name = f"{round_key}-{submitter}-{system_key}-{benchmark_key}-runs"
-        body = FORMATS[fmt].render(runs_frame(result, runs))
-        return never_cached_if(bool(result.not_public), download(body, FORMATS[fmt], name))
+        return _runs_export(result, runs, fmt, name)
     bench = result.benchmark
     x_label = next((r.eval_x for r in runs if r.eval_x), "") or "epoch"
     system = result.system
-    chosen = system_uid(request)
-    log_of = {}
-    for run in runs:
-        run.log_url = reverse(
-            "leaderboard:run-log",
-            args=[round_key, system.submitter.name, system.key, bench.key, run.index],
-        ) + (f"?system={chosen}" if chosen else "")
-        log_of[run.path] = run.log_url
-        # The file's name: the folder is the result's, said once above the table.
-        run.file = run.path.removeprefix(result.path + "/")
+    log_of = _link_run_logs(request, round_key, result, runs)
     raw = [
         f
         for f in panels.findings([result.id])[result.id]
         if f.get("rule") not in findings_words.NOT_FOR_READERS
     ]
-    findings = findings_words.for_readers(raw)
+    findings = _link_findings(findings_words.for_readers(raw), result, log_of)
     checks = panels.reference_checks([result.id])[result.id]
-    for f in findings:  # a finding on a run's log links to its line there
-        file = f.get("file") or ""
-        f["where"] = "" if file == result.path else file.removeprefix(result.path + "/")
-        url = log_of.get(file)
-        if url:
-            f["log_url"] = url + (f"?line={f['line']}#L{f['line']}" if f.get("line") else "")
     response = render(
         request,
         "leaderboard/result.html",
@@ -208,18 +186,54 @@ def result_page(request, round_key, submitter, system_key, benchmark_key):
             ),
             **_power_context(request, result, runs),
             "power_twin": power_twins.explanation(system.submitter.name, system.name),
-            "cost": training_cost(
-                cloud_scale(
-                    list(CloudPrice.objects.filter(round=system.round)),
-                    system.submitter.name,
-                    system.key,
-                    system.name,
-                ),
-                result.score_s,
-            ),
+            "cost": _cost(system, result.score_s),
         },
     )
     return never_cached_if(bool(result.not_public), response)
+
+
+def _runs_export(result, runs, fmt: str, name: str) -> HttpResponse:
+    """The result's runs as CSV or JSON (?format=)."""
+    if fmt not in FORMATS:
+        return HttpResponseBadRequest(
+            gettext("Unknown format %(format)r: use format=csv or format=json.") % {"format": fmt},
+            content_type="text/plain",
+        )
+    body = FORMATS[fmt].render(runs_frame(result, runs))
+    return never_cached_if(bool(result.not_public), download(body, FORMATS[fmt], name))
+
+
+def _link_run_logs(request, round_key: str, result, runs) -> dict[str, str]:
+    """Give each run its log page's address and its file's name within the result's folder; the
+    addresses by the log's path."""
+    system, chosen = result.system, system_uid(request)
+    log_of = {}
+    for run in runs:
+        run.log_url = reverse(
+            "leaderboard:run-log",
+            args=[round_key, system.submitter.name, system.key, result.benchmark.key, run.index],
+        ) + (f"?system={chosen}" if chosen else "")
+        log_of[run.path] = run.log_url
+        # The file's name: the folder is the result's, said once above the table.
+        run.file = run.path.removeprefix(result.path + "/")
+    return log_of
+
+
+def _link_findings(findings: list[dict], result, log_of: dict[str, str]) -> list[dict]:
+    """Say where each finding is within the result's folder; one on a run's log links to its line."""
+    for f in findings:
+        file = f.get("file") or ""
+        f["where"] = "" if file == result.path else file.removeprefix(result.path + "/")
+        url = log_of.get(file)
+        if url:
+            f["log_url"] = url + (f"?line={f['line']}#L{f['line']}" if f.get("line") else "")
+    return findings
+
+
+def _cost(system, score_s):
+    prices = list(CloudPrice.objects.filter(round=system.round))
+    scale = cloud_scale(prices, system.submitter.name, system.key, system.name)
+    return training_cost(scale, score_s)
 
 
 def _power_context(request, result, runs) -> dict:
