@@ -83,56 +83,60 @@ class TableForm(forms.Form):
             ("processor", "processor_model"),
             ("framework", "framework"),
         ):
-            choices = [
-                (value, value) for value, _count in _distinct(getattr(r, attr) for r in rows)
-            ]
-            among = counted(name)
-            self.counts[name] = _counts(getattr(r, attr) for r in among)
-            if name == "accelerator":
-                choices = _grouped(
-                    choices, rows, attr, accelerators.family_table(), _accelerator_in
-                )
-                for family in accelerators.family_table():
-                    self.counts[name][f"{FAMILY}{family.name}"] = sum(
-                        1 for r in among if _accelerator_in(r, family.name)
-                    )
-            elif name == "framework":
-                choices = _grouped(choices, rows, attr, frameworks.family_table(), _framework_in)
-                for family in frameworks.family_table():
-                    self.counts[name][f"{FAMILY}{family.name}"] = sum(
-                        1 for r in among if _framework_in(r, family.name)
-                    )
+            choices, self.counts[name] = _checklist(name, attr, rows, counted(name))
             self.fields[name].choices = choices
             self.fields[name].widget.attrs["size"] = min(6, max(2, len(choices)))
         self.fields["benchmark"].choices = any_ + [(b.key, b.name) for b in round_data.benchmarks]
         self.fields["chart"].choices = [("", _("The one with the most results"))] + [
             (b.key, b.name) for b in round_data.benchmarks
         ]
-        shows = [
+        self.fields["show"].choices = [
             c
             for c in SHOW_CHOICES
             if c[0] in ("minutes", "acc_hours")
             or (c[0] == "speedup" and round_data.has_reference)
             or (c[0] in ENERGY_SHOWS and round_data.has_power)
         ]
-        self.fields["show"].choices = shows
-        sorts = [("", gettext("Submitter, then system"))] + [
-            (k, gettext(SORT_WORDS[k])) for k in TEXT_SORTS
-        ]
-        sorts += [
-            ("availability", gettext("Availability")),
-            ("nodes", gettext("Nodes")),
-            ("public_id", gettext("Public id")),
-        ]
-        if round_data.has_cloud_scale:
-            sorts.append(("cloud_scale", gettext("Cloud scale")))
-        if round_data.has_energy:
-            sorts.append(("power", gettext("Average power")))
-        sorts += [(f"b.{b.key}", b.name) for b in round_data.benchmarks]
-        self.fields["sort"].choices = sorts + [
-            (f"-{k}", gettext("%(sort)s (reversed)") % {"sort": label}) for k, label in sorts if k
-        ]
+        self.fields["sort"].choices = _sorts(round_data)
         self.fields["cols"].choices = [*COLUMNS.items(), (NO_COLUMNS, gettext("none"))]
+
+
+def _checklist(name: str, attr: str, rows: list[Row], among: list[Row]):
+    """A checklist's choices (its families first, where it has them) and how many of `among` each
+    value and family keeps."""
+    choices = [(value, value) for value, _count in _distinct(getattr(r, attr) for r in rows)]
+    counts = _counts(getattr(r, attr) for r in among)
+    grouping = {
+        "accelerator": (accelerators.family_table(), _accelerator_in),
+        "framework": (frameworks.family_table(), _framework_in),
+    }.get(name)
+    if grouping:
+        families, holds = grouping
+        choices = _grouped(choices, rows, attr, families, holds)
+        for family in families:
+            counts[f"{FAMILY}{family.name}"] = sum(1 for r in among if holds(r, family.name))
+    return choices, counts
+
+
+def _sorts(round_data: RoundData) -> list[tuple[str, str]]:
+    """The sort menu: the text sorts, then what this round's table has, then each benchmark; each
+    again reversed."""
+    sorts = [("", gettext("Submitter, then system"))] + [
+        (k, gettext(SORT_WORDS[k])) for k in TEXT_SORTS
+    ]
+    sorts += [
+        ("availability", gettext("Availability")),
+        ("nodes", gettext("Nodes")),
+        ("public_id", gettext("Public id")),
+    ]
+    if round_data.has_cloud_scale:
+        sorts.append(("cloud_scale", gettext("Cloud scale")))
+    if round_data.has_energy:
+        sorts.append(("power", gettext("Average power")))
+    sorts += [(f"b.{b.key}", b.name) for b in round_data.benchmarks]
+    return sorts + [
+        (f"-{k}", gettext("%(sort)s (reversed)") % {"sort": label}) for k, label in sorts if k
+    ]
 
 
 def _counts(values) -> dict[str, int]:
