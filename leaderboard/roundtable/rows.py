@@ -260,50 +260,9 @@ def round_data(round_: Round) -> RoundData:
         uids[r["system_id"]] = r["system__uid"]
         row = rows.get(r["system_id"])
         if row is None:
-            row = rows[r["system_id"]] = Row(
-                system_id=r["system_id"],
-                submitter=r["system__submitter__name"],
-                key=r["system__key"],
-                name=r["system__name"] or r["system__key"],
-                url=reverse(
-                    "leaderboard:system",
-                    args=[round_.key, r["system__submitter__name"], r["system__key"]],
-                ),
-                division=r["system__division"],
-                category=r["system__category"],
-                processor_model=r["system__processor_model"],
-                processor_count=r["system__processor_count"],
-                accelerator_model=r["system__accelerator_model"],
-                accelerator_count=r["system__accelerator_count"],
-                nodes=r["system__nodes"],
-                framework=r["system__framework"],
-                organisation=r["system__submitter__organisation"] or r["system__submitter__name"],
-                published_as=r["system__published_submitter"],
-                accelerator_family=family_of(r["system__accelerator_model"] or "") or "",
-                framework_families=families_of(r["system__framework"] or ""),
-            )
-            scale = prices.cloud_scale(row.submitter, row.key, row.name) if prices else None
-            if scale is not None:
-                row.cloud_scale = scale.value
-                row.cloud_scale_note = scale.explanation
-                row.cloud_scale_unverified = scale.unverified
-            row.code_url = code_url(round_.published_tree, r["path"])
+            row = rows[r["system_id"]] = _row(round_, r, prices)
         if r["benchmark__key"] in order:
-            row.cells[r["benchmark__key"]] = Cell(
-                result_id=r["id"],
-                url=f"{row.url}{r['benchmark__key']}/",
-                score_s=r["score_s"],
-                speedup=r["speedup"],
-                energy_j=r["energy_j"],
-                runs_counted=r["runs_counted"],
-                findings="",  # set below, from the reference checks
-                public_id=r["public_id"] or "",
-                not_scored_because=""
-                if r["score_s"] is not None
-                else (r["score_message"] or "no score"),
-                power_result=r["power_result"],
-                energy_message=r["energy_message"],
-            )
+            row.cells[r["benchmark__key"]] = _cell(row, r)
     address_apart(list(rows.values()), uids)
     round_ids = (
         public.results().filter(system__round=round_).order_by().values_list("id", flat=True)
@@ -311,6 +270,56 @@ def round_data(round_: Round) -> RoundData:
     _flag_disputed(list(rows.values()), round_ids)
     tell_apart(list(rows.values()))
     return RoundData(round_.key, benchmarks, list(rows.values()))
+
+
+def _row(round_: Round, r: dict, prices: PriceIndex) -> Row:
+    """A system's row, from the first of its results' values (RESULT_FIELDS), without its cells."""
+    row = Row(
+        system_id=r["system_id"],
+        submitter=r["system__submitter__name"],
+        key=r["system__key"],
+        name=r["system__name"] or r["system__key"],
+        url=reverse(
+            "leaderboard:system",
+            args=[round_.key, r["system__submitter__name"], r["system__key"]],
+        ),
+        division=r["system__division"],
+        category=r["system__category"],
+        processor_model=r["system__processor_model"],
+        processor_count=r["system__processor_count"],
+        accelerator_model=r["system__accelerator_model"],
+        accelerator_count=r["system__accelerator_count"],
+        nodes=r["system__nodes"],
+        framework=r["system__framework"],
+        organisation=r["system__submitter__organisation"] or r["system__submitter__name"],
+        published_as=r["system__published_submitter"],
+        accelerator_family=family_of(r["system__accelerator_model"] or "") or "",
+        framework_families=families_of(r["system__framework"] or ""),
+    )
+    scale = prices.cloud_scale(row.submitter, row.key, row.name) if prices else None
+    if scale is not None:
+        row.cloud_scale = scale.value
+        row.cloud_scale_note = scale.explanation
+        row.cloud_scale_unverified = scale.unverified
+    row.code_url = code_url(round_.published_tree, r["path"])
+    return row
+
+
+def _cell(row: Row, r: dict) -> Cell:
+    """A result's cell in its system's row."""
+    return Cell(
+        result_id=r["id"],
+        url=f"{row.url}{r['benchmark__key']}/",
+        score_s=r["score_s"],
+        speedup=r["speedup"],
+        energy_j=r["energy_j"],
+        runs_counted=r["runs_counted"],
+        findings="",  # set by _flag_disputed, from the reference checks
+        public_id=r["public_id"] or "",
+        not_scored_because="" if r["score_s"] is not None else (r["score_message"] or "no score"),
+        power_result=r["power_result"],
+        energy_message=r["energy_message"],
+    )
 
 
 def code_url(published_tree: str, result_path: str) -> str:
