@@ -57,24 +57,8 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
         index_ = logview.scan(open_log, query, key) if page else None
     except OSError:  # the bundle went between finding the file and reading it
         page = index_ = None
-    jumps = []
-    if index_:
-        words = {"eval_accuracy": "first eval_accuracy"}
-        jumps = [
-            (words.get(k, k), index_.landmarks[k])
-            for k in logview.LANDMARKS
-            if k in index_.landmarks
-        ]
-        first_finding = min((f["line"] for f in findings if f.get("line")), default=None)
-        if first_finding:
-            jumps.append(("first finding", first_finding))
     if page:
-        by_line = {}
-        for f in findings:
-            if f.get("line"):
-                by_line.setdefault(f["line"], []).append(f)
-        for item in page.lines:
-            item.marks = by_line.get(item.number, [])
+        _mark_findings(page, findings)
     response = render(
         request,
         "leaderboard/log.html",
@@ -90,7 +74,7 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
             "query": query,
             "key": key,
             "index": index_,
-            "jumps": jumps,
+            "jumps": _jumps(index_, findings) if index_ else [],
             "lines_html": lines_html(page, line) if page else "",
             "raw_url": reverse(
                 "leaderboard:run-log-raw",
@@ -106,6 +90,28 @@ def run_log(request, round_key, submitter, system_key, benchmark_key, index):
         status=200 if page else 404,
     )
     return never_cached_if(bool(result.not_public), response)
+
+
+def _jumps(index_, findings: list[dict]) -> list[tuple[str, int]]:
+    """The log's landmarks (run_start, the first eval ...) and its first finding, as (name, line)."""
+    words = {"eval_accuracy": "first eval_accuracy"}
+    jumps = [
+        (words.get(k, k), index_.landmarks[k]) for k in logview.LANDMARKS if k in index_.landmarks
+    ]
+    first_finding = min((f["line"] for f in findings if f.get("line")), default=None)
+    if first_finding:
+        jumps.append(("first finding", first_finding))
+    return jumps
+
+
+def _mark_findings(page, findings: list[dict]) -> None:
+    """Each line of the page holds the findings on it."""
+    by_line = {}
+    for f in findings:
+        if f.get("line"):
+            by_line.setdefault(f["line"], []).append(f)
+    for item in page.lines:
+        item.marks = by_line.get(item.number, [])
 
 
 @require_safe
