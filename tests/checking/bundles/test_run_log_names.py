@@ -93,3 +93,25 @@ def test_the_portal_reads_the_names_the_installed_tools_glob():
         source = inspect.getsource(tool).replace('"', "'")
         assert glob in source, tool.__name__
         assert source.count("{folder}/result_") == source.count(glob), tool.__name__
+
+
+def test_no_tool_of_the_installed_mlperf_logging_names_a_run_log_otherwise():
+    """Every place the installed package lists a result folder's files, in every tool (result_summarizer and its
+    compute_score, package_checker, rcp_checker, power and seed checkers), whatever the ruleset: the run logs are
+    `result_*.txt` and nothing else (the other globs are the folder's every file, the systems' JSON and the power
+    logs). So no ruleset's tools read `<id>_<n>.log` as a run (issue 38, item 5)."""
+    import re
+    from pathlib import Path
+
+    import mlperf_logging
+
+    globs = set()
+    for module in Path(mlperf_logging.__file__).parent.rglob("*.py"):
+        globs |= set(re.findall(r"""['"]\{folder\}/([^'"]*)['"]""", module.read_text()))
+    assert globs == {
+        runlogs.SUMMARIZER_GLOB,
+        "*",
+        "*.json",
+        "power/{result}/node_*.txt",
+        "power/{result}/sw_*.txt",
+    }
