@@ -212,6 +212,15 @@ def _text(value) -> str:
     return "" if text.lower() in NO_VALUE else text
 
 
+def _as_written(value) -> str:
+    """A text field that MLCommons' summary shows as the description writes it (mlperf-logging's
+    result_summarizer copies it): v1.0 Intel's CPU-only systems write accelerator_model_name "N/A", and MLCommons
+    shows N/A, not a blank."""
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    return str(value).strip()
+
+
 def _leading_count(text: str) -> tuple[int | None, str]:
     """'2x Intel Xeon' -> (2, 'Intel Xeon')."""
     match = re.match(rf"\s*(\d{{1,{_DIGITS}}})\s*[xX×]\s*(.+)", text or "")
@@ -342,16 +351,16 @@ def from_system_json(desc: dict, problems: list | None = None) -> dict:
         "published_submitter": _text(desc.get("submitter")),
         "division": division_of(desc.get("division", "")),
         "category": category_of(desc.get("status", "")),
-        "accelerator_model": _text(desc.get("accelerator_model_name")),
+        "accelerator_model": _as_written(desc.get("accelerator_model_name")),
         "accelerator_count": _total(
             accelerators, "accelerators (number_of_nodes × accelerators_per_node)", problems
         ),
-        "processor_model": _text(desc.get("host_processor_model_name")),
+        "processor_model": _as_written(desc.get("host_processor_model_name")),
         "processor_count": _total(
             processors, "host processors (number_of_nodes × host_processors_per_node)", problems
         ),
         "nodes": nodes,
-        "framework": _text(desc.get("framework")) or _text(desc.get("framework_name")),
+        "framework": _as_written(desc.get("framework")) or _text(desc.get("framework_name")),
         "interconnect": _text(desc.get("accelerator_interconnect"))
         or _text(desc.get("interconnect"))
         or _text(desc.get("host_networking")),

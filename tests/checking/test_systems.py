@@ -300,6 +300,29 @@ def test_a_cpu_only_system_states_zero_accelerators():
     )
 
 
+def test_the_shown_names_are_as_the_description_writes_them_n_a_included():
+    # Intel v1.0 (1-node-4s-8380H-pytorch): a CPU-only system whose accelerator is "N/A", which MLCommons'
+    # summary shows (mlperf-logging's result_summarizer copies the field); its count is 0 all the same.
+    fields = fields_of(
+        {
+            "submitter": "Intel",
+            "division": "closed",
+            "status": "available",
+            "system_name": "1-node-4S-CPX-PyTorch-BF16",
+            "number_of_nodes": "1",
+            "host_processors_per_node": "4",
+            "host_processor_model_name": " Intel(R) Xeon(R) Platinum 8380H CPU ",
+            "accelerators_per_node": "0",
+            "accelerator_model_name": "N/A",
+            "framework": "PyTorch",
+        },
+        "system.json",
+    )
+    assert (fields["accelerator_count"], fields["accelerator_model"]) == (0, "N/A")
+    assert fields["processor_model"] == "Intel(R) Xeon(R) Platinum 8380H CPU"
+    assert (fields["processor_count"], fields["framework"]) == (4, "PyTorch")
+
+
 def test_v05_processors_per_node_from_the_hardware_line():
     def processors(hardware, cpu, nodes):
         desc = {
