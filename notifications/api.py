@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from accounts.models import Organisation
 from leaderboard.access import policy
 
-from . import webhooks
+from .channels import webhooks
 from .events import EVENTS
 from .models import Channel, Notification, Webhook, WebhookDelivery
 from .preferences import choose, table

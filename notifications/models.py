@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from . import webhooks
+from .channels import webhooks
 
 
 class Channel(models.TextChoices):
@@ -88,7 +88,7 @@ class Outbox(models.Model):
 
 class Webhook(models.Model):
     """An organisation's CI endpoint: every event about its submissions and objections it is party to is
-    POSTed there as JSON, signed with HMAC-SHA256 of the body under `secret` (webhooks.py)."""
+    POSTed there as JSON, signed with HMAC-SHA256 of the body under `secret` (channels/webhooks.py)."""
 
     organisation = models.ForeignKey(
         "accounts.Organisation", on_delete=models.CASCADE, related_name="webhooks"

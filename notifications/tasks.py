@@ -29,7 +29,7 @@ from leaderboard.access import policy
 from leaderboard.models import Round
 from portal.celery import RETRY
 
-from . import mail, webhooks
+from .channels import mail, webhooks
 from .events import EVENTS, key_of
 from .models import Channel, Notification, Outbox, Webhook, WebhookDelivery
 from .preferences import MAIL, SITE, channels

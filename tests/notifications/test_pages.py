@@ -6,7 +6,7 @@ import re
 import pytest
 from django.core import mail
 
-from notifications.mail import message
+from notifications.channels.mail import message
 from notifications.models import Notification, Preference
 
 pytestmark = pytest.mark.django_db

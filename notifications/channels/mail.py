@@ -10,7 +10,7 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from .preferences import unsubscribe_token
+from ..preferences import unsubscribe_token
 
 
 def absolute(path: str) -> str:
