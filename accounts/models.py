@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
 
 from leaderboard.catalogue.organisations import lookalike_key
 
@@ -64,8 +65,8 @@ class Organisation(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
-        MEMBER = "member", "Member"
-        ADMIN = "admin", "Organisation admin"
+        MEMBER = "member", _("Member")
+        ADMIN = "admin", _("Organisation admin")
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"

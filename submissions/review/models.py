@@ -6,22 +6,24 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class Objection(models.Model):
     class Status(models.TextChoices):
-        OPEN = "open", "Open"
-        ANSWERED = "answered", "Answered"
-        FIX_REQUIRED = "fix_required", "Waiting for a fix"
-        FIXED = "fixed", "Fix uploaded"
-        DECIDED = "decided", "Decided"
+        OPEN = "open", pgettext_lazy("an objection", "Open")
+        ANSWERED = "answered", _("Answered")
+        FIX_REQUIRED = "fix_required", _("Waiting for a fix")
+        FIXED = "fixed", _("Fix uploaded")
+        DECIDED = "decided", _("Decided")
 
     class Decision(models.TextChoices):
-        ACCEPTED = "accepted", "Accepted: the result stands as submitted"
-        FIX_REQUIRED = "fix_required", "Fix required"
-        WAIVED = "waived", "Waived"
-        MOVED_TO_OPEN = "moved_to_open", "Result moved to the open division"
-        WITHDRAWN = "withdrawn", "Result withdrawn"
+        ACCEPTED = "accepted", _("Accepted: the result stands as submitted")
+        FIX_REQUIRED = "fix_required", _("Fix required")
+        WAIVED = "waived", _("Waived")
+        MOVED_TO_OPEN = "moved_to_open", _("Result moved to the open division")
+        WITHDRAWN = "withdrawn", _("Result withdrawn")
 
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     round = models.ForeignKey(

@@ -18,8 +18,9 @@ decides:
     withdrawn       the result (or every result of the system) is withdrawn
 """
 
+from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from audit.log import record
 from leaderboard.access import policy
@@ -274,7 +275,10 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
         else Objection.Status.DECIDED
     )
     objection.save()
-    label = Decision(decision).label
+    with translation.override(
+        settings.LANGUAGE_CODE
+    ):  # a reply is kept in English, as findings are
+        label = str(Decision(decision).label)
     _reply(
         objection,
         user,
