@@ -109,10 +109,10 @@ class ObjectionReply(models.Model):
     """One message of an objection's thread. `side` says in which capacity it was written."""
 
     class Side(models.TextChoices):
-        OBJECTOR = "objector", "Objecting organisation"
-        OBJECTED = "objected", "Organisation objected to"
-        REVIEWER = "reviewer", "Reviewer"
-        PORTAL = "portal", "Portal"
+        OBJECTOR = "objector", _("Objecting organisation")
+        OBJECTED = "objected", _("Organisation objected to")
+        REVIEWER = "reviewer", _("Reviewer")
+        PORTAL = "portal", _("Portal")
 
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     objection = models.ForeignKey(Objection, on_delete=models.CASCADE, related_name="replies")
