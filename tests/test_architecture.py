@@ -57,14 +57,54 @@ DOMAIN_MAY_IMPORT_OUTSIDE = {
 }
 
 
+# The rooms of leaderboard/ and the rooms each may import besides itself: pages and the API side by
+# side over the round table, then who may see what, the catalogue's loaders, the records, and the
+# catalogue's pure tables at the bottom.
+TABLES = tuple(
+    f"leaderboard.catalogue.{name}"
+    for name in (
+        "accelerators",
+        "calendar",
+        "findings_words",
+        "frameworks",
+        "organisations",
+        "quality",
+        "rule_catalogue",
+        "units",
+    )
+)
+LEADERBOARD_ROOMS = [
+    ("root", ("leaderboard",)),
+    ("pages", ("leaderboard.pages",)),
+    ("logviewer", ("leaderboard.logviewer",)),
+    ("api", ("leaderboard.api",)),
+    ("roundtable", ("leaderboard.roundtable",)),
+    ("access", ("leaderboard.access",)),
+    ("catalogue", ("leaderboard.catalogue",)),
+    ("records", ("leaderboard.models", "leaderboard.cache", "leaderboard.panels")),
+    ("tables", TABLES),
+]
+LEADERBOARD_ARROWS = {
+    "root": {name for name, _ in LEADERBOARD_ROOMS} - {"root"},
+    "pages": {"logviewer", "roundtable", "access", "catalogue", "records", "tables"},
+    "logviewer": {"tables"},
+    "api": {"roundtable", "access", "catalogue", "records", "tables"},
+    "roundtable": {"access", "catalogue", "records", "tables"},
+    "access": {"records", "tables"},
+    "catalogue": {"records", "tables"},
+    "records": {"tables"},
+    "tables": set(),
+}
+
+
 def _within(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
-def room_of(module: str) -> str:
+def room_of(module: str, rooms=ROOMS) -> str:
     """The most specific room whose prefix holds the module (records and domain before their rooms)."""
     best, length = None, -1
-    for name, prefixes in ROOMS:
+    for name, prefixes in rooms:
         for prefix in prefixes:
             if _within(module, prefix) and len(prefix) > length:
                 best, length = name, len(prefix)
@@ -169,6 +209,64 @@ def test_every_room_imports_only_the_rooms_below_it():
     )
 
 
+def test_leaderboards_rooms_import_along_their_arrows():
+    wrong = []
+    for module, targets in IMPORTS.items():
+        if _app(module) != "leaderboard":
+            continue
+        room = room_of(module, LEADERBOARD_ROOMS)
+        for target in targets:
+            if _app(target) != "leaderboard":
+                continue
+            other = room_of(target, LEADERBOARD_ROOMS)
+            if other != room and other not in LEADERBOARD_ARROWS[room]:
+                wrong.append(f"{module} ({room}) -> {target} ({other})")
+    assert not wrong, "imports against leaderboard's arrows (docs/architecture.md):\n" + "\n".join(
+        sorted(wrong)
+    )
+
+
+def test_leaderboards_arrows_point_one_way():
+    """No room may import, through others, a room that may import it."""
+
+    def below(room, seen=()):
+        found = set()
+        for other in LEADERBOARD_ARROWS[room]:
+            assert other not in seen + (room,), f"a circle of rooms: {seen + (room, other)}"
+            found |= {other} | below(other, seen + (room,))
+        return found
+
+    for room in LEADERBOARD_ARROWS:
+        assert room not in below(room)
+    assert set(LEADERBOARD_ARROWS) == {name for name, _ in LEADERBOARD_ROOMS}
+
+
+def _reads_the_database(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names.append(node.module or "")
+    return [n for n in names if n.startswith(("django.db", "celery"))]
+
+
+def test_the_catalogues_tables_are_pure():
+    """The tables (submissions' domain reads them too) import no models, no Django database code and
+    nothing of leaderboard's other rooms."""
+    wrong = []
+    for module, path in MODULES.items():
+        if _app(module) != "leaderboard" or room_of(module, LEADERBOARD_ROOMS) != "tables":
+            continue
+        for target in IMPORTS[module]:
+            if room_of(target, LEADERBOARD_ROOMS) != "tables":
+                wrong.append(f"{module} -> {target}")
+        wrong += [f"{module} -> {name}" for name in _reads_the_database(path)]
+    assert not wrong, "the catalogue's tables reach outside themselves:\n" + "\n".join(
+        sorted(wrong)
+    )
+
+
 def test_the_domain_is_pure():
     """The domain imports no models, no Django database code and nothing of the app's other rooms."""
     wrong = []
@@ -230,21 +328,71 @@ def test_no_import_circles():
     )
 
 
-def test_every_package_of_the_write_side_is_on_the_map():
+def test_every_package_of_the_rooms_is_on_the_map():
     page = (ROOT / "docs" / "architecture.md").read_text()
     packages = sorted(
-        str(p.parent.relative_to(ROOT / "submissions"))
-        for p in (ROOT / "submissions").glob("*/__init__.py")
+        str(p.parent.relative_to(ROOT / app))
+        for app in ("submissions", "leaderboard")
+        for p in (ROOT / app).glob("*/__init__.py")
         if p.parent.name != "migrations"
     )
     missing = [name for name in packages if f"{name}/" not in page]
     assert not missing, f"docs/architecture.md does not place: {missing}"
-    for name, prefixes in ROOMS:
+    for name, prefixes in ROOMS + LEADERBOARD_ROOMS:
         for prefix in prefixes:
             assert (
                 ROOT.joinpath(*prefix.split(".")).with_suffix(".py").exists()
                 or ROOT.joinpath(*prefix.split(".")).is_dir()
             ), f"{prefix} ({name}) is not in the tree"
+
+
+MOST_MODULES_AT_A_TOP = 12
+
+
+def test_no_package_holds_more_than_twelve_modules_at_its_top():
+    """A package past a dozen modules is split into rooms with names that say what they hold
+    (issue 35: leaderboard/ had 31, portal/ 17, checking/rules/ 14); a reader finds a module by its
+    room, not in a flat list."""
+    crowded = []
+    for top in APPS:
+        for init in sorted((ROOT / top).rglob("__init__.py")):
+            modules = [p for p in init.parent.glob("*.py") if p.name != "__init__.py"]
+            if len(modules) > MOST_MODULES_AT_A_TOP and "migrations" not in init.parts:
+                crowded.append(f"{init.parent.relative_to(ROOT)}/: {len(modules)}")
+    assert not crowded, f"more than {MOST_MODULES_AT_A_TOP} modules at a package's top: {crowded}"
+
+
+LONG_FUNCTION = 60  # lines, its def to its last line
+MOST_LONG_FUNCTIONS_PER_1000_LINES = 0.8  # healthchecks: 0.83 (issue 35)
+
+
+def long_functions() -> tuple[list[str], int]:
+    """The functions of the apps over LONG_FUNCTION lines (methods and nested ones too), and the apps'
+    lines of code (migrations aside: makemigrations writes them)."""
+    found, lines = [], 0
+    for module, path in MODULES.items():
+        if _app(module) in PROGRAMS:
+            continue
+        text = path.read_text()
+        lines += len(text.splitlines())
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > LONG_FUNCTION:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {length}")
+    return found, lines
+
+
+def test_long_functions_stay_rare():
+    """A function over 60 lines is read in more than one sitting; a few are natural (a table, a
+    generator of test logs), many mean steps that want names of their own."""
+    found, lines = long_functions()
+    per_1000 = 1000 * len(found) / lines
+    assert per_1000 < MOST_LONG_FUNCTIONS_PER_1000_LINES, (
+        f"{len(found)} functions over {LONG_FUNCTION} lines in {lines} lines of the apps: "
+        f"{per_1000:.2f} per 1,000, at most {MOST_LONG_FUNCTIONS_PER_1000_LINES}:\n"
+        + "\n".join(found)
+    )
 
 
 MLPERF_ADAPTER = "submissions.checking.rules.mlperf.library"
