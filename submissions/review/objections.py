@@ -157,41 +157,15 @@ def file_objection(
         lines=lines,
     )
     round_ = submission.round
-    mine = policy.objecting_organisations(policy.viewer(user, now), round_)
-    # Only the round's submitters read each other's submissions, and only during review: to anyone
-    # else the submission is not there.
-    if not mine or round_.phase(now) != calendar.REVIEW:
-        raise NotFound("No submission matches the given query.")
-    if not calendar.review_open(round_.calendar, now):
-        raise ReviewError(
-            f"The review of {round_.name} ended on {calendar.when(round_.review_ends_at)}; "
-            "objections are no longer taken."
-        )
-    if submission.organisation_id is None or submission.status in (
-        Submission.Status.WITHDRAWN,
-        Submission.Status.FAILED,
-    ):
-        raise ReviewError("This submission is withdrawn or failed: there is nothing to object to.")
-    mine, refusal = policy.objecting_for(mine, submission, organisation_id)
-    if refusal:
-        raise NotAllowed(refusal)
-    if len(mine) > 1:
-        raise ReviewError("You belong to several submitting organisations: say for which one.")
-    system = System.objects.filter(submission=submission, key=system_key).first()
-    if system is None:
-        raise ReviewError(f"The submission has no system {system_key!r}.")
-    result = None
-    if benchmark_key:
-        result = Result.objects.filter(system=system, benchmark__key=benchmark_key).first()
-        if result is None:
-            raise ReviewError(f"System {system_key!r} has no result for {benchmark_key!r}.")
+    objecting = _objecting_organisation(user, submission, organisation_id, now)
+    system, result = _objected_to(submission, system_key, benchmark_key)
     text = _required(rule=rule, comment=comment)
     objection = Objection.objects.create(
         round=round_,
         submission=submission,
         system=system,
         result=result,
-        from_organisation_id=mine.pop(),
+        from_organisation_id=objecting,
         against_organisation_id=submission.organisation_id,
         filed_by=user,
         rule=text["rule"][:200],
@@ -212,6 +186,46 @@ def file_objection(
     )
     emit("objection.filed", objection=objection.pk)
     return objection
+
+
+def _objecting_organisation(user, submission: Submission, organisation_id, now) -> int:
+    """The id of the organisation the user objects for, while the round's review takes objections
+    and the submission is there to object to."""
+    round_ = submission.round
+    mine = policy.objecting_organisations(policy.viewer(user, now), round_)
+    # Only the round's submitters read each other's submissions, and only during review: to anyone
+    # else the submission is not there.
+    if not mine or round_.phase(now) != calendar.REVIEW:
+        raise NotFound("No submission matches the given query.")
+    if not calendar.review_open(round_.calendar, now):
+        raise ReviewError(
+            f"The review of {round_.name} ended on {calendar.when(round_.review_ends_at)}; "
+            "objections are no longer taken."
+        )
+    if submission.organisation_id is None or submission.status in (
+        Submission.Status.WITHDRAWN,
+        Submission.Status.FAILED,
+    ):
+        raise ReviewError("This submission is withdrawn or failed: there is nothing to object to.")
+    mine, refusal = policy.objecting_for(mine, submission, organisation_id)
+    if refusal:
+        raise NotAllowed(refusal)
+    if len(mine) > 1:
+        raise ReviewError("You belong to several submitting organisations: say for which one.")
+    return mine.pop()
+
+
+def _objected_to(submission: Submission, system_key: str, benchmark_key: str):
+    """The system, and the result when a benchmark is named, that an objection is against."""
+    system = System.objects.filter(submission=submission, key=system_key).first()
+    if system is None:
+        raise ReviewError(f"The submission has no system {system_key!r}.")
+    result = None
+    if benchmark_key:
+        result = Result.objects.filter(system=system, benchmark__key=benchmark_key).first()
+        if result is None:
+            raise ReviewError(f"System {system_key!r} has no result for {benchmark_key!r}.")
+    return system, result
 
 
 @transaction.atomic
