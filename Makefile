@@ -104,12 +104,16 @@ fuzz: setup-dev
 bench: setup-dev
 	$(PY) bench/ingest.py
 
-# Debian's headless Chromium and its driver for the browser tests, installed where apt-get may (as root);
-# elsewhere the browser tests skip with the reason.
+# Debian's headless Chromium and its driver for the browser tests, and a Chinese font for the pages read in
+# Chinese (tests/browser/test_chinese_browser.py), installed where apt-get may (as root); elsewhere the browser
+# tests skip with the reason.
 browser-deps:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) || \
 	  echo "chromium and chromium-driver could not be installed: the browser tests skip (apt-get install -y chromium chromium-driver)"
+	@fc-list :lang=zh 2>/dev/null | grep -q . || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null) || \
+	  echo "no Chinese font could be installed: the Chinese browser tests skip (apt-get install -y fonts-wqy-microhei)"
 
 # Debian's nginx, the deployment's front (deploy/nginx.conf), for the tests that serve the portal as the README
 # deploys it; installed where apt-get may (as root), elsewhere those tests skip with the reason.

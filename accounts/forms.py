@@ -3,6 +3,7 @@ import logging
 from django import forms
 from django.contrib.auth.forms import PasswordResetForm
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 from kombu.exceptions import OperationalError
 
 from .models import Membership
@@ -13,7 +14,7 @@ log = logging.getLogger(__name__)
 
 class TokenForm(forms.Form):
     name = forms.CharField(
-        max_length=100, help_text="What the token is for, e.g. 'CI of the training repository'."
+        max_length=100, help_text=_("What the token is for, e.g. 'CI of the training repository'.")
     )
 
 
@@ -21,7 +22,7 @@ class MemberForm(forms.Form):
     """An invitation: the user named accepts it (accounts/members.py). Whether that user exists is not
     said, so that the form tells an organisation admin no usernames."""
 
-    username = forms.CharField(max_length=150, help_text="The user's name on this portal.")
+    username = forms.CharField(max_length=150, help_text=_("The user's name on this portal."))
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
 
     def clean_username(self):

@@ -11,6 +11,7 @@ demoting each other at once leave one admin, not none.
 """
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from audit.log import record
 from leaderboard.access import policy
@@ -40,7 +41,7 @@ def _locked(organisation) -> Organisation:
     return Organisation.objects.select_for_update().get(pk=organisation.pk)
 
 
-INVITED = (
+INVITED = gettext_noop(
     "If {name} has an account and may join (reviewers and staff may not), they are invited: they "
     "accept on their account page (API tokens), and are a member from then on."
 )

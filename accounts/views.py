@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from leaderboard.access import policy
@@ -42,7 +43,7 @@ def tokens(request):
 def revoke_token(request, uid):
     token = get_object_or_404(ApiToken, uid=uid, user=request.user)  # another's: 404, as none
     if revoke(token, request.user):
-        messages.success(request, f"Token “{token.name}” is revoked.")
+        messages.success(request, gettext("Token “%(name)s” is revoked.") % {"name": token.name})
     return redirect("accounts:tokens")
 
 
@@ -68,7 +69,7 @@ def organisation(request, slug):
             except members.NotAllowed as error:
                 form.add_error("username", str(error))
             else:
-                messages.success(request, members.INVITED.format(name=name))
+                messages.success(request, gettext(members.INVITED).format(name=name))
                 return redirect("accounts:organisation", slug=slug)
     return render(
         request,
@@ -95,7 +96,10 @@ def membership(request, slug, membership_id):
     try:
         if request.POST.get("action") == "remove":
             members.remove(request.user, held)
-            messages.success(request, f"{held.user.get_username()} is no longer a member.")
+            messages.success(
+                request,
+                gettext("%(user)s is no longer a member.") % {"user": held.user.get_username()},
+            )
         elif request.POST.get("role") in Membership.Role.values:
             members.change_role(request.user, held, request.POST["role"])
     except members.NotAllowed as error:
@@ -111,10 +115,18 @@ def invitation(request, uid):
     try:
         if request.POST.get("action") == "accept":
             members.accept(request.user, held)
-            messages.success(request, f"You are a member of {held.organisation.name} now.")
+            messages.success(
+                request,
+                gettext("You are a member of %(organisation)s now.")
+                % {"organisation": held.organisation.name},
+            )
         else:
             members.decline(request.user, held)
-            messages.success(request, f"You declined {held.organisation.name}'s invitation.")
+            messages.success(
+                request,
+                gettext("You declined %(organisation)s's invitation.")
+                % {"organisation": held.organisation.name},
+            )
     except members.NotAllowed as error:
         messages.error(request, str(error))
     return redirect("accounts:tokens")

@@ -7,6 +7,7 @@ PUT  /api/v1/notification-preferences/{kind}/  {"channel": "email" | "site" | "b
 """
 
 from django.utils import timezone
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, permissions, serializers, viewsets
 from rest_framework.decorators import action
@@ -127,7 +128,9 @@ class WebhookSerializer(serializers.ModelSerializer):
     def validate_organisation(self, organisation):
         who = policy.viewer(self.context["request"].user)
         if not policy.may_manage_webhooks(who, organisation):
-            raise serializers.ValidationError("Only the organisation's admins set its webhooks.")
+            raise serializers.ValidationError(
+                gettext("Only the organisation's admins set its webhooks.")
+            )
         return organisation
 
     def validate(self, attrs):

@@ -5,6 +5,7 @@ from django.core.paginator import Paginator
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
@@ -27,7 +28,7 @@ def mark_read(request):
     mine = Notification.objects.filter(recipient=request.user, read_at__isnull=True)
     if request.POST.get("id"):
         if not request.POST["id"].isdigit():
-            return HttpResponseBadRequest("id: a notification's number.")
+            return HttpResponseBadRequest(gettext("id: a notification's number."))
         mine = mine.filter(pk=int(request.POST["id"]))
     mine.update(read_at=timezone.now())
     return redirect("notifications:list")

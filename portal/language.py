@@ -40,7 +40,11 @@ class LanguageMiddleware:
         language = asked or translation.get_language_from_request(request)
         translation.activate(language)
         request.LANGUAGE_CODE = translation.get_language()
-        response = self.get_response(request)
+        try:
+            response = self.get_response(request)
+        finally:
+            # The thread's next work (another request, a test's direct call) starts in the default language.
+            translation.deactivate()
         patch_vary_headers(response, ("Accept-Language", "Cookie"))
         response.headers.setdefault("Content-Language", request.LANGUAGE_CODE)
         if asked and request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME) != asked:

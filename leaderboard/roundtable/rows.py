@@ -13,6 +13,7 @@ from functools import cached_property
 from urllib.parse import quote
 
 from django.urls import reverse
+from django.utils.translation import ngettext
 
 from .. import panels
 from ..access import public
@@ -381,9 +382,16 @@ def tell_apart(rows: list[Row]) -> None:
             continue
         for row in group:
             alike, parts = group, []
-            for attr, label in (("accelerator_count", "accelerators"), ("nodes", "nodes")):
+            for attr, words in (
+                (
+                    "accelerator_count",
+                    lambda n: ngettext("%(n)s accelerator", "%(n)s accelerators", n),
+                ),
+                ("nodes", lambda n: ngettext("%(n)s node", "%(n)s nodes", n)),
+            ):
                 if len({getattr(r, attr) for r in alike}) > 1 and getattr(row, attr):
-                    parts.append(f"{getattr(row, attr)} {label}")
+                    n = getattr(row, attr)
+                    parts.append(words(n) % {"n": n})
                     alike = [r for r in alike if getattr(r, attr) == getattr(row, attr)]
             if len(alike) > 1 or not parts:
                 parts.append(row.key)
