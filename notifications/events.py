@@ -40,6 +40,7 @@ from django.utils.translation import gettext_lazy as _
 
 from leaderboard.access import policy
 from leaderboard.models import Round
+from leaderboard.statuses import ReferenceCheckVerdict, SubmissionStatus
 
 from .models import Channel
 
@@ -103,7 +104,7 @@ def _verdict(ids):
     if s is None or v is None:
         return None
     again = " again" if v.number > 1 else ""
-    if v.verdict == "valid":
+    if v.verdict == SubmissionStatus.VALID:
         title = f"Valid: {s.original_name} for {s.round.name}"
         text = f"The portal checked {s.original_name}{again}: it is valid ({v.warnings} warnings)."
     else:
@@ -221,7 +222,7 @@ def _refcheck(ids):
     check = _get(
         "submissions.ReferenceCheck", ids.get("check"), ("result__system__submission__round",)
     )
-    if check is None or check.verdict != "implausibly-fast":
+    if check is None or check.verdict != ReferenceCheckVerdict.IMPLAUSIBLY_FAST:
         return None  # a check that agrees, or one that could not run, tells nobody
     result, s = check.result, check.result.system.submission
     return Told(

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from leaderboard.access import policy
 from leaderboard.models import Round
+from leaderboard.statuses import SubmissionStatus
 from portal.celery import RETRY
 
 from .channels import mail, webhooks
@@ -282,7 +283,9 @@ def _due(now):
     for round_ in soon:
         hours = "1h" if round_.deadline_at - now <= timedelta(hours=1) else "24h"
         theirs = Submission.objects.filter(round=round_, organisation__isnull=False)
-        done = theirs.filter(status__in=("valid", "published")).values("organisation_id")
+        done = theirs.filter(
+            status__in=(SubmissionStatus.VALID, SubmissionStatus.PUBLISHED)
+        ).values("organisation_id")
         for org in (
             theirs.exclude(organisation_id__in=done)
             .values_list("organisation_id", flat=True)

@@ -7,22 +7,14 @@ from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from leaderboard import statuses
 from leaderboard.models import Round, Submitter
 
 
 class Submission(models.Model):
-    class Status(models.TextChoices):
-        RECEIVED = "received", _("Received")
-        INGESTING = "ingesting", _("Unpacking")
-        CHECKING = "checking", _("Checking runs")
-        FINALIZING = "finalizing", _("Scoring")
-        VALID = "valid", _("Valid")
-        INVALID = "invalid", _("Invalid")
-        FAILED = "failed", _("Failed")
-        PUBLISHED = "published", _("Published")
-        WITHDRAWN = "withdrawn", _("Withdrawn")
-
-    FINAL = {Status.VALID, Status.INVALID, Status.FAILED, Status.PUBLISHED, Status.WITHDRAWN}
+    # Declared where the read side may name them too (leaderboard never imports submissions).
+    Status = statuses.SubmissionStatus
+    FINAL = statuses.SUBMISSION_FINAL
 
     # What pages, the API and messages call it: a pk would tell how many submissions there are.
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
@@ -116,10 +108,7 @@ class Submission(models.Model):
 class Validation(models.Model):
     """One pass of the round's rules over a submission; re-validation adds another, keeping the history."""
 
-    class Status(models.TextChoices):
-        RUNNING = "running", _("Running")
-        DONE = "done", _("Done")
-        ABANDONED = "abandoned", _("Abandoned")
+    Status = statuses.ValidationStatus
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="validations")
     number = models.PositiveIntegerField()

@@ -81,7 +81,10 @@ LEADERBOARD_ROOMS = [
     ("roundtable", ("leaderboard.roundtable",)),
     ("access", ("leaderboard.access",)),
     ("catalogue", ("leaderboard.catalogue",)),
-    ("records", ("leaderboard.models", "leaderboard.cache", "leaderboard.panels")),
+    (
+        "records",
+        ("leaderboard.models", "leaderboard.statuses", "leaderboard.cache", "leaderboard.panels"),
+    ),
     ("tables", TABLES),
 ]
 LEADERBOARD_ARROWS = {
@@ -507,3 +510,87 @@ def test_the_who_may_check_finds_what_it_names():
         ".organisations",
         "memberships__user",
     }
+
+
+# The apps that read the write side's rows without importing submissions (docs/architecture.md).
+READ_SIDE = ("leaderboard", "notifications")
+STATUS_FIELDS = {
+    "status",
+    "verdict",
+}  # the fields of submissions' rows whose values are the vocabulary
+
+
+def _spelt(node: ast.AST, constants: dict[str, bool]) -> bool:
+    """Whether `node` is a string literal, a tuple, list or set holding one, or the name of a module-level
+    constant bound to one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_spelt(item, constants) for item in node.elts)
+    return isinstance(node, ast.Name) and constants.get(node.id, False)
+
+
+def _status_spellings(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, what) where a module names a status of the write side's rows by a string: a comparison of a
+    `.status` or `.verdict` with one, a query on such a field with one (status=, submission__status__in=),
+    and `_meta`, the model's internals."""
+    constants = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    constants[target.id] = _spelt(node.value, {})
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            fields = [s.attr for s in sides if isinstance(s, ast.Attribute)]
+            if set(fields) & STATUS_FIELDS and any(_spelt(s, constants) for s in sides):
+                found.append((node.lineno, f".{(set(fields) & STATUS_FIELDS).pop()} compared"))
+        elif isinstance(node, ast.keyword) and node.arg:
+            lookups = [part for part in node.arg.split("__") if part not in ("in", "exact")]
+            if lookups and lookups[-1] in STATUS_FIELDS and _spelt(node.value, constants):
+                found.append((node.lineno, f"{node.arg}="))
+        elif isinstance(node, ast.Attribute) and node.attr == "_meta":
+            found.append((node.lineno, "._meta"))
+    return found
+
+
+def test_the_read_side_names_the_write_sides_statuses_by_one_vocabulary():
+    """The read side (leaderboard, notifications) reads submissions' statuses and a check's verdict by the
+    vocabulary both sides import (leaderboard/statuses.py, whose classes are submissions' model choices),
+    never by a string or the model's `_meta`. What this does not catch: a status spelt in a template, or
+    a string passed through a name of a function's own."""
+    wrong = []
+    for module, path in MODULES.items():
+        if not module.startswith(READ_SIDE):
+            continue
+        for line, what in _status_spellings(ast.parse(path.read_text(), str(path))):
+            wrong.append(f"{path.relative_to(ROOT)}:{line}: {what}")
+    assert not wrong, (
+        "the read side spells a status of the write side (name it by leaderboard.statuses):\n"
+        + "\n".join(wrong)
+    )
+
+
+def test_the_status_check_finds_what_it_names():
+    """The check above, on a module written to break it: each way of spelling a status is found."""
+    source = (
+        'WITHDRAWN = "withdrawn"\n'
+        'FINAL = ("valid", "invalid")\n'
+        'if submission.status == "withdrawn": pass\n'
+        "if v.verdict in FINAL: pass\n"
+        "Submission.objects.exclude(status=WITHDRAWN)\n"
+        'Validation.objects.filter(submission__status__in=("failed",), status="done")\n'
+        "table = Submission._meta.db_table\n"
+        "if price.status != CloudPrice.Status.SOURCED: pass\n"  # a name of the vocabulary: not found
+    )
+    found = sorted(_status_spellings(ast.parse(source)))
+    assert found == [
+        (3, ".status compared"),
+        (4, ".verdict compared"),
+        (5, "status="),
+        (6, "status="),
+        (6, "submission__status__in="),
+        (7, "._meta"),
+    ]

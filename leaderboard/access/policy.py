@@ -56,6 +56,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from ..catalogue import calendar
 from ..models import Result, Round, Run
+from ..statuses import SubmissionStatus, ValidationStatus
 from .public import VISIBLE, embargo_over
 
 ADMIN = "admin"  # accounts.Membership.Role.ADMIN: an organisation's admin manages its members
@@ -174,9 +175,7 @@ def viewer(user, now: datetime | None = None) -> Viewer:
 # whenever it ends, so that an upload taken in time and checked in the rush after the deadline is not
 # shut out. Withdrawing or failing the submission as a whole leaves the round, as before.
 
-# submissions.Submission.Status.FAILED and WITHDRAWN; submissions.Validation.Status.DONE.
-NOT_TAKING_PART = ("failed", "withdrawn")
-PASS_DONE = "done"
+NOT_TAKING_PART = (SubmissionStatus.FAILED, SubmissionStatus.WITHDRAWN)
 
 
 def buys_review_rights(number: int, started_at: datetime, closes_at: datetime | None) -> bool:
@@ -193,7 +192,7 @@ def _review_parties(which: Q, organisations) -> set[tuple[Round, int]]:
         .objects.filter(
             which,
             submission__organisation_id__in=organisations,
-            status=PASS_DONE,
+            status=ValidationStatus.DONE,
             scored__gt=0,
         )
         .exclude(submission__status__in=NOT_TAKING_PART)

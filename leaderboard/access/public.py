@@ -20,6 +20,7 @@ from django.utils.translation import gettext, ngettext, pgettext
 
 from ..catalogue import calendar
 from ..models import Result, Run, System
+from ..statuses import SubmissionStatus
 
 VISIBLE = Q(published=True, system__published=True) & (Q(error_count=0) | Q(advisory=True))
 
@@ -49,8 +50,7 @@ def why_not_public(result, now: datetime | None = None) -> str:
     Reads result.system.round and result.system.submission (join them in)."""
     now = now or timezone.now()
     system = result.system
-    # The submission's status is the write side's (submissions.Submission.Status.WITHDRAWN).
-    if result.withdrawn or system.submission.status == "withdrawn":
+    if result.withdrawn or system.submission.status == SubmissionStatus.WITHDRAWN:
         return gettext("withdrawn, it will not be published")
     reasons = []
     if result.error_count and not result.advisory:

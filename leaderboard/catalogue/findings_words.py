@@ -28,6 +28,8 @@ _SEVERITY = {
 # pages (the rule catalogue says which).
 NOT_FOR_READERS = rule_catalogue.NOT_FOR_READERS
 # Reference-check verdicts that change how a result's number should be read.
+# leaderboard.statuses.ReferenceCheckVerdict.IMPLAUSIBLY_FAST, spelt here: the catalogue's tables import
+# no model choices (tests/test_architecture.py).
 DISPUTED_VERDICTS = {"implausibly-fast"}
 
 

@@ -13,6 +13,7 @@ from ..catalogue.units import minutes as in_minutes
 from ..models import Round, RoundImport
 from ..roundtable import textsearch
 from ..roundtable.layout import row_anchor
+from ..statuses import SUBMISSION_FINAL, SubmissionStatus
 
 MAX_HITS = 50
 # The home page's search leaves out the software (textsearch.FIELDS has it): a system's row is found by
@@ -28,11 +29,6 @@ class RoundCounts:
     results: int
     importing: str = ""  # the round is being brought in: how far, in words (import_progress)
     job: RoundImport | None = None  # its last import, if any
-
-
-# submissions.Submission.FINAL and WITHDRAWN, named as strings: leaderboard never imports the write side.
-FINAL = ("valid", "invalid", "failed", "published", "withdrawn")
-WITHDRAWN = "withdrawn"
 
 
 def round_counts() -> list[RoundCounts]:
@@ -76,9 +72,9 @@ def submissions_checked(round_ids: list[int]) -> dict[int, tuple[int, int]]:
     rows = (
         apps.get_model("submissions", "Submission")
         .objects.filter(round__in=round_ids)
-        .exclude(status=WITHDRAWN)
+        .exclude(status=SubmissionStatus.WITHDRAWN)
         .values("round")
-        .annotate(total=Count("id"), done=Count("id", filter=Q(status__in=FINAL)))
+        .annotate(total=Count("id"), done=Count("id", filter=Q(status__in=SUBMISSION_FINAL)))
     )
     return {row["round"]: (row["done"], row["total"]) for row in rows}
 

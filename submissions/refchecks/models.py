@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from leaderboard import statuses
+
 
 class Agent(models.Model):
     """A GPU worker (agent/) as its last heartbeat described it. Online while it was seen within
@@ -45,12 +47,8 @@ class ReferenceCheck(models.Model):
         DONE = "done", _("Done")
         FAILED = "failed", _("Failed")
 
-    class Verdict(models.TextChoices):
-        CONSISTENT = "consistent", _("Consistent")
-        IMPLAUSIBLY_FAST = "implausibly-fast", _("Implausibly fast")
-        COULD_NOT_RUN = "could-not-run", _("Could not run")
-        OTHER_HARDWARE = "other-hardware", _("Measured on other hardware")
-        CPU = "cpu", _("CPU measurement, not compared")
+    # Declared where the read side may name it too (leaderboard never imports submissions).
+    Verdict = statuses.ReferenceCheckVerdict
 
     FINAL = {State.DONE, State.FAILED}
 
