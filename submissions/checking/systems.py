@@ -6,6 +6,8 @@ import math
 import re
 from typing import NamedTuple
 
+from leaderboard.catalogue import rule_catalogue
+
 CATEGORY_WORDS = [
     ("cloud", "cloud"),
     ("prem", "onprem"),
@@ -232,21 +234,17 @@ def _leading_count(text: str) -> tuple[int | None, str]:
 class Problem(NamedTuple):
     """A value of a description the table cannot take as it is written."""
 
-    rule: str  # NUMBER or LONG_TEXT
+    rule: str  # rule_catalogue.SYSTEM_NUMBER or SYSTEM_LONG_TEXT
     where: str  # the key as the file spells it ("number_of_nodes", "nodes[1].num_accelerators"), or the field's
     value: object
     why: str
-
-
-NUMBER = "system.number"
-LONG_TEXT = "system.long-text"
 
 
 def _count(table: dict, key: str, problems: list | None, where: str = "") -> int | None:
     """The count `table[key]`, or None; a value that is no count is a Problem."""
     count, why = read_count(table.get(key))
     if why and problems is not None:
-        problems.append(Problem(NUMBER, where + key, table.get(key), why))
+        problems.append(Problem(rule_catalogue.SYSTEM_NUMBER, where + key, table.get(key), why))
     return count
 
 
@@ -255,7 +253,9 @@ def _total(count: int | None, what: str, problems: list | None) -> int | None:
     if count is None or count <= MAX_COUNT:
         return count
     if problems is not None:
-        problems.append(Problem(NUMBER, what, count, f"more than {MAX_COUNT:,}"))
+        problems.append(
+            Problem(rule_catalogue.SYSTEM_NUMBER, what, count, f"more than {MAX_COUNT:,}")
+        )
     return None
 
 
@@ -406,7 +406,12 @@ def fields_of(description: dict, description_format: str, problems: list | None 
     for key, limit in FIELD_CHARS.items():
         if len(fields[key]) > limit:
             found.append(
-                Problem(LONG_TEXT, key, fields[key], f"{len(fields[key]):,} characters long")
+                Problem(
+                    rule_catalogue.SYSTEM_LONG_TEXT,
+                    key,
+                    fields[key],
+                    f"{len(fields[key]):,} characters long",
+                )
             )
             fields[key] = fields[key][: limit - 1] + "…"
     if problems is not None:  # each value once, though both schemas' readings may have read it

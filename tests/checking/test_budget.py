@@ -18,7 +18,6 @@ from submissions.checking.budget import Budget, OverBudget, is_stop, within
 from submissions.checking.bundles import FolderFiles
 from submissions.checking.pipeline import checks
 from submissions.checking.rules.mlperf import rcp
-from submissions.checking.rules.power import RULES as POWER_RULES
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
 LIMITS = (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NOFILE)
@@ -115,7 +114,7 @@ def test_a_check_past_its_memory_is_a_finding_naming_the_limit_and_the_file(sett
     settings.CHECK_MEMORY_BYTES = 64 << 20
     fields, found = checks._check(RUN, names, files)
     assert [(f.rule, f.severity, f.file) for f in found] == [
-        (POWER_RULES["over-budget"], "warning", RUN["power_files"][0])
+        ("power.over-budget", "warning", RUN["power_files"][0])
     ]
     assert "more than its 64 MiB of memory" in found[0].message
     assert fields["success"] and fields["energy_j"] is None

@@ -28,9 +28,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from leaderboard.catalogue import rule_catalogue
 from leaderboard.models import Result, Run, System
 from submissions.checking.pipeline.publication import held_results
-from submissions.checking.rules import clock
 from submissions.checking.rules.mlperf import compliance
 from submissions.checking.rules.mlperf.divergences import DIVERGENCES
 from submissions.models import Finding, Submission
@@ -201,8 +201,10 @@ def run_disagreements(round_key, mlcommons):
     wrong, counted, failed_counted = [], 0, 0
     for run in runs.only("pk", "path", "success", "failure_reason"):
         own = errors.get(run.pk, set())
-        if own & set(clock.UNTIMED_RULES):
-            wrong.append(f"{run.path}: clock errors {sorted(own & set(clock.UNTIMED_RULES))}")
+        if own & set(rule_catalogue.UNTIMED_RULES):
+            wrong.append(
+                f"{run.path}: clock errors {sorted(own & set(rule_catalogue.UNTIMED_RULES))}"
+            )
         verdict = mlcommons.logs.get(run.path)
         if verdict is None:
             continue

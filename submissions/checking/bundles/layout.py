@@ -7,6 +7,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from leaderboard.catalogue import rule_catalogue
+
 from ..budget import is_stop
 from ..logs.power import kind_of
 from ..rules import bundle as findings
@@ -454,7 +456,7 @@ def _find_anchors(tree: _Tree, notes: list[str]) -> list[str]:
             f" Found result_N.txt only in: {', '.join(sorted(elsewhere)[:5])}." if elsewhere else ""
         )
         raise LayoutError(
-            "layout.no-results",
+            rule_catalogue.LAYOUT_NO_RESULTS,
             f"No run logs (result_N.txt) were found in the bundle.{found} {EXPECTED}",
         )
     return sorted(anchors)
@@ -470,7 +472,7 @@ def detect(root: str | os.PathLike | FolderFiles | TarFiles) -> Layout:
         layout = _v06(tree, anchors[0], notes)
     elif with_systems:
         raise LayoutError(
-            "layout.multiple-submitters",
+            rule_catalogue.LAYOUT_MULTIPLE_SUBMITTERS,
             f"The bundle holds several submitters' trees ({', '.join(a or '.' for a in anchors)}). "
             "Upload one bundle per submitter, e.g. `tar -C <round folder> -czf nvidia.tgz NVIDIA`.",
         )
@@ -490,7 +492,7 @@ def _refuse_long_names(layout: Layout) -> None:
                 0
             ]  # the folder holding the system's folder
             raise LayoutError(
-                "bundle.name-too-long",
+                rule_catalogue.BUNDLE_NAME_TOO_LONG,
                 f"The system '{name[:60]}…' (a folder in {above or '.'}/) has a name of {len(name)} characters; "
                 f"the portal keeps system names of up to {MAX_NAME_CHARS}. Rename its folder (and its "
                 "systems/<name>.json).",
@@ -502,7 +504,7 @@ def _refuse_long_names(layout: Layout) -> None:
             else "as submission.json or the system descriptions name it"
         )
         raise LayoutError(
-            "bundle.name-too-long",
+            rule_catalogue.BUNDLE_NAME_TOO_LONG,
             f"The submitter's name '{layout.submitter[:60]}…' ({source}) has {len(layout.submitter)} characters; "
             f"the portal keeps names of up to {MAX_NAME_CHARS}. Use the organisation's usual name.",
         )
@@ -697,7 +699,7 @@ def _refuse_several_orgs(top: str, entries: list[str], orgs: dict) -> None:
         return
     if len({next(iter(w)) for w in by_child.values()}) == len(by_child):
         raise LayoutError(
-            "layout.multiple-submitters",
+            rule_catalogue.LAYOUT_MULTIPLE_SUBMITTERS,
             f"The bundle holds several submitters' trees ({', '.join(_join(top, c) for c in sorted(by_child))}). "
             "Upload one bundle per submitter, e.g. `tar -C v0.5.0 -czf nvidia.tgz nvidia`.",
         )

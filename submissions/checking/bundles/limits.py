@@ -1,11 +1,13 @@
 """The hard limits on what a bundle may hold, and the one place that refuses a bundle for passing them.
 
 The unpacker and the round splitter both count through a Tally, so a bundle is refused with the same rule
-and message whichever of them reads it first. This module imports nothing but the standard library: the
-splitter's child process loads it on its own (see split.py).
+and message whichever of them reads it first. This module imports nothing but the standard library and the
+rule catalogue (pure Python): the splitter's child process loads it on its own (see split.py).
 """
 
 from dataclasses import dataclass
+
+from leaderboard.catalogue import rule_catalogue
 
 # A bundle this small cannot be a bomb; without the floor a tiny tar.gz of a few padded
 # files would trip the ratio check.
@@ -71,7 +73,7 @@ class Tally:
         lim = self.limits
         if len(parts) > lim.max_depth:
             raise BundleError(
-                "bundle.path-too-deep",
+                rule_catalogue.BUNDLE_PATH_TOO_DEEP,
                 f"'{shown(member)}' lies {len(parts)} folders deep; the portal reads bundles up to {lim.max_depth} "
                 "deep. Leave out everything but results/ and systems/.",
                 member,
@@ -80,7 +82,7 @@ class Tally:
             size = len(part.encode("utf-8", "surrogateescape"))
             if size > lim.max_name_bytes:
                 raise BundleError(
-                    "bundle.name-too-long",
+                    rule_catalogue.BUNDLE_NAME_TOO_LONG,
                     f"'{shown(member)}' has a name of {size} bytes ('{shown(part, 40)}'); file systems take "
                     f"{lim.max_name_bytes}. Rename it.",
                     member,
@@ -88,7 +90,7 @@ class Tally:
         length = sum(map(len, parts)) + len(parts) - 1
         if length > lim.max_path_chars:
             raise BundleError(
-                "bundle.path-too-long",
+                rule_catalogue.BUNDLE_PATH_TOO_LONG,
                 f"'{shown(member)}' has a path of {length} characters; the portal keeps paths of up to "
                 f"{lim.max_path_chars}. Shorten the folder names, or leave the file out.",
                 member,
@@ -98,7 +100,7 @@ class Tally:
         self.dirs += 1
         if self.dirs > self.limits.max_files:
             raise BundleError(
-                "bundle.too-many-files",
+                rule_catalogue.BUNDLE_TOO_MANY_FILES,
                 f"The bundle has more than {self.limits.max_files} folders (stopped at '{member}'). "
                 "Leave out everything but results/ and systems/.",
                 member,
@@ -111,7 +113,7 @@ class Tally:
         self.files += 1
         if self.files > self.limits.max_files:
             raise BundleError(
-                "bundle.too-many-files",
+                rule_catalogue.BUNDLE_TOO_MANY_FILES,
                 f"The bundle has more than {self.limits.max_files} files (stopped at '{member}'). "
                 "Leave out everything but results/ and systems/.",
                 member,
@@ -132,21 +134,21 @@ class Tally:
         lim = self.limits
         if file_bytes > lim.max_file_bytes:
             raise BundleError(
-                "bundle.file-too-large",
+                rule_catalogue.BUNDLE_FILE_TOO_LARGE,
                 f"'{member}' is larger than the {size_text(lim.max_file_bytes)} allowed for one file. "
                 "Leave it out unless it is a result log; if it is, ask the portal's administrators.",
                 member,
             )
         if total > lim.max_total_bytes:
             raise BundleError(
-                "bundle.too-large",
+                rule_catalogue.BUNDLE_TOO_LARGE,
                 f"The bundle unpacks to more than {size_text(lim.max_total_bytes)} (stopped at '{member}'). "
                 "Leave out checkpoints, data sets and code outside results/ and systems/.",
                 member,
             )
         if total > self.max_ratio_bytes:
             raise BundleError(
-                "bundle.ratio",
+                rule_catalogue.BUNDLE_RATIO,
                 f"The bundle expands to more than {lim.max_ratio:g} times its own size (stopped at "
                 f"'{member}'), which looks like a decompression bomb. Upload the real result files.",
                 member,

@@ -15,8 +15,8 @@ whole, which the unpacker refuses under the same limits with the same rule. Ever
 
 SplitProcess runs the split in a process of its own (this file run as a script): it is mostly
 decompression, which then runs beside the caller's work instead of taking turns with it.
-This module imports nothing but the standard library and its neighbour limits.py, so that the script
-starts at once.
+This module imports nothing but the standard library and its neighbour limits.py (which names its rules
+by the rule catalogue, pure Python too), so that the script starts at once.
 """
 
 import dataclasses
@@ -39,7 +39,11 @@ if __package__:
     from .limits import BundleError, Limits, Tally
 else:  # SplitProcess's child, run as a script: its neighbour is loaded from its file, neither through the
     # package (whose __init__ imports the log parsers) nor by a bare name (an installed module may have it).
+    # The project's folder goes last on sys.path for limits.py's one import of the project, the rule catalogue
+    # (leaderboard/ and leaderboard/catalogue/ have empty __init__ files).
     import importlib.util
+
+    sys.path.append(str(Path(__file__).resolve().parents[3]))
 
     _spec = importlib.util.spec_from_file_location(
         "_split_limits", os.path.join(os.path.dirname(os.path.abspath(__file__)), "limits.py")

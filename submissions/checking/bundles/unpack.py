@@ -13,6 +13,8 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 
+from leaderboard.catalogue import rule_catalogue
+
 from .files import FolderFiles, TarFiles
 from .limits import BundleError, Limits, Tally  # Limits and BundleError are imported from here too
 
@@ -82,18 +84,20 @@ class _Writer(Tally):
         path = name.replace("\\", "/")  # Windows zip tools write backslashes
         if "\x00" in path:
             raise BundleError(
-                "bundle.bad-path", f"'{name}' has a NUL byte in its name. Rename it.", name
+                rule_catalogue.BUNDLE_BAD_PATH,
+                f"'{name}' has a NUL byte in its name. Rename it.",
+                name,
             )
         if path.startswith("/") or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
             raise BundleError(
-                "bundle.absolute-path",
+                rule_catalogue.BUNDLE_ABSOLUTE_PATH,
                 f"'{name}' has an absolute path; every path in a bundle must be relative. {_PACK_HINT}",
                 name,
             )
         parts = [p for p in path.split("/") if p not in ("", ".")]
         if ".." in parts:
             raise BundleError(
-                "bundle.path-traversal",
+                rule_catalogue.BUNDLE_PATH_TRAVERSAL,
                 f"'{name}' contains '..' and would land outside the bundle. {_PACK_HINT}",
                 name,
             )
@@ -136,7 +140,7 @@ class _Writer(Tally):
         except OSError as e:
             if e.errno in _NAME_ERRNOS:
                 raise BundleError(
-                    "bundle.bad-path",
+                    rule_catalogue.BUNDLE_BAD_PATH,
                     f"'{member}' cannot be written ({e.strerror}): a file and a folder share that name, "
                     "or the name is too long. Rename it.",
                     member,
@@ -196,7 +200,7 @@ class _Indexer(_Writer):
     @staticmethod
     def _clash(member: str) -> BundleError:
         return BundleError(
-            "bundle.bad-path",
+            rule_catalogue.BUNDLE_BAD_PATH,
             f"'{member}' cannot be written: a file and a folder share that name. Rename it.",
             member,
         )
@@ -205,7 +209,7 @@ class _Indexer(_Writer):
 def _corrupt(member: str | None, error: BaseException, done: bool = False) -> BundleError:
     where = f"{'after' if done else 'at'} '{member}'" if member else "at its start"
     return BundleError(
-        "bundle.truncated",
+        rule_catalogue.BUNDLE_TRUNCATED,
         f"The archive is truncated or corrupt {where} ({type(error).__name__}: {error}). "
         "Check that the upload finished, create the archive again and re-upload.",
         member,
@@ -326,7 +330,7 @@ def _untar(archive: str, fmt: str, w: _Writer, copy_to=None) -> None:
                     parts = w.parts(info.name)
                     if info.issym() or info.islnk():
                         raise BundleError(
-                            "bundle.link",
+                            rule_catalogue.BUNDLE_LINK,
                             f"'{member}' is a {'symbolic' if info.issym() else 'hard'} link to '{info.linkname}'; "
                             "links are not accepted. Put a copy of the file there (tar -h follows links).",
                             member,
@@ -338,7 +342,7 @@ def _untar(archive: str, fmt: str, w: _Writer, copy_to=None) -> None:
                         w.take(parts, tf, info)
                     else:
                         raise BundleError(
-                            "bundle.special-file",
+                            rule_catalogue.BUNDLE_SPECIAL_FILE,
                             f"'{member}' is a device, FIFO or other special file, not a regular file. Remove it.",
                             member,
                         )
@@ -347,7 +351,7 @@ def _untar(archive: str, fmt: str, w: _Writer, copy_to=None) -> None:
             # Header errors before any member: the stream decompressed fine but is no tar.
             if member is None and fmt != "tar" and isinstance(e.__context__, tarfile.HeaderError):
                 raise BundleError(
-                    "bundle.not-an-archive",
+                    rule_catalogue.BUNDLE_NOT_AN_ARCHIVE,
                     f"The {fmt.split('.')[1]} stream does not hold a tar archive ({e}). {_PACK_HINT}",
                 ) from None
             raise _corrupt(member, e, done) from None
@@ -363,18 +367,18 @@ def _unzip(archive: str, w: _Writer) -> None:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, EOFError, OSError) as e:
         raise BundleError(
-            "bundle.truncated",
+            rule_catalogue.BUNDLE_TRUNCATED,
             f"The zip file is truncated or corrupt: its table of contents is unreadable ({e}). "
             "Check that the upload finished, create the archive again and re-upload.",
         ) from None
     except NotImplementedError as e:  # found by fuzzing: a member needing a zip version past 6.3
         raise BundleError(
-            "bundle.unsupported",
+            rule_catalogue.BUNDLE_UNSUPPORTED,
             f"The zip file uses a format the portal cannot read ({e}). Use a .tar.gz.",
         ) from None
     except UnicodeDecodeError as e:  # found by fuzzing: a name flagged as UTF-8 that is not
         raise BundleError(
-            "bundle.bad-path",
+            rule_catalogue.BUNDLE_BAD_PATH,
             f"A name in the zip file is marked as UTF-8 but is not ({e}). Create the archive "
             "again, or pack it as a .tar.gz.",
         ) from None
@@ -387,13 +391,13 @@ def _unzip(archive: str, w: _Writer) -> None:
                 mode = info.external_attr >> 16
                 if stat.S_ISLNK(mode):
                     raise BundleError(
-                        "bundle.link",
+                        rule_catalogue.BUNDLE_LINK,
                         f"'{member}' is a symbolic link; links are not accepted. Put a copy of the file there.",
                         member,
                     )
                 if not info.filename:  # found by fuzzing: ZipInfo.is_dir() raised IndexError on it
                     raise BundleError(
-                        "bundle.bad-path",
+                        rule_catalogue.BUNDLE_BAD_PATH,
                         "A member of the zip file has an empty name. Create the "
                         "archive again with your zip tool or as a .tar.gz.",
                     )
@@ -403,13 +407,13 @@ def _unzip(archive: str, w: _Writer) -> None:
                     continue
                 if stat.S_IFMT(mode) not in (0, stat.S_IFREG) or not parts:  # 0: no unix type bits
                     raise BundleError(
-                        "bundle.special-file",
+                        rule_catalogue.BUNDLE_SPECIAL_FILE,
                         f"'{member}' is a device, FIFO or other special file, not a regular file. Remove it.",
                         member,
                     )
                 if info.flag_bits & 0x1:
                     raise BundleError(
-                        "bundle.unsupported",
+                        rule_catalogue.BUNDLE_UNSUPPORTED,
                         f"'{member}' is encrypted. Upload an archive without a password.",
                         member,
                     )
@@ -417,7 +421,7 @@ def _unzip(archive: str, w: _Writer) -> None:
                     src = zf.open(info)
                 except NotImplementedError as e:
                     raise BundleError(
-                        "bundle.unsupported",
+                        rule_catalogue.BUNDLE_UNSUPPORTED,
                         f"'{member}' uses a compression the portal cannot read ({e}). Use deflate, or a .tar.gz.",
                         member,
                     ) from None
@@ -470,7 +474,7 @@ def unpack(
     fmt = sniff(archive)
     if fmt is None:
         raise BundleError(
-            "bundle.not-an-archive",
+            rule_catalogue.BUNDLE_NOT_AN_ARCHIVE,
             "The uploaded file is not a .tar, .tar.gz, .tar.xz or .zip archive (judged by its content, "
             f"not its name). {_PACK_HINT}",
         )
@@ -490,7 +494,7 @@ def unpack(
 
 
 def _empty() -> BundleError:
-    return BundleError("bundle.empty", f"The archive holds no files. {_PACK_HINT}")
+    return BundleError(rule_catalogue.BUNDLE_EMPTY, f"The archive holds no files. {_PACK_HINT}")
 
 
 PLAIN_TAR = "bundle.tar"  # what a compressed tar is decompressed into, in open_bundle's dest

@@ -8,6 +8,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from accounts.models import Organisation
+from leaderboard.catalogue import rule_catalogue
 from leaderboard.catalogue.organisations import lookalike_key, organisation_of
 from leaderboard.models import Benchmark, Result, Run, Submitter, System
 from submissions.models import Finding, Submission, Validation
@@ -18,7 +19,7 @@ from ..bundles import BundleError, LayoutError, detect
 from ..bundles.layout import MAX_JSON_BYTES, read_scaling_factor
 from ..energy import has_power_track, power_of_runs
 from ..rules import bundle as rules
-from ..rules.bundle import INGEST_RULES, log_placement, no_run_log, read_crashed
+from ..rules.bundle import log_placement, no_run_log, read_crashed
 from ..systems import fields_of
 from .common import Status, clear_work, fail, is_disk_full, open_submission, room_to_open, update
 
@@ -323,7 +324,8 @@ def _bundle_findings(results: list, systems: dict, problems: list, round_) -> li
 
 
 def _carry_bundle_findings(earlier: Validation, validation: Validation) -> None:
-    rows = list(earlier.findings.filter(rule__in=INGEST_RULES))
+    # What ingest found about the bundle's files: a re-validation does not read them again.
+    rows = list(earlier.findings.filter(rule__in=rule_catalogue.INGEST_RULES))
     for row in rows:
         row.pk, row.validation = None, validation
     Finding.objects.bulk_create(rows)
@@ -459,7 +461,7 @@ def _no_run_logs(layout, round_) -> LayoutError:
     found = sorted({e.benchmark for e in layout.results})
     why = "".join(f" {e.path}: {e.no_logs}" for e in [e for e in layout.results if e.no_logs][:3])
     return LayoutError(
-        "layout.no-benchmarks",
+        rule_catalogue.LAYOUT_NO_BENCHMARKS,
         f"No run logs for a benchmark of {round_.name}: found {', '.join(found) or 'none'}; "
         f"expected results/<system>/<benchmark>/result_N.txt with <benchmark> one of "
         f"{', '.join(b.key for b in round_.benchmarks.all())}.{why}",

@@ -25,6 +25,7 @@ from datetime import timedelta
 from django.db.models import F
 from django.utils import timezone
 
+from leaderboard.catalogue import rule_catalogue
 from leaderboard.models import Run
 from submissions.models import Submission, TaskLease, Validation
 from submissions.refchecks import jobs as refchecks
@@ -76,7 +77,7 @@ def _give_up(submission: Submission) -> None:
         f"Gave up after {submission.attempts} attempts while {submission.get_status_display().lower()}: "
         "each was lost (the worker doing it died, or the step failed inside the portal). "
         "The bundle is kept; a reviewer can re-validate it.",
-        "pipeline.gave-up",
+        rule_catalogue.PIPELINE_GAVE_UP,
     )
 
 

@@ -17,7 +17,7 @@ from .findings import (
 )
 from .mlperf.rcp import compare_scaling, normalisation, rcp_check, score_factor
 from .plausibility import check_speed
-from .result import PORTAL_OWN_RULES, check_result, no_score, result_over_budget, result_rcp
+from .result import check_result, no_score, result_over_budget, result_rcp
 from .run import check_run
 from .systems import check_system
 
@@ -29,7 +29,6 @@ __all__ = [
     "RunFacts",
     "RunOutcome",
     "SystemFacts",
-    "PORTAL_OWN_RULES",
     "check_result",
     "check_run",
     "check_speed",

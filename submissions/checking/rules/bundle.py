@@ -11,30 +11,6 @@ from leaderboard.catalogue import rule_catalogue
 
 from .findings import ERROR, WARNING, Finding, over_budget_finding
 
-LOG_NAME = "bundle.log-name"  # a run log in its benchmark folder, not named result_N.txt
-LOG_PLACE = (
-    "bundle.log-place"  # a run log outside a benchmark folder (directly in the system folder)
-)
-NO_RUN_LOG = "bundle.no-run-log"  # a benchmark folder with no file that holds MLPerf log lines
-RUN_INDEX = "bundle.run-index"  # result_N.txt read as another run than N: N too long, or taken by another log
-JSON_TOO_DEEP = (
-    "bundle.json-too-deep"  # a description or scaling.json nested deeper than it can be read
-)
-JSON_NUMBER = "bundle.json-number"  # a JSON file with an integer longer than json reads
-JSON_TOO_LARGE = (
-    "bundle.json-too-large"  # a description or scaling.json larger than any such file needs
-)
-SCALING_FACTOR = "bundle.scaling-factor"  # scaling.json's factor is no positive finite number
-OTHER_ORGANISATION = "bundle.other-organisation"  # the submitter folder names another organisation
-OVER_BUDGET = (
-    "bundle.over-budget"  # opening the bundle passed a limit of its step's budget (budget.py)
-)
-READ_CRASHED = (
-    "internal.read"  # reading a file raised what the reader did not expect: the portal's fault
-)
-# What ingest finds about the bundle's files: carried over to a re-validation, which does not read them again.
-INGEST_RULES = rule_catalogue.INGEST_RULES
-
 _RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")
 MAX_INDEX_DIGITS = 6  # as bundles.runlogs reads run numbers
 
@@ -58,7 +34,7 @@ def log_placement(path: str, index: int, log_folder: str, benchmark: str) -> Fin
         )
         return Finding(
             WARNING,
-            RUN_INDEX,
+            rule_catalogue.BUNDLE_RUN_INDEX,
             f"Run log '{_clip(name)}' is read as run {index} of {benchmark}: {why}.",
             f"Rename it {expected}: number the runs 0, 1, 2, …",
             path,
@@ -66,14 +42,14 @@ def log_placement(path: str, index: int, log_folder: str, benchmark: str) -> Fin
     if folder == log_folder:
         return Finding(
             WARNING,
-            LOG_NAME,
+            rule_catalogue.BUNDLE_LOG_NAME,
             f"Run log '{name}' is read as run {index} of {benchmark}, but the rules name run logs result_N.txt.",
             f"Rename it {expected} (result_<run number>.txt, nothing after the number, extension .txt).",
             path,
         )
     return Finding(
         WARNING,
-        LOG_PLACE,
+        rule_catalogue.BUNDLE_LOG_PLACE,
         f"Run log '{name}' is read as run {index} of {benchmark} (the benchmark its log names), but it lies in "
         f"{folder or '.'}/, not in a benchmark folder.",
         f"Move it to {expected}: results/<system>/<benchmark>/result_N.txt.",
@@ -85,7 +61,7 @@ def no_run_log(result_path: str, log_folder: str, benchmark: str, reason: str) -
     """An error for a result folder of which no file could be read as a run log."""
     return Finding(
         ERROR,
-        NO_RUN_LOG,
+        rule_catalogue.BUNDLE_NO_RUN_LOG,
         f"No run log found for {benchmark}: {reason}",
         f"Put each run's MLPerf log in {log_folder}/ as result_0.txt, result_1.txt, …",
         result_path,
@@ -103,7 +79,7 @@ def other_organisation(submitter: str, folder: str, holder: str, own: str) -> Fi
     )
     return Finding(
         ERROR,
-        OTHER_ORGANISATION,
+        rule_catalogue.BUNDLE_OTHER_ORGANISATION,
         f"The bundle's {where}, which reads as {holder}'s name, and it was uploaded for {own}: the "
         f"name expected is '{own}'. Nothing of the bundle was recorded.",
         f"Name the folder '{own}' (what {own}'s bundles are filed under) and upload it again; upload "
@@ -116,7 +92,7 @@ def json_too_deep(path: str, levels: int) -> Finding:
     """An error for a JSON file (a system description, submission.json, scaling.json) nested too deep to read."""
     return Finding(
         ERROR,
-        JSON_TOO_DEEP,
+        rule_catalogue.BUNDLE_JSON_TOO_DEEP,
         f"The file nests lists or objects more than {levels} levels deep; it was "
         "not read, and the portal goes on as if it were absent.",
         "Write it as the rules' template does: a flat object of fields (a few levels at most).",
@@ -127,7 +103,7 @@ def json_too_deep(path: str, levels: int) -> Finding:
 def json_too_large(path: str, limit: int) -> Finding:
     return Finding(
         ERROR,
-        JSON_TOO_LARGE,
+        rule_catalogue.BUNDLE_JSON_TOO_LARGE,
         f"The file is larger than {limit // 1024:,} KiB; it was not read, and the "
         "portal goes on as if it were absent.",
         "A description or scaling.json is a few KiB: leave logs and data out of it.",
@@ -138,7 +114,7 @@ def json_too_large(path: str, limit: int) -> Finding:
 def json_number(path: str, error: str) -> Finding:
     return Finding(
         ERROR,
-        JSON_NUMBER,
+        rule_catalogue.BUNDLE_JSON_NUMBER,
         f"The file holds a number JSON readers refuse ({error}); it was not read.",
         "Write counts and sizes as ordinary numbers.",
         path,
@@ -149,7 +125,7 @@ def scaling_factor(path: str, value) -> Finding:
     """A warning for scaling.json's factor when it is no positive finite number: it is not kept."""
     return Finding(
         WARNING,
-        SCALING_FACTOR,
+        rule_catalogue.BUNDLE_SCALING_FACTOR,
         f"scaling.json's scaling_factor is {_clip(repr(value))}, not a positive "
         "finite number; it is not kept.",
         "Write the factor the RCP check computes (a number such as 1.07), or leave the file out: the "
@@ -161,7 +137,7 @@ def scaling_factor(path: str, value) -> Finding:
 def over_budget(path: str, over) -> Finding:
     """Opening the bundle passed a limit of its step's budget (over: budget.OverBudget); path: the bundle."""
     return over_budget_finding(
-        OVER_BUDGET,
+        rule_catalogue.BUNDLE_OVER_BUDGET,
         ERROR,
         "Opening the bundle",
         over,
@@ -175,7 +151,7 @@ def read_crashed(path: str, error: BaseException) -> Finding:
     as such, on that file alone (the rest of the bundle is read)."""
     return Finding(
         ERROR,
-        READ_CRASHED,
+        rule_catalogue.INTERNAL_READ,
         f"Reading this file failed inside the portal ({type(error).__name__}: "
         f"{_clip(str(error), 200)}); it was left out.",
         "A fault in the portal, not necessarily in the file: report it to the portal's administrators "

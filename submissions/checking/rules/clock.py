@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+from leaderboard.catalogue import rule_catalogue
+
 from ..logs import Event, ParsedLog, RunSummary
 from ..logs.summary import finite_number
 from . import plausibility
@@ -48,16 +50,6 @@ TARGET_SLACK = (
 WORK_BEFORE_START = 0.5
 MAX_LISTED = 3  # findings listed one by one per rule; the rest are counted
 _TIME = attrgetter("time_s")
-
-NOT_FINITE, OUTLIER, BACKWARDS = "run.clock-not-finite", "run.clock-outlier", "run.clock-backwards"
-UNORDERED = "run.clock-unordered"  # a warning: see _check_times
-AFTER_STOP, BEFORE_START, TOO_EARLY = (
-    "run.record-after-stop",
-    "run.record-before-start",
-    "run.stop-too-early",
-)
-# Errors that mean the logged time to train cannot be trusted: the run counts as failed (run._settle_success).
-UNTIMED_RULES = (NOT_FINITE, OUTLIER, BACKWARDS, AFTER_STOP, BEFORE_START, TOO_EARLY)
 
 
 @dataclass
@@ -305,7 +297,7 @@ def check_pace(
 def _check_times(tl: Timeline, s: RunSummary, found: Findings, forged: str | None) -> None:
     for ev in tl.not_finite:
         found.error(
-            NOT_FINITE,
+            rule_catalogue.RUN_CLOCK_NOT_FINITE,
             f"The {ev.key} record on line {ev.line} has the time {ev.time_s!r}, not a finite "
             "number, so the run cannot be timed by it.",
             "Every record's time must be a real clock reading (time_ms in milliseconds since the epoch).",
@@ -313,13 +305,13 @@ def _check_times(tl: Timeline, s: RunSummary, found: Findings, forged: str | Non
         )
     _more_not_listed(
         found,
-        NOT_FINITE,
+        rule_catalogue.RUN_CLOCK_NOT_FINITE,
         tl.not_finite_count - len(tl.not_finite),
         "have a time that is not a finite number",
     )
     for ev, before, after in tl.outliers:
         found.error(
-            OUTLIER,
+            rule_catalogue.RUN_CLOCK_OUTLIER,
             f"The {ev.key} record on line {ev.line} is {_hours(ev.time_s - before.time_s)} from the record "
             f"before it (line {before.line}) and {_hours(ev.time_s - after.time_s)} from the one after it "
             f"(line {after.line}), which are {_hours(after.time_s - before.time_s)} apart: its time is off "
@@ -329,7 +321,10 @@ def _check_times(tl: Timeline, s: RunSummary, found: Findings, forged: str | Non
             line=ev.line,
         )
     _more_not_listed(
-        found, OUTLIER, tl.outlier_count - len(tl.outliers), "are off the file's clock"
+        found,
+        rule_catalogue.RUN_CLOCK_OUTLIER,
+        tl.outlier_count - len(tl.outliers),
+        "are off the file's clock",
     )
     if tl.outside is not None:
         ev, more = tl.outside, tl.outside_count - 1
@@ -342,7 +337,7 @@ def _check_times(tl: Timeline, s: RunSummary, found: Findings, forged: str | Non
         gap = ev.time_s - s.run_stop if after else s.run_start - ev.time_s
         found.add(
             ERROR if forged else WARNING,
-            BACKWARDS,
+            rule_catalogue.RUN_CLOCK_BACKWARDS,
             f"The {ev.key} record on line {ev.line} lies between run_start and run_stop in the file but is "
             f"timed {_s(gap)} {'after' if after else 'before'} {edge} (line {edge_line}): the clock goes "
             f"backwards across {edge}"
@@ -360,7 +355,7 @@ def _check_times(tl: Timeline, s: RunSummary, found: Findings, forged: str | Non
         ev, latest = tl.unordered
         more = tl.unordered_count - 1
         found.warning(
-            UNORDERED,
+            rule_catalogue.RUN_CLOCK_UNORDERED,
             f"Between run_start and run_stop the clock goes backwards: the {ev.key} record on line "
             f"{ev.line} is timed {_s(latest.time_s - ev.time_s)} before the {latest.key} record on line "
             f"{latest.line} that precedes it (processes writing together are allowed "
@@ -401,7 +396,7 @@ def _check_region(tl: Timeline, s: RunSummary, found: Findings, forged: str | No
     offset = ev.time_s - s.run_start
     found.add(
         ERROR if forged else WARNING,
-        AFTER_STOP if after else BEFORE_START,
+        rule_catalogue.RUN_RECORD_AFTER_STOP if after else rule_catalogue.RUN_RECORD_BEFORE_START,
         f"{what} is logged {'after run_stop' if after else 'before run_start'}, "
         f"{_s(abs(offset))} {'after' if offset >= 0 else 'before'} run_start, while run_start (line "
         f"{start_line}) and run_stop (line {stop_line}) are {_s(s.run_stop - s.run_start)} apart"
@@ -469,7 +464,7 @@ def _check_pace(
         )
         times = f"{amount / seconds / allowed:,.0f}x that" if seconds > 0 else "that in no time"
         found.error(
-            TOO_EARLY,
+            rule_catalogue.RUN_STOP_TOO_EARLY,
             f"run_stop (line {s.first_line.get('run_stop')}) comes {_s(seconds)} after run_start, yet the "
             f"log says {_amount(amount)} {unit} were processed by then (line {ev.line}): {claim}. The "
             f"fastest system of the published rounds for {ctx.benchmark}, {best}; this run claims {times}, "

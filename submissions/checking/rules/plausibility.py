@@ -20,6 +20,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from leaderboard.catalogue import rule_catalogue
 from leaderboard.catalogue.accelerators import family_of
 from leaderboard.catalogue.units import minutes
 
@@ -33,7 +34,6 @@ THROUGHPUT_FILE = HERE / "throughput.toml"
 RUN_ERROR_MULTIPLE = 10.0
 # A result this many times faster per accelerator than the best of its family: a warning for reviewers.
 RESULT_WARNING_MULTIPLE = 3.0
-IMPLAUSIBLY_FAST = "result.implausibly-fast"
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def check_speed(
     multiple = best.value / used
     if multiple > RESULT_WARNING_MULTIPLE:
         found.warning(
-            IMPLAUSIBLY_FAST,
+            rule_catalogue.RESULT_IMPLAUSIBLY_FAST,
             f"The score, {minutes(score_s):,.2f} minutes on {accelerator_count} x {accelerator_model} "
             f"({used:,.1f} accelerator-minutes), is {multiple:,.1f}x faster per accelerator than the best "
             f"{family} result of the published rounds for {benchmark} ({best.value:,.1f} "

@@ -18,6 +18,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from operator import sub
 
+from leaderboard.catalogue import rule_catalogue
+
 from .. import energy
 from ..logs.power import NODE_FILE, SWITCH_FILE, PowerLog
 from ..systems import MAX_COUNT
@@ -29,24 +31,6 @@ MAX_WATTS = 200_000.0  # one node or switch drawing more is no reading (a GB200 
 MAX_LOG_BYTES = 256 << 20  # one node's log of a day-long run at 10 readings a second: ~100 MB
 MAX_NODE_NUMBER = MAX_COUNT  # a node numbered past it names no node: no system has that many
 TRACE_POINTS = 600  # readings kept for a run's plot, over all its nodes (a chart is ~800 px wide)
-
-RULES = {
-    "no-logs": "power.no-logs",
-    "node-missing": "power.node-missing",
-    "unreadable": "power.unreadable-reading",
-    "negative": "power.negative-reading",
-    "absurd": "power.absurd-reading",
-    "no-start": "power.no-start",
-    "clock": "power.clock",
-    "window": "power.window-not-covered",
-    "gap": "power.gap",
-    "no-estimate": "power.no-switch-estimate",
-    "stop-at-start": "power.stop-at-start",
-    "unreadable-file": "power.unreadable-file",
-    "crashed": "power.check-crashed",
-    "over-budget": "power.over-budget",
-    "node-number": "power.node-number",
-}
 
 
 @dataclass
@@ -64,7 +48,7 @@ AS_PUBLISHED = "MLCommons' energy counts it as logged (mlperf-logging's summariz
 def _doubt(found: Findings, history: bool, rule: str, text: str, hint: str, **where) -> bool:
     """A warning about logs the portal doubts but mlperf-logging's summarizer computes an energy from: it
     withholds the energy in a live round (True), and stands beside the published one in history."""
-    found.warning(RULES[rule], f"{text}: {AS_PUBLISHED if history else NO_ENERGY}", hint, **where)
+    found.warning(rule, f"{text}: {AS_PUBLISHED if history else NO_ENERGY}", hint, **where)
     return not history
 
 
@@ -95,7 +79,7 @@ def check_run_power(
     )
     if not node_logs:
         found.warning(
-            RULES["no-logs"],
+            rule_catalogue.POWER_NO_LOGS,
             "This run of a power result has no node power logs (power/<run>/node_N.txt): it has no energy.",
             "Add the run's power folder named after its log, with one node_N.txt per node.",
         )
@@ -113,7 +97,7 @@ def check_run_power(
     if beyond and _doubt(
         found,
         history,
-        "node-number",
+        rule_catalogue.POWER_NODE_NUMBER,
         f"{len(beyond)} node log{'s are' if len(beyond) > 1 else ' is'} numbered past {MAX_NODE_NUMBER:,}, "
         "more nodes than any system has (this file is the first)",
         "Number the node logs node_0.txt (or node_1.txt) on, one per node of the system.",
@@ -131,7 +115,7 @@ def check_run_power(
         if _doubt(
             found,
             history,
-            "node-missing",
+            rule_catalogue.POWER_NODE_MISSING,
             f"{short} of the system's {len(have) + short} nodes ha{'s' if short == 1 else 've'} no power "
             f"log{names}, which the energy leaves out",
             "Measure every node of the system and add its node_N.txt.",
@@ -149,7 +133,7 @@ def check_run_power(
                     _doubt(
                         found,
                         history,
-                        "no-estimate",
+                        rule_catalogue.POWER_NO_SWITCH_ESTIMATE,
                         "The switch log gives no interconnect_power_est, so the switch counts as 0 W",
                         "Log the switch's estimated power as interconnect_power_est (watts).",
                         file=log.path,
@@ -175,7 +159,7 @@ def check_run_power(
             else "no power_measurement_stop"
         )
         found.warning(
-            RULES["stop-at-start"],
+            rule_catalogue.POWER_STOP_AT_START,
             f"{len(assumed)} of {len(node_logs)} node logs of this run log {how}: "
             "the portal takes the measurement to end at the node's last reading (for this file "
             f"{result.end_ms} ms), as mlperf-logging does when no stop is logged.",
@@ -215,7 +199,7 @@ def _check_values(log: PowerLog, found: Findings, history: bool = False) -> bool
         line, what = log.problems[0]
         more = f" (and {len(log.problems) - 1} more)" if len(log.problems) > 1 else ""
         found.warning(
-            RULES["unreadable"],
+            rule_catalogue.POWER_UNREADABLE_READING,
             f"A power record that cannot be used: {what}{more}. The run has no energy.",
             "Log each power value as a number of watts.",
             file=log.path,
@@ -223,9 +207,13 @@ def _check_values(log: PowerLog, found: Findings, history: bool = False) -> bool
         )
         bad = True
     for rule, wrong, text in (
-        ("negative", lambda w: w < 0, "A negative power reading ({w:g} W){more}"),
         (
-            "absurd",
+            rule_catalogue.POWER_NEGATIVE_READING,
+            lambda w: w < 0,
+            "A negative power reading ({w:g} W){more}",
+        ),
+        (
+            rule_catalogue.POWER_ABSURD_READING,
             lambda w: w > MAX_WATTS,
             "A power reading of {w:g} W{more}, more than "
             f"{MAX_WATTS:g} W that one node or switch can draw",
@@ -233,7 +221,9 @@ def _check_values(log: PowerLog, found: Findings, history: bool = False) -> bool
     ):
         # min and max in C first: the readings are looked at one by one only where one is wrong.
         extreme = [*log.watts, *([] if log.interconnect_w is None else [log.interconnect_w])]
-        if not extreme or not wrong(min(extreme) if rule == "negative" else max(extreme)):
+        if not extreme or not wrong(
+            min(extreme) if rule == rule_catalogue.POWER_NEGATIVE_READING else max(extreme)
+        ):
             continue
         wrong_ones = [k for k, w in enumerate(log.watts) if wrong(w)]
         if wrong_ones:
@@ -249,7 +239,7 @@ def _check_values(log: PowerLog, found: Findings, history: bool = False) -> bool
                 rule,
                 text.format(w=w, more=more),
                 "Check the meter and its logging."
-                if rule == "negative"
+                if rule == rule_catalogue.POWER_NEGATIVE_READING
                 else "Log watts (not milliwatts) per node.",
                 file=log.path,
                 line=line,
@@ -267,7 +257,7 @@ def _check_window(
     always; the others in a live round: _doubt)."""
     if log.start_ms is None:
         found.warning(
-            RULES["no-start"],
+            rule_catalogue.POWER_NO_START,
             "The node log has no power_measurement_start: the run has no energy.",
             "Log power_measurement_start before the first reading.",
             file=log.path,
@@ -278,7 +268,7 @@ def _check_window(
         return _doubt(
             found,
             history,
-            "clock",
+            rule_catalogue.POWER_CLOCK,
             f"The power measurement starts {offset_s:+.0f} s from the run's run_start: the power log's "
             f"clock is more than {MAX_CLOCK_OFFSET_S:.0f} s from the run log's",
             "Take both logs' times from the same synchronised clock.",
@@ -297,7 +287,7 @@ def _check_window(
         return _doubt(
             found,
             history,
-            "window",
+            rule_catalogue.POWER_WINDOW_NOT_COVERED,
             "The measurement does not cover the run from run_start to run_stop (it runs "
             f"{where} of them)",
             "Start measuring before run_start and stop after run_stop.",
@@ -318,7 +308,7 @@ def _check_window(
         return _doubt(
             found,
             history,
-            "gap",
+            rule_catalogue.POWER_GAP,
             f"{count} stretch{'es' if count > 1 else ''} of the run longer than {MAX_GAP_S:g} s "
             f"without a power reading (the longest {longest / 1000:.0f} s, near this line)",
             f"Read the power at least every {MAX_GAP_S:g} s.",
@@ -331,7 +321,7 @@ def _check_window(
 def unreadable_file(path: str, why: str) -> Finding:
     return Finding(
         "warning",
-        RULES["unreadable-file"],
+        rule_catalogue.POWER_UNREADABLE_FILE,
         f"The power log could not be read ({why}): the run has no energy.",
         "Upload the bundle again with this file intact.",
         path,
@@ -341,7 +331,7 @@ def unreadable_file(path: str, why: str) -> Finding:
 def crashed(run_path: str, error: Exception) -> Finding:
     return Finding(
         "warning",
-        RULES["crashed"],
+        rule_catalogue.POWER_CHECK_CRASHED,
         f"Checking this run's power logs failed inside the portal ({type(error).__name__}): the run has "
         "no energy; its time is scored as usual.",
         "A fault in the portal: report it to the portal's administrators with this run's power folder.",
@@ -353,7 +343,7 @@ def over_budget(path: str, over) -> Finding:
     """Reading or checking the run's power logs passed a limit of its budget (over: budget.OverBudget); path:
     the power log being read, or the run's power folder while they were checked together."""
     return over_budget_finding(
-        RULES["over-budget"],
+        rule_catalogue.POWER_OVER_BUDGET,
         "warning",
         "Checking this run's power logs",
         over,

@@ -34,12 +34,6 @@ COUNTER_KEYS = frozenset(
         "init_checkpoint_step",
     }
 )
-# A check of the portal's own, which mlperf-logging's checkers for the rulesets do not make: a finding of it is
-# a warning for reviewers unless the round file lists the rule in blocking_rules (rule_catalogue.BLOCKABLE_RULES).
-HYPERPARAMETERS_RULE = "result.hyperparameters-equal"
-CHECK_CRASHED = "result.check-crashed"
-OVER_BUDGET = "result.over-budget"
-PORTAL_OWN_RULES = rule_catalogue.PORTAL_OWN_RULES
 SEEDS_MUST_DIFFER_FROM = (
     1,
     0,
@@ -63,7 +57,10 @@ def check_result(
     try:
         _check_run_count(ctx, runs, found)
         _check_seeds(ctx, runs, found)
-        _check_hyperparameters(runs, found, blocking=HYPERPARAMETERS_RULE in ctx.blocking_rules)
+        # A check of the portal's own, which mlperf-logging's checkers for the rulesets do not make: a warning for
+        # reviewers unless the round file lists it in blocking_rules (rule_catalogue.BLOCKABLE_RULES).
+        blocking = rule_catalogue.RESULT_HYPERPARAMETERS_EQUAL in ctx.blocking_rules
+        _check_hyperparameters(runs, found, blocking=blocking)
         _check_division_and_category(runs, system, found)
     except Exception as exc:
         _crashed(found, exc, "Checking the result's runs against each other")
@@ -106,7 +103,7 @@ def _crashed(found: Findings, exc: Exception, what: str) -> None:
     if is_stop(exc):
         raise exc
     found.error(
-        CHECK_CRASHED,
+        rule_catalogue.RESULT_CHECK_CRASHED,
         f"{what} failed inside the portal ({type(exc).__name__}: {str(exc)[:200]}); "
         "the result's checks are not complete.",
         "A fault in the portal, not necessarily in the bundle: report it to the portal's administrators "
@@ -126,7 +123,7 @@ def _name(run: RunFacts) -> str:
 def _check_run_count(ctx: ResultContext, runs: list[RunFacts], found: Findings) -> None:
     if len(runs) != ctx.required_runs:
         found.error(
-            "result.run-count",
+            rule_catalogue.RESULT_RUN_COUNT,
             f"The result has {len(runs)} run{'s' if len(runs) != 1 else ''}; {ctx.benchmark} needs exactly "
             f"{ctx.required_runs} in this round.",
             "Upload one result_N.txt per run, the round's number of runs, in the result folder.",
@@ -152,7 +149,7 @@ def _check_seeds(ctx: ResultContext, runs: list[RunFacts], found: Findings) -> N
     if missing:
         names = ", ".join(_name(r) for r in missing[:5]) + (" ..." if len(missing) > 5 else "")
         found.warning(
-            "result.seeds-distinct",
+            rule_catalogue.RESULT_SEEDS_DISTINCT,
             f"{len(missing)} of {len(runs)} runs log no seed ({names}), so distinct seeds cannot be "
             "checked.",
             "Log the random seed of every run (the `seed` key).",
@@ -165,7 +162,7 @@ def _check_seeds(ctx: ResultContext, runs: list[RunFacts], found: Findings) -> N
             names = ", ".join(_name(r) for r in same[:5]) + (" ..." if len(same) > 5 else "")
             found.add(
                 severity,
-                "result.seeds-distinct",
+                rule_catalogue.RESULT_SEEDS_DISTINCT,
                 f"{len(same)} runs use the same seed {seed[:40]!r}: {names}.",
                 "Each run must be started with its own random seed.",
                 file=same[1].rel_path,
@@ -208,7 +205,7 @@ def _check_hyperparameters(runs: list[RunFacts], found: Findings, blocking: bool
                     )
                 found.add(
                     "error" if blocking and key not in COUNTER_KEYS else "warning",
-                    HYPERPARAMETERS_RULE,
+                    rule_catalogue.RESULT_HYPERPARAMETERS_EQUAL,
                     f"Hyperparameter {key!r} is {repr(base.hyperparameters[key])[:80]} in {_name(base)} but "
                     f"{shown} in {_name(run)}.",
                     hint,
@@ -231,7 +228,7 @@ def _check_division_and_category(
     if division and odd:
         run, value = odd[0]
         found.error(
-            "system.division-mismatch",
+            rule_catalogue.SYSTEM_DIVISION_MISMATCH,
             f"{len(odd)} of {len(runs)} logs say submission_division {value[:40]!r} (first: {_name(run)}), "
             f"but {where} says {division!r}.",
             "The division in the logs and in the system description must agree; the rules applied follow "
@@ -249,7 +246,7 @@ def _check_division_and_category(
     if odd:
         run, value = odd[0]
         found.warning(
-            "system.category-mismatch",
+            rule_catalogue.SYSTEM_CATEGORY_MISMATCH,
             f"{len(odd)} of {len(runs)} logs say submission_status {value[:40]!r} (first: {_name(run)}), "
             f"but {where} puts the system in category {category!r}.",
             "The system description decides the category; log the same status "
@@ -262,7 +259,7 @@ def no_score(score_message: str, result_path: str) -> Finding:
     """The error on a result that scoring left without a score; its message says why."""
     return Finding(
         "error",
-        "result.no-score",
+        rule_catalogue.RESULT_NO_SCORE,
         f"No score: {score_message}",
         "Every result needs the round's number of runs, and at most one may fail.",
         result_path,
@@ -273,7 +270,7 @@ def result_over_budget(result_path: str, over) -> Finding:
     """Checking the result's runs together (its RCP check reads their logs) passed a limit of its budget
     (over: budget.OverBudget)."""
     return over_budget_finding(
-        OVER_BUDGET,
+        rule_catalogue.RESULT_OVER_BUDGET,
         "error",
         "Checking this result's runs together",
         over,

@@ -35,9 +35,6 @@ from .findings import Finding, Findings, RunContext, RunOutcome, over_budget_fin
 from .mlperf import compliance, library, rcp
 from .prescan import Prescan, prescan
 
-# Run rules whose error means the run did not converge, or that its logged time cannot be trusted (the score
-# must not count it as a success): the rule catalogue says which.
-FAILING_RULES = rule_catalogue.FAILING_RULES
 TARGET_SLACK = 1e-6  # relative: float32 metrics log 21.8 as 21.799999237060547
 MAX_NOISE_LINES = 3  # over-long lines without a log event, listed one by one
 _PARSER_NOTES = ("line longer than", "line contains NUL bytes")  # reported by the prescan instead
@@ -163,7 +160,7 @@ def check_compliance(state: RunState) -> None:
     ctx, found = state.ctx, state.found
     if not library.available():
         found.warning(
-            "mlperf.unavailable",
+            rule_catalogue.MLPERF_UNAVAILABLE,
             "mlperf-logging is not installed on this worker, so the log was not "
             "checked for compliance.",
             "Install mlperf-logging on the workers.",
@@ -171,14 +168,14 @@ def check_compliance(state: RunState) -> None:
         return
     if not compliance.supports(ctx.ruleset):
         found.info(
-            "mlperf.unsupported-ruleset",
+            rule_catalogue.MLPERF_UNSUPPORTED_RULESET,
             f"mlperf-logging {library.version()} has no compliance rules for training {ctx.ruleset}; "
             "only the portal's own checks ran.",
         )
         return
     if reasons := _unfit_for_the_checker(state):
         found.info(
-            "mlperf.skipped",
+            rule_catalogue.MLPERF_SKIPPED,
             "mlperf-logging's compliance checker was not run on this file: "
             + "; ".join(reasons)
             + ".",
@@ -203,7 +200,7 @@ def check_compliance(state: RunState) -> None:
         if is_stop(exc):
             raise
         found.error(
-            compliance.RULE,
+            rule_catalogue.MLPERF_COMPLIANCE,
             f"mlperf-logging's checker failed on this file ({type(exc).__name__}: "
             f"{str(exc)[:200]}), so its compliance is not known.",
             "A fault in the portal or in mlperf-logging, not necessarily in the log: reviewers see "
@@ -287,7 +284,7 @@ def _report_prescan(scan: Prescan, ctx: RunContext, found: Findings) -> None:
     for long in scan.long_lines:
         if long.has_marker:
             found.error(
-                "run.line-too-long",
+                rule_catalogue.RUN_LINE_TOO_LONG,
                 f"Line {long.line} is {long.length:,} bytes long (the limit is {limit:,}) and holds a log "
                 "event; it was not read, so that event is lost.",
                 "Log lines are short records: output of several processes run together, or a huge value "
@@ -297,7 +294,7 @@ def _report_prescan(scan: Prescan, ctx: RunContext, found: Findings) -> None:
     noise = [x for x in scan.long_lines if not x.has_marker][:MAX_NOISE_LINES]
     for long in noise:
         found.warning(
-            "run.line-too-long",
+            rule_catalogue.RUN_LINE_TOO_LONG,
             f"Line {long.line} is {long.length:,} bytes long (the limit is {limit:,}); it holds no log "
             "event and was skipped.",
             "Usually progress-bar output without newlines; harmless, but better left out of the result "
@@ -308,14 +305,14 @@ def _report_prescan(scan: Prescan, ctx: RunContext, found: Findings) -> None:
     more_noise = scan.long_line_count - scan.long_marker_line_count - len(noise)
     if more_markers > 0:
         found.error(
-            "run.line-too-long",
+            rule_catalogue.RUN_LINE_TOO_LONG,
             f"{more_markers} more lines with log events are longer than {limit:,} "
             "bytes (not listed).",
             "See the lines listed above.",
         )
     if more_noise > 0:
         found.warning(
-            "run.line-too-long",
+            rule_catalogue.RUN_LINE_TOO_LONG,
             f"{more_noise} more lines without log events are longer than "
             f"{limit:,} bytes (not listed).",
             "See the lines listed above.",
@@ -329,7 +326,7 @@ def _report_prescan(scan: Prescan, ctx: RunContext, found: Findings) -> None:
         else:
             message = "The file does not look like text: many control bytes near its start."
         found.error(
-            "run.binary-content",
+            rule_catalogue.RUN_BINARY_CONTENT,
             message,
             "Upload the plain-text log the benchmark printed (not a compressed, binary or corrupted file).",
             line=scan.first_nul_line or 1,
@@ -337,7 +334,7 @@ def _report_prescan(scan: Prescan, ctx: RunContext, found: Findings) -> None:
     if scan.first_non_utf8_line is not None:
         found.add(
             "warning" if scan.non_utf8_on_marker_line else "info",
-            "run.not-utf8",
+            rule_catalogue.RUN_NOT_UTF8,
             f"Line {scan.first_non_utf8_line} has bytes that are not UTF-8"
             + (
                 " on a log event line; its text may be read wrongly."
@@ -357,7 +354,7 @@ def _report_parser_problems(log: ParsedLog, found: Findings) -> None:
         if not message.startswith(_PARSER_NOTES):
             reported = True
             found.warning(
-                "run.bad-line",
+                rule_catalogue.RUN_BAD_LINE,
                 f"A log line could not be read: {message}.",
                 "Look for output of several processes written into one line, or a truncated line.",
                 line=line,
@@ -368,14 +365,14 @@ def _check_start_stop(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Fin
     start_line, stop_line = s.first_line.get("run_start"), s.first_line.get("run_stop")
     if s.run_start is None:
         found.error(
-            "run.no-run-start",
+            rule_catalogue.RUN_NO_RUN_START,
             "The log has no run_start event, so the run has no start time.",
             "Log run_start where the timed region begins, as the reference implementation does.",
         )
     if s.run_stop is None:
         last = log.line_count or None
         found.error(
-            "run.no-run-stop",
+            rule_catalogue.RUN_NO_RUN_STOP,
             f"The log ends{f' (line {last})' if last else ''} without a run_stop event: the run did not "
             "finish, or its log was cut short.",
             "Upload the complete log of a run that finished; a run that crashed counts as failed.",
@@ -384,14 +381,14 @@ def _check_start_stop(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Fin
     if s.run_start is not None and s.run_stop is not None:
         if s.run_stop < s.run_start:
             found.error(
-                "run.stop-before-start",
+                rule_catalogue.RUN_STOP_BEFORE_START,
                 f"run_stop (line {stop_line}) is logged before run_start (line {start_line}).",
                 "The clock must start before it stops: check the timestamps of both events.",
                 line=stop_line,
             )
         elif s.status is not None and s.status.strip().lower() != "success":
             found.error(
-                "run.not-successful",
+                rule_catalogue.RUN_NOT_SUCCESSFUL,
                 f"run_stop reports the status {s.status!r}: the run failed.",
                 "Under olympic scoring a result may drop one failed run; rerun if more failed.",
                 line=stop_line,
@@ -400,7 +397,7 @@ def _check_start_stop(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Fin
         init_stop = next((ev for ev in log.events if ev.key == "init_stop"), None)
         if init_stop is None:
             found.error(
-                "run.no-init-stop",
+                rule_catalogue.RUN_NO_INIT_STOP,
                 "The log has no init_stop event; this round's timed region starts "
                 "after initialisation ends.",
                 "Log init_stop when initialisation ends, before run_start.",
@@ -408,7 +405,7 @@ def _check_start_stop(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Fin
             )
         elif (s.run_start, start_line or 0) < (init_stop.time_s, init_stop.line):
             found.error(
-                "run.init-order",
+                rule_catalogue.RUN_INIT_ORDER,
                 f"run_start (line {start_line}) comes before init_stop (line {init_stop.line}); this "
                 "round's timed region starts after initialisation ends.",
                 "Log init_stop first, then run_start.",
@@ -437,7 +434,7 @@ def _check_quality(log: ParsedLog, s: RunSummary, ctx: RunContext, found: Findin
     reached = metric >= target - slack if ctx.higher_is_better else metric <= target + slack
     if not reached:
         found.error(
-            "run.quality-target",
+            rule_catalogue.RUN_QUALITY_TARGET,
             f"The last eval_accuracy, {metric:.6g}, does not reach the quality target {target:.6g} "
             f"({'higher' if ctx.higher_is_better else 'lower'} is better).",
             "A run ends when it reaches the target; this one stopped short and counts as failed.",
@@ -463,7 +460,7 @@ def _check_benchmark(log: ParsedLog, ctx: RunContext, found: Findings) -> bool:
     keys = ", ".join(sorted(ctx.benchmark_keys))
     if not isinstance(value, str) or value not in ctx.benchmark_keys:
         found.error(
-            "run.benchmark-key",
+            rule_catalogue.RUN_BENCHMARK_KEY,
             f"The log names its benchmark {str(value)[:100]!r}, which is not a benchmark key of this round.",
             f"Log the round's key for this result folder, {ctx.benchmark!r} (the round's keys: {keys}).",
             line=line,
@@ -471,7 +468,7 @@ def _check_benchmark(log: ParsedLog, ctx: RunContext, found: Findings) -> bool:
         return False
     if value != ctx.benchmark:
         found.error(
-            "run.benchmark-mismatch",
+            rule_catalogue.RUN_BENCHMARK_MISMATCH,
             f"The log is for benchmark {value!r} but sits in the result folder of {ctx.benchmark!r}.",
             f"Move the log to the {value!r} folder, or log {ctx.benchmark!r} if that is what ran.",
             line=line,
@@ -508,14 +505,12 @@ def _settle_success(summary: RunSummary, found: Findings, refused: Finding | Non
 
 # The findings on a run whose checks did not finish, made by the task that ran check_run
 # (pipeline/checks.py) in place of its outcome.
-TIMED_OUT, UNREADABLE, CHECK_CRASHED = "run.timeout", "run.unreadable", "run.check-crashed"
-OVER_BUDGET = "run.over-budget"
 
 
 def timed_out(rel_path: str) -> Finding:
     return Finding(
         "error",
-        TIMED_OUT,
+        rule_catalogue.RUN_TIMEOUT,
         "Checking this log took longer than the task's time limit.",
         "Look for very long lines or a log far larger than a training run writes.",
         rel_path,
@@ -525,14 +520,19 @@ def timed_out(rel_path: str) -> Finding:
 def over_budget(rel_path: str, over) -> Finding:
     """Checking the log passed a limit of its budget (over: budget.OverBudget)."""
     return over_budget_finding(
-        OVER_BUDGET, "error", "Checking this log", over, "the run is not counted.", rel_path
+        rule_catalogue.RUN_OVER_BUDGET,
+        "error",
+        "Checking this log",
+        over,
+        "the run is not counted.",
+        rel_path,
     )
 
 
 def unreadable(rel_path: str, error: OSError) -> Finding:
     return Finding(
         "error",
-        UNREADABLE,
+        rule_catalogue.RUN_UNREADABLE,
         f"The log could not be read: {error.strerror}.",
         "Re-upload the bundle.",
         rel_path,
@@ -544,7 +544,7 @@ def check_crashed(rel_path: str, error: Exception) -> Finding:
     mlperf-logging."""
     return Finding(
         "error",
-        CHECK_CRASHED,
+        rule_catalogue.RUN_CHECK_CRASHED,
         f"Checking this log failed inside the portal ({type(error).__name__}: {str(error)[:200]}), "
         "so the run is not counted.",
         "A fault in the portal, not necessarily in the log: report it to the portal's "
@@ -554,13 +554,12 @@ def check_crashed(rel_path: str, error: Exception) -> Finding:
 
 
 # Hyperparameters JSON cannot hold as they are (NaN, Infinity, nested too deep): stored as text.
-STORED_AS_TEXT = "run.stored-as-text"
 
 
 def stored_as_text(changes_in_words: str) -> Finding:
     return Finding(
         "warning",
-        STORED_AS_TEXT,
+        rule_catalogue.RUN_STORED_AS_TEXT,
         f"Hyperparameters the portal stores as text, as JSON cannot hold them: {changes_in_words}.",
         "Log hyperparameters as finite numbers (not NaN or Infinity) or short lists; runs are compared by "
         "what is stored.",

@@ -9,6 +9,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from leaderboard.catalogue import rule_catalogue
+
 from .. import systems as descriptions
 from ..budget import is_stop
 from .findings import Findings, SystemFacts
@@ -85,9 +87,6 @@ def uses_library(description_format: str, ruleset: str) -> bool:
     )
 
 
-CHECK_CRASHED = "system.check-crashed"
-
-
 def check_system(system: SystemFacts, ruleset: str) -> list:
     """Findings about the system description itself (file = its bundle-relative path). An exception the checks
     did not expect (in them or in mlperf-logging's checker) is an error finding on the file, not a crash of the
@@ -99,7 +98,7 @@ def check_system(system: SystemFacts, ruleset: str) -> list:
         if is_stop(exc):
             raise
         found.error(
-            CHECK_CRASHED,
+            rule_catalogue.SYSTEM_CHECK_CRASHED,
             f"Checking the system description failed inside the portal "
             f"({type(exc).__name__}: {str(exc)[:200]}); its checks are not complete.",
             "A fault in the portal, not necessarily in the file: report it to the portal's administrators "
@@ -118,7 +117,7 @@ def _check_system(found: Findings, system: SystemFacts, ruleset: str) -> None:
             for i, node in enumerate(nodes, start=1):
                 if not isinstance(node, dict):
                     found.error(
-                        "system.required-field",
+                        rule_catalogue.SYSTEM_REQUIRED_FIELD,
                         f"Node group {i} in 'nodes' is not a table of fields.",
                         "Describe each node group as a JSON object.",
                     )
@@ -133,7 +132,7 @@ def _check_system(found: Findings, system: SystemFacts, ruleset: str) -> None:
                 )
         elif "nodes" in desc:
             found.error(
-                "system.required-field",
+                rule_catalogue.SYSTEM_REQUIRED_FIELD,
                 "'nodes' is not a list of node groups.",
                 "Describe the nodes as a JSON list of objects.",
             )
@@ -144,7 +143,7 @@ def _check_system(found: Findings, system: SystemFacts, ruleset: str) -> None:
         for name in LIBRARY_TEXT_FIELDS:
             if name in desc and not isinstance(desc[name], str):
                 found.error(
-                    "system.invalid-field",
+                    rule_catalogue.SYSTEM_INVALID_FIELD,
                     f"The system description's {name!r} is {_shown(desc[name])}, "
                     f"not text; {source} reads it as text.",
                     f'Write it as a JSON string, e.g. "{name}": "8".',
@@ -156,14 +155,16 @@ def _check_system(found: Findings, system: SystemFacts, ruleset: str) -> None:
                 continue
             if reason.startswith(_STATUS) and library.ruleset_tuple(ruleset) < STATUS_RULE_FROM:
                 found.warning(
-                    "system.invalid-field",
+                    rule_catalogue.SYSTEM_INVALID_FIELD,
                     f"{reason}.",
                     f"{source} refuses it, but the rule came with ruleset 4.1.0 (the library applies it "
                     "from 4.0.0 on): this round's own tools accepted the status values its submitters used "
                     "('onprem', 'cloud', 'available'). A warning for reviewers, not an error.",
                 )
                 continue
-            found.error("system.invalid-field", f"{reason}.", f"Use a value {source} accepts.")
+            found.error(
+                rule_catalogue.SYSTEM_INVALID_FIELD, f"{reason}.", f"Use a value {source} accepts."
+            )
     else:
         spec = rules()["system_json"]
         _require(
@@ -181,7 +182,7 @@ def _check_values(found: Findings, desc: dict, description_format: str) -> None:
     accelerator count and everything computed from it would be wrong. Texts too long for the table are cut."""
     for problem in descriptions.value_problems(desc, description_format):
         value = _shown(problem.value)
-        if problem.rule == descriptions.NUMBER:
+        if problem.rule == rule_catalogue.SYSTEM_NUMBER:
             found.error(
                 problem.rule,
                 f"The system description's {problem.where!r} is {value}: {problem.why}, "
@@ -208,14 +209,14 @@ def _require(found: Findings, desc: dict, required, expected, source: str, where
     missing = [name for name in required if name not in desc]
     for name in missing[:MAX_LISTED]:
         found.error(
-            "system.required-field",
+            rule_catalogue.SYSTEM_REQUIRED_FIELD,
             f"The system description has no {name!r} field{place}.",
             f"Add it: {source} requires it.",
         )
     if len(missing) > MAX_LISTED:
         rest = ", ".join(missing[MAX_LISTED:])
         found.error(
-            "system.required-field",
+            rule_catalogue.SYSTEM_REQUIRED_FIELD,
             f"The system description lacks {len(missing) - MAX_LISTED} more "
             f"required fields{place}: {rest}.",
             f"Add them: {source} requires them.",
@@ -223,7 +224,7 @@ def _require(found: Findings, desc: dict, required, expected, source: str, where
     for name in expected:
         if name not in desc:
             found.warning(
-                "system.expected-field",
+                rule_catalogue.SYSTEM_EXPECTED_FIELD,
                 f"The system description has no {name!r} field{place}.",
                 f"Add it: {source} descriptions carry it.",
             )

@@ -8,6 +8,8 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+from leaderboard.catalogue import rule_catalogue
+
 from ..logs import ParsedLog
 from .findings import Findings, RunContext
 
@@ -53,7 +55,7 @@ def check(log: ParsedLog, ctx: RunContext, found: Findings) -> None:
     bench = data.get("benchmarks", {}).get(ctx.benchmark)
     if bench is None:
         found.info(
-            "v05.unknown-benchmark",
+            rule_catalogue.V05_UNKNOWN_BENCHMARK,
             f"There are no v0.5 tag rules for benchmark {ctx.benchmark!r}; "
             "only the common v0.5 checks ran.",
         )
@@ -70,14 +72,14 @@ def check(log: ParsedLog, ctx: RunContext, found: Findings) -> None:
     for tag in dict.fromkeys(merged("required")):
         if not counts[tag]:
             found.error(
-                "v05.required-tag",
+                rule_catalogue.V05_REQUIRED_TAG,
                 f"The log has no {tag!r} event; every v0.5 {ctx.benchmark} log must have one.",
                 f"Log {tag!r} as the v0.5 reference implementation does.",
             )
     for tag in dict.fromkeys(merged("expected")):
         if not counts[tag]:
             found.warning(
-                "v05.expected-tag",
+                rule_catalogue.V05_EXPECTED_TAG,
                 f"The log has no {tag!r} event, which v0.5 {ctx.benchmark} logs carry.",
                 f"Log {tag!r} as the v0.5 reference implementation does.",
             )
@@ -89,7 +91,7 @@ def check(log: ParsedLog, ctx: RunContext, found: Findings) -> None:
             for tag in repeated
         )
         found.error(
-            "run.multiple-runs",
+            rule_catalogue.RUN_MULTIPLE_RUNS,
             f"The log holds more than one run: {shown}.",
             "Put each run in its own result_N.txt file.",
             line=lines[first][1],
@@ -99,14 +101,14 @@ def check(log: ParsedLog, ctx: RunContext, found: Findings) -> None:
     unknown = [tag for tag in lines if tag not in known]
     for tag in unknown[:MAX_UNKNOWN]:
         found.info(
-            "v05.unknown-tag",
+            rule_catalogue.V05_UNKNOWN_TAG,
             f"{tag!r} is not a v0.5 {ctx.benchmark} tag.",
             "Harmless unless it was meant to be one of the v0.5 tags (check its spelling).",
             line=lines[tag][0],
         )
     if len(unknown) > MAX_UNKNOWN:
         found.info(
-            "v05.unknown-tag",
+            rule_catalogue.V05_UNKNOWN_TAG,
             f"{len(unknown) - MAX_UNKNOWN} more tags are not v0.5 tags (not listed).",
         )
 
@@ -133,7 +135,7 @@ def _check_order(log: ParsedLog, rule: dict, found: Findings) -> None:
     if bad:
         found.add(
             rule["severity"],
-            "v05.order",
+            rule_catalogue.V05_ORDER,
             f"{key!r} at line {bad.line} is logged {where} {ref.key!r} (line {ref.line}).",
             f"Log {key!r} {'after' if 'after' in rule else 'before'} {ref.key!r}.",
             line=bad.line,
@@ -153,7 +155,7 @@ def _check_eval_target(log: ParsedLog, ctx: RunContext, found: Findings) -> None
     ):
         return
     found.warning(
-        "v05.eval-target",
+        rule_catalogue.V05_EVAL_TARGET,
         f"The log's eval_target is {value!r}, not the round's quality target "
         f"{ctx.quality_target:g}.",
         "Runs are judged against the round's target; log that value.",

@@ -14,7 +14,6 @@ from leaderboard.models import Result, Run, System
 from submissions.checking.bundles.layout import read_scaling_factor
 from submissions.checking.pipeline import checks
 from submissions.checking.rules import RunContext, check_run
-from submissions.checking.rules.run import CHECK_CRASHED, STORED_AS_TEXT
 from submissions.checking.safejson import storable
 from submissions.checking.systems import MAX_COUNT, fields_of, read_count
 from submissions.models import Finding, Submission
@@ -313,7 +312,7 @@ def test_non_finite_and_deep_hyperparameters_are_stored_as_text_with_a_warning(r
     while isinstance(value, list):
         depth, value = depth + 1, value[0]
     assert depth < 32 and value == "(left out: nested too deep)"
-    [finding] = findings(submission, STORED_AS_TEXT)
+    [finding] = findings(submission, "run.stored-as-text")
     assert finding.run == run and finding.severity == "warning"
     assert (
         "global_batch_size is Infinity" in finding.message and "nested too deep" in finding.message
@@ -344,7 +343,7 @@ def test_a_crash_in_the_run_checks_is_an_error_on_that_run_not_a_failed_submissi
     )  # a fault of ours, stood in by a function that raises
     submission = ingest(acme(tmp_path))
     assert submission.status == Submission.Status.INVALID, submission.message
-    [finding] = findings(submission, CHECK_CRASHED)
+    [finding] = findings(submission, "run.check-crashed")
     assert finding.run.path.endswith("result_1.txt") and finding.severity == "error"
     assert "ZeroDivisionError: a bug" in finding.message and "report it" in finding.hint
     assert Run.objects.filter(result__system__submission=submission, checked=True).count() == 3

@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-from submissions.checking.rules.power import RULES as POWER_RULES
 from submissions.models import Finding, Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
@@ -130,7 +129,7 @@ def test_a_power_log_numbered_past_any_node_is_a_finding_and_the_worker_goes_on(
     )
     assert submission.status == Submission.Status.VALID, submission.message
     found = rules_of(submission)
-    assert [f.file for f in found[POWER_RULES["node-number"]]] == [hostile]
+    assert [f.file for f in found["power.node-number"]] == [hostile]
     assert not {rule for rule in found if "crashed" in rule or rule.startswith("internal")}
     assert peak < 1024**3
     normal = wait_final(upload(client, cast, bundle_bytes(tmp_path, system="beta"), "beta.tgz").pk)
@@ -163,7 +162,7 @@ def test_a_check_past_its_memory_budget_is_a_finding_naming_the_limit_and_the_fi
     pool = worker.pool()
     submission = wait_final(upload(client, cast, packed(root), "big.tgz").pk)
     assert submission.status == Submission.Status.VALID, submission.message  # the time is scored
-    over = rules_of(submission)[POWER_RULES["over-budget"]]
+    over = rules_of(submission)["power.over-budget"]
     assert [f.file for f in over] == [str(big.relative_to(root.parent))]
     assert "more than its 64 MiB of memory" in over[0].message
     normal = wait_final(upload(client, cast, bundle_bytes(tmp_path, system="beta"), "beta.tgz").pk)

@@ -6,6 +6,7 @@ import re
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from leaderboard.catalogue import rule_catalogue
 from submissions.checking.rules.mlperf.divergences import DIVERGENCES, present
 from submissions.models import Finding, Submission
 
@@ -23,15 +24,18 @@ def test_the_doc_lists_exactly_the_divergences_of_the_code():
 
 
 def test_each_divergence_is_a_rule_the_checks_make():
+    """A rule of the catalogue that a module of submissions/checking names, by its constant."""
     source = "\n".join(
         p.read_text()
         for p in (ROOT / "submissions" / "checking").rglob("*.py")
         if p.name != "divergences.py"
     )
     for rule in DIVERGENCES:
-        constant = re.search(rf'(\w+)\s*=\s*"{re.escape(rule)}"', source)
-        named = f'"{rule}"' in source.replace(f'= "{rule}"', "")
-        assert named or constant, f"{rule} is not a rule id of submissions/checking"
+        constant = re.sub(r"[.-]", "_", rule).upper()
+        assert rule in rule_catalogue.CATALOGUE, rule
+        assert re.search(rf"\brule_catalogue\.{constant}\b", source), (
+            f"{rule} is not a rule id of submissions/checking"
+        )
 
 
 def test_present_counts_the_findings_of_each_divergence_in_the_lists_order():

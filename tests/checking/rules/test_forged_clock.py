@@ -12,7 +12,7 @@ import tarfile
 import pytest
 from django.core.management import call_command
 
-from leaderboard.catalogue import accelerators
+from leaderboard.catalogue import accelerators, rule_catalogue
 from submissions.checking.rules import RunContext, check_run, check_speed, clock, plausibility
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.synthetic.logs import mllog_run
@@ -22,7 +22,7 @@ from ...mllogs import REL, T0, V51_KEYS
 
 TARGET = 0.72
 RGAT = RunContext("5.1.0", "rgat", V51_KEYS, quality_target=TARGET)
-CLOCK_ERRORS = set(clock.UNTIMED_RULES)
+CLOCK_ERRORS = set(rule_catalogue.UNTIMED_RULES)
 
 
 @pytest.fixture

@@ -479,13 +479,13 @@ def test_a_fault_inside_the_result_checks_is_a_finding_not_the_end_of_finalize(
 
 
 def test_history_scores_with_the_factor_mlcommons_published_and_shows_the_portals_beside_it():
-    from submissions.checking.rules.mlperf.rcp import SCALING_RULE, score_factor
+    from submissions.checking.rules.mlperf.rcp import score_factor
 
     where = "Acme/results/alpha/bert"
     # scaling.json published 1.0104; the portal's RCP check computes no normalisation (1.0).
     factor, found = score_factor(0.9, 1.0104, where, history=True)
     assert factor == 1.0104
-    assert [(f.severity, f.rule) for f in found] == [("warning", SCALING_RULE)]
+    assert [(f.severity, f.rule) for f in found] == [("warning", "result.rcp-scaling")]
     assert "1.0104" in found[0].message and "computes 1." in found[0].message
     assert found[0].file == f"{where}/scaling.json"
     # No scaling.json: MLCommons published the score unscaled, whatever the portal computes today.
@@ -496,7 +496,7 @@ def test_history_scores_with_the_factor_mlcommons_published_and_shows_the_portal
     assert score_factor(1.12, 1.12, where, history=True) == (1.12, [])
     # A live round computes its own; a bundle's scaling.json never sets its score there.
     factor, found = score_factor(1.05, 1.12, where, history=False)
-    assert factor == 1.05 and [f.rule for f in found] == [SCALING_RULE]
+    assert factor == 1.05 and [f.rule for f in found] == ["result.rcp-scaling"]
     assert score_factor(None, 1.12, where, history=False)[0] == 1.0
     # A ruleset that does not scale by RCP (v1.0): × 1 in a live round.
     assert score_factor(1.05, None, where, history=False, normalised=False) == (1.0, [])

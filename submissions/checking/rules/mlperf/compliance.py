@@ -40,14 +40,14 @@ import json
 import re
 from pathlib import Path
 
+from leaderboard.catalogue import rule_catalogue
+
 from ...budget import is_stop
 from ...logs import open_binary
 from ...logs.formats import mllog
 from ..findings import ERROR, WARNING, Findings
 from . import library
 
-RULE = "mlperf.compliance"
-SECONDS_RULE = "mlperf.time-in-seconds"
 # From this ruleset on, mlperf-logging's checker judges a log as MLCommons' tools of its round did (its
 # package_checker checks rulesets 1.0.0 on), and its verdict fails a run. Its 0.6.0 rules, rewritten since,
 # refuse logs that round's tools accepted: 190 of the 430 published v0.6 runs (Google's logs without
@@ -159,7 +159,7 @@ def _read_text(
 def _in_seconds(parser, n: int, piece: str):
     """The LogLine the library would make of a record that gives its time as time_s (seconds) instead of
     time_ms, with that time in milliseconds; None for any other line it cannot read. The portal reads such
-    records (logs.formats.mllog) and reports them (SECONDS_RULE); the checker then judges the rest of the line."""
+    records (logs.formats.mllog) and reports them (rule_catalogue.MLPERF_TIME_IN_SECONDS); the checker then judges the rest of the line."""
     try:
         record = json.loads(piece[len(parser.token) :])
         if not isinstance(record, dict) or "time_ms" in record:
@@ -341,7 +341,7 @@ def _report(
     where = f"mlperf-logging {library.version()}, rules {library.USAGE}_{ruleset}"
     for n, text, error in errors[:MAX_PARSE_FINDINGS]:
         found.error(
-            RULE,
+            rule_catalogue.MLPERF_COMPLIANCE,
             f"mlperf-logging cannot read this log line ({error}): {_short(text, 160)}",
             f"Each log line must be one complete record in the {ruleset} format ({where}). "
             "Look for interleaved output from several processes or a truncated line.",
@@ -349,7 +349,7 @@ def _report(
         )
     if len(errors) > MAX_PARSE_FINDINGS:
         found.error(
-            RULE,
+            rule_catalogue.MLPERF_COMPLIANCE,
             f"mlperf-logging cannot read {len(errors) - MAX_PARSE_FINDINGS} more log lines "
             "(not listed).",
             "See the lines listed above.",
@@ -363,7 +363,7 @@ def _report(
     ]
     if seconds:
         found.warning(
-            SECONDS_RULE,
+            rule_catalogue.MLPERF_TIME_IN_SECONDS,
             f"{len(seconds)} log line{'s give their time' if len(seconds) > 1 else ' gives its time'} as "
             f"time_s, in seconds (the first on line {seconds[0]}), where mlperf-logging reads time_ms; the "
             "portal and the checker read them as seconds.",
@@ -391,13 +391,15 @@ def _report(
             message, hint, line = _explain(msg, line_of, occurrences)
             hint = f"{hint} ({where}{', ' + Path(config).name if config else ''})."
             if history and severity == ERROR and metadata_only(msg):
-                found.warning(RULE, message, hint + METADATA_IN_HISTORY, line=line)
+                found.warning(
+                    rule_catalogue.MLPERF_COMPLIANCE, message, hint + METADATA_IN_HISTORY, line=line
+                )
             else:
-                found.add(severity, RULE, message, hint, line=line)
+                found.add(severity, rule_catalogue.MLPERF_COMPLIANCE, message, hint, line=line)
 
     for name in checker.refused:
         found.warning(
-            "mlperf.config-missing",
+            rule_catalogue.MLPERF_CONFIG_MISSING,
             f"The log asks mlperf-logging for the rules file {name!r}, which it does not have; "
             "those checks were not run.",
             "submission_division must be 'closed' or 'open', and the round must have rules for "
@@ -406,7 +408,7 @@ def _report(
     if checker.crash is not None:
         config, exc = checker.crash
         found.error(
-            RULE,
+            rule_catalogue.MLPERF_COMPLIANCE,
             f"mlperf-logging's checker stopped with {type(exc).__name__}: {_short(str(exc), 200)} "
             f"while applying {Path(config).name}; its remaining checks did not run.",
             "A logged value probably has an unexpected type (e.g. text where a number is expected); "
@@ -414,7 +416,7 @@ def _report(
         )
     side = capture.messages() + capture.printed()
     for text in side[:MAX_SIDE_OUTPUT]:
-        found.info("mlperf.output", f"mlperf-logging said: {_short(text, 300)}")
+        found.info(rule_catalogue.MLPERF_OUTPUT, f"mlperf-logging said: {_short(text, 300)}")
 
 
 # What the timed region and convergence are read from: a complaint about one of these keys is never metadata.

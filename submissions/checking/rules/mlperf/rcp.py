@@ -22,14 +22,14 @@ import math
 import os
 from pathlib import Path
 
+from leaderboard.catalogue import rule_catalogue
+
 from ...budget import is_stop
 from ...logs import open_binary
 from ..findings import Findings
 from ..prescan import prescan
 from . import library
 
-RULE = "result.rcp"
-SCALING_RULE = "result.rcp-scaling"
 FIRST_RULESET = (1, 0, 0)
 
 
@@ -147,14 +147,14 @@ def rcp_check(
         library.rcp_module()
     except ImportError as exc:  # numpy or scipy missing on this worker
         found.warning(
-            RULE,
+            rule_catalogue.RESULT_RCP,
             f"The RCP check could not run: {exc}.",
             "Install mlperf-logging with its dependencies.",
         )
         return list(found), None
     if rcp_file(ruleset, benchmark) is None:
         found.warning(
-            RULE,
+            rule_catalogue.RESULT_RCP,
             f"mlperf-logging {library.version()} has no reference convergence points for "
             f"{benchmark!r} in training {ruleset}; convergence was not compared.",
             "Nothing to do unless the round expects RCPs for this benchmark.",
@@ -165,7 +165,10 @@ def rcp_check(
         name for name in folder if fnmatch.fnmatchcase(name, "result_*.txt")
     )  # as the library globs
     if not names:
-        found.error(RULE, "The result folder has no result_*.txt files to compare with the RCPs.")
+        found.error(
+            rule_catalogue.RESULT_RCP,
+            "The result folder has no result_*.txt files to compare with the RCPs.",
+        )
         return list(found), None
     readings = readings or {}
     runs = [
@@ -175,7 +178,7 @@ def rcp_check(
     for name, reading in runs:
         if reading.get("unreadable"):
             found.error(
-                RULE,
+                rule_catalogue.RESULT_RCP,
                 f"{name} has binary data or a log event on a line over the length limit; convergence was not "
                 "compared.",
                 "Fix the run findings of that file first.",
@@ -185,7 +188,7 @@ def rcp_check(
     for _, reading in runs:
         if "error" in reading:
             found.error(
-                RULE,
+                rule_catalogue.RESULT_RCP,
                 f"The RCP check could not read the runs: {reading['error']}.",
                 "Every result file must be a complete log with global_batch_size, eval_accuracy and "
                 "run_stop.",
@@ -199,7 +202,7 @@ def rcp_check(
             if is_stop(exc):
                 raise
             found.warning(
-                RULE,
+                rule_catalogue.RESULT_RCP,
                 f"mlperf-logging could not load its RCPs for {benchmark!r} "
                 f"({type(exc).__name__}: {exc}); convergence was not compared.",
             )
@@ -211,7 +214,7 @@ def rcp_check(
         if factor is not None and factor > 1.0:
             text += f"; the runs converge faster than the reference, so the score is normalised by {factor:.6g}"
         found.info(
-            RULE,
+            rule_catalogue.RESULT_RCP,
             text + ".",
             ""
             if factor in (None, 1.0)
@@ -219,7 +222,7 @@ def rcp_check(
         )
         return list(found), factor
     found.error(
-        RULE,
+        rule_catalogue.RESULT_RCP,
         f"RCP check failed: {message}.",
         "The runs must converge no faster than the reference convergence points allow; check the "
         "hyperparameters against the RCP for this batch size, or submit the missing RCP.",
@@ -290,7 +293,7 @@ def compare_scaling(given: float | None, factor: float | None, result_path: str)
     if given is None:
         if expected > 1.0:
             found.warning(
-                SCALING_RULE,
+                rule_catalogue.RESULT_RCP_SCALING,
                 f"The portal's RCP check normalises this result by {expected:.6g}; the "
                 "folder has no scaling.json. The score uses the portal's factor.",
                 "Add scaling.json with this factor (the package checker writes it).",
@@ -298,7 +301,7 @@ def compare_scaling(given: float | None, factor: float | None, result_path: str)
     elif factor is None:
         if not math.isclose(given, 1.0, rel_tol=1e-3):
             found.warning(
-                SCALING_RULE,
+                rule_catalogue.RESULT_RCP_SCALING,
                 f"scaling.json says {given:.6g}, but the portal computed no RCP factor for "
                 "this result (see its RCP finding), so the score is not normalised (× 1).",
                 "The score uses only a factor the portal computes.",
@@ -306,7 +309,7 @@ def compare_scaling(given: float | None, factor: float | None, result_path: str)
             )
     elif not math.isclose(given, expected, rel_tol=1e-3):
         found.warning(
-            SCALING_RULE,
+            rule_catalogue.RESULT_RCP_SCALING,
             f"scaling.json says {given:.6g}, but the portal's RCP check computes "
             f"{expected:.6g}; the score uses {expected:.6g}.",
             "Write the factor the RCP check computes.",
@@ -344,7 +347,7 @@ def score_factor(
             else "MLCommons published this result unscaled (no scaling.json)"
         )
         found.warning(
-            SCALING_RULE,
+            rule_catalogue.RESULT_RCP_SCALING,
             f"{what}; the portal's RCP check computes {own:.6g}. The score uses the published factor: "
             "this round is imported history.",
             "Nothing to change in the bundle: reviewers may compare the two factors.",
