@@ -16,6 +16,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from leaderboard.models import Round
 from notifications.emit import emit
@@ -68,9 +69,12 @@ class UploadTooLarge(Exception):
 
     def __init__(self, max_bytes: int):
         super().__init__(
-            f"The bundle is larger than {size_text(max_bytes)} ({max_bytes:,} bytes), the most the portal takes in "
-            "one upload (UPLOAD_MAX_BYTES). Leave out checkpoints, data sets and code outside results/ and "
-            "systems/; if the results alone are larger, ask the portal's administrators."
+            gettext(
+                "The bundle is larger than %(size)s (%(bytes)s bytes), the most the portal takes in "
+                "one upload (UPLOAD_MAX_BYTES). Leave out checkpoints, data sets and code outside "
+                "results/ and systems/; if the results alone are larger, ask the portal's administrators."
+            )
+            % {"size": size_text(max_bytes), "bytes": f"{max_bytes:,}"}
         )
         self.max_bytes = max_bytes
 

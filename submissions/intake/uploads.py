@@ -20,6 +20,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import Organisation
 from audit.log import record
@@ -71,19 +72,18 @@ def quota_refusal(user, organisation) -> str | None:
     UPLOAD_EXPIRY_DAYS), or None."""
     open_uploads = Upload.objects.filter(status=Upload.Status.OPEN)
     if open_uploads.filter(uploaded_by=user).count() >= settings.UPLOAD_OPEN_PER_MEMBER:
-        return (
-            f"You have {settings.UPLOAD_OPEN_PER_MEMBER} uploads open: complete or delete one "
+        return gettext(
+            "You have %(n)s uploads open: complete or delete one "
             "(GET /api/v1/uploads/?status=open lists them) before starting another."
-        )
+        ) % {"n": settings.UPLOAD_OPEN_PER_MEMBER}
     if (
         open_uploads.filter(organisation=organisation).count()
         >= settings.UPLOAD_OPEN_PER_ORGANISATION
     ):
-        return (
-            f"{organisation.name} has {settings.UPLOAD_OPEN_PER_ORGANISATION} uploads open: its "
-            "members complete or delete one (each member's GET /api/v1/uploads/?status=open lists "
-            "theirs) before another starts."
-        )
+        return gettext(
+            "%(organisation)s has %(n)s uploads open: its members complete or delete one (each "
+            "member's GET /api/v1/uploads/?status=open lists theirs) before another starts."
+        ) % {"organisation": organisation.name, "n": settings.UPLOAD_OPEN_PER_ORGANISATION}
     return None
 
 
@@ -157,19 +157,24 @@ def append(upload: Upload, offset: int, readinto, length: int) -> int:
         )
         if upload.status != Upload.Status.OPEN:
             raise Closed(
-                "This upload is complete; its submission is listed with it.", offset=upload.offset
+                gettext("This upload is complete; its submission is listed with it."),
+                offset=upload.offset,
             )
         if refusal := policy.upload_refusal(policy.viewer(upload.uploaded_by), upload.organisation):
             raise Forbidden(refusal, offset=upload.offset)
         if offset != upload.offset:
             raise WrongOffset(
-                f"The portal has {upload.offset:,} bytes of this upload: send from there.",
+                gettext("The portal has %(offset)s bytes of this upload: send from there.")
+                % {"offset": f"{upload.offset:,}"},
                 offset=upload.offset,
             )
         if offset + length > upload.size:
             raise TooLarge(
-                f"This part would end at byte {offset + length:,}, past the upload's declared size "
-                f"({upload.size:,} bytes); nothing of it was written.",
+                gettext(
+                    "This part would end at byte %(end)s, past the upload's declared size "
+                    "(%(size)s bytes); nothing of it was written."
+                )
+                % {"end": f"{offset + length:,}", "size": f"{upload.size:,}"},
                 offset=upload.offset,
             )
         written = _write(upload, offset, readinto, length)
@@ -224,8 +229,11 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
             given = sha256.lower()
             if given and given != upload.submission.sha256:
                 raise Closed(
-                    f"This upload is complete with sha256 {upload.submission.sha256}, not {given}: "
-                    "send other bytes as a new upload.",
+                    gettext(
+                        "This upload is complete with sha256 %(sha256)s, not %(given)s: "
+                        "send other bytes as a new upload."
+                    )
+                    % {"sha256": upload.submission.sha256, "given": given},
                     offset=upload.offset,
                     sha256=upload.submission.sha256,
                 )
@@ -234,7 +242,8 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
             raise Forbidden(refusal, offset=upload.offset)
         if upload.offset != upload.size:
             raise WrongOffset(
-                f"The portal has {upload.offset:,} of {upload.size:,} bytes: send the rest first.",
+                gettext("The portal has %(offset)s of %(size)s bytes: send the rest first.")
+                % {"offset": f"{upload.offset:,}", "size": f"{upload.size:,}"},
                 offset=upload.offset,
             )
         if refusal := calendar_refusal(upload.round, upload.organisation, user=upload.uploaded_by):
@@ -247,8 +256,11 @@ def complete(upload: Upload, sha256: str = "") -> tuple[Submission, bool]:
             Upload.objects.filter(pk=upload.pk).update(offset=0)
             os.truncate(path, 0)
             mismatch = UploadRefused(
-                f"The bytes received have sha256 {sha}, not {expected}: some were damaged on the way. "
-                "The upload starts again from byte 0.",
+                gettext(
+                    "The bytes received have sha256 %(sha256)s, not %(expected)s: some were damaged "
+                    "on the way. The upload starts again from byte 0."
+                )
+                % {"sha256": sha, "expected": expected},
                 offset=0,
                 sha256=sha,
             )
