@@ -79,7 +79,7 @@ def test_the_system_page_gives_energy_in_kj(client, v51):
     system = make.system(v51, "Acme", "alpha")
     make.result(system, "retinanet", 10, power_result=True, energy_j=6.5e6)
     html = client.get(system.get_absolute_url()).content.decode()
-    assert "Energy (kJ)" in html and '<td class="num">6,500</td>' in html
+    assert "Energy (kJ)" in html and 'data-label="Energy (kJ)">6,500</td>' in html
 
 
 @pytest.mark.django_db

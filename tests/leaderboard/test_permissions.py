@@ -179,6 +179,9 @@ ROWS = {
     "v1:agent-detail": Row(skip="an agent is a GPU host: no round data"),
     "agents": Row(),
     "api-docs": Row(),
+    "redoc-bundle": Row(),  # the API docs' script, the same for everyone
+    "favicon.ico": Row(extra={"paths": ("/favicon.ico",)}),  # a redirect to the site's icon
+    "javascript-catalog": Row(),  # the pages' scripts' translations, no round data
     "v1:submission-list": Row(counts="submission", query=("", "?round=training-live")),
     "v1:submission-detail": Row(kind="submission"),
     "v1:submission-findings": Row(kind="submission"),
