@@ -325,3 +325,100 @@ def round_side(root: Path, ruleset: str, out: Path, processes: int = 2) -> Round
             whole.logs.update(part.logs)
             whole.packages.update(part.packages)
     return whole
+
+
+# --- a row of the summary: MLCommons' and the portal's -----------------------------------------------------
+
+# MLCommons' words for a description's status, as its summary shows them: mlperf-logging's
+# result_summarizer/config.yaml `availability` (the file is not in the package's wheel). The command maps a status
+# by this table, as written or in lower case (`_map_availability`), and refuses one it lacks.
+MLCOMMONS_AVAILABILITY = {
+    "available on-premise": "Available on-premise",
+    "onprem": "Available on-premise",
+    "available": "Available on-premise",
+    "available onprem": "Available on-premise",
+    "available cloud": "Available cloud",
+    "cloud": "Available cloud",
+    "research, development, or internal (rdi)": "Research, Development, or Internal (RDI)",
+    "rdi": "Research, Development, or Internal (RDI)",
+    "research": "Research, Development, or Internal (RDI)",
+    "development": "Research, Development, or Internal (RDI)",
+    "internal": "Research, Development, or Internal (RDI)",
+    "preview": "Preview",
+}
+# The summarizer's column -> the portal's CSV column (MLCommons' summary headings).
+ROW_COLUMNS = {
+    "division": "Division",
+    "availability": "Availability",
+    "submitter": "Organization",
+    "system": "System Name",
+    "number_of_nodes": "# of Nodes",
+    "host_processor_model_name": "Processor",
+    "host_processors_count": "# of Processors",
+    "accelerator_model_name": "Accelerator",
+    "accelerators_count": "# of Accelerators",
+    "framework": "Software",
+}
+
+
+def summary_rows(out: Path, submitter: str) -> list[dict]:
+    """The command's rows for one submitter, as it wrote them beside its CSV (run_command); [] where it wrote
+    none (it crashed, or read no description)."""
+    table = out / f"{submitter}.json"
+    return json.loads(table.read_text()) if table.is_file() else []
+
+
+def system_file(row: dict) -> str:
+    """The system a row is of: the description's file name, from the row's `details_url`."""
+    return row["details_url"].rsplit("/", 1)[-1].removesuffix(".json")
+
+
+def expected_cell(column: str, value) -> str:
+    """What MLCommons' summary shows for the command's cell (its config.yaml's words for a status)."""
+    if column == "availability":
+        return MLCOMMONS_AVAILABILITY.get(
+            str(value).strip().lower(), f"(a status the command refuses: {value!r})"
+        )
+    if (
+        column == "division"
+    ):  # PCL's v1.0 descriptions write "close"; MLCommons lists them as closed
+        return "Open" if str(value).strip().lower().startswith("open") else "Closed"
+    return "" if value is None else str(value).strip()
+
+
+def shown(value) -> str:
+    """A cell as text; a count the CSV may write as 8 or 8.0 as 8."""
+    value = "" if value is None else str(value)
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return str(int(number)) if number.is_integer() else value
+
+
+def row_differences(
+    row: dict, portal: dict, headings: dict[str, str], ruleset: str
+) -> tuple[list[str], int, int]:
+    """The cells of the portal's CSV row (`portal`, by heading) that differ from the command's `row`: every
+    column of ROW_COLUMNS, and each score the command gives (within 0.1%). `headings`: the command's benchmark
+    column -> the portal's CSV heading. Returns (differences, scores compared, scores equal)."""
+    wrong = []
+    for column, heading in ROW_COLUMNS.items():
+        want = expected_cell(column, row.get(column))
+        if shown(portal.get(heading)) != shown(want):
+            wrong.append(f"{heading}: portal {portal.get(heading)!r}, MLCommons {want!r}")
+    compared = equal = 0
+    for column, heading in headings.items():
+        minutes = row.get(column)
+        if minutes is None:
+            continue
+        if ruleset in SECONDS_RULESETS:
+            minutes *= 1000
+        compared += 1
+        cell = portal.get(heading)
+        mine = float(cell) if cell not in (None, "") else None
+        if mine is not None and abs(mine - minutes) <= 0.001 * minutes:
+            equal += 1
+        else:
+            wrong.append(f"{column}: portal {mine}, MLCommons {minutes:.4f}")
+    return wrong, compared, equal

@@ -21,15 +21,19 @@ comparison and its spot checks only. Every round is marked `whole_rounds`: `make
 after `make test`), and `make test` skips them, saying so.
 """
 
+import csv
+import io
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.urls import resolve
 
 from leaderboard.catalogue import rule_catalogue
-from leaderboard.models import Result, Run, System
+from leaderboard.models import Benchmark, Result, Run, System
 from submissions.checking.pipeline.publication import held_results
 from submissions.checking.rules.mlperf import compliance
 from submissions.checking.rules.mlperf.divergences import DIVERGENCES
@@ -86,6 +90,16 @@ EXPLAINED = {
     "logs no seed": "result.seeds-distinct",
     "Seed checker failed": "result.seeds-distinct",
 }
+# Rulesets whose descriptions the installed result_summarizer writes no row for, and why.
+NO_ROWS = {
+    "0.6.0": (
+        "mlperf-logging's result_summarizer (4.1.68) writes no table for any v0.6 submitter: Fujitsu's and "
+        "Intel's descriptions lack fields it reads (submitter, number_of_nodes ...) and its handler of that "
+        "FieldError raises NameError (system_file, result_summarizer.py line 1042); it crashes on Google's mask "
+        "folders (no training_0.6.0/mask.yaml); NVIDIA's descriptions are log lines, not JSON; Alibaba's sinian "
+        "has none"
+    ),
+}
 # A run's own word that it failed: no checker is needed to fail it.
 RUN_SAYS_FAILED = {"run.not-successful", "run.no-run-stop", "run.no-run-start"}
 
@@ -112,9 +126,10 @@ class MLCommons:
     def __init__(self, tarball, ruleset, tmp_path):
         self.ruleset = ruleset
         self.root = summarizer.unpack(shared_tarball(tarball), tmp_path / "round")
-        (tmp_path / "out").mkdir()
+        self.out = tmp_path / "out"  # the command's table per submitter (summarizer.summary_rows)
+        self.out.mkdir()
         side = (
-            summarizer.round_side(self.root, ruleset, tmp_path / "out")
+            summarizer.round_side(self.root, ruleset, self.out)
             if ruleset is not None
             else summarizer.Round({}, {}, {})
         )
@@ -274,6 +289,69 @@ def verdict_disagreements(round_key, mlcommons):
     return unexplained
 
 
+def csv_rows(client, round_key):
+    """The round's CSV (every column, times in minutes), by (submitter folder, system key): the folder from the
+    row's system's results, which the CSV's System URL names (with `?system=<uid>` where folders published side
+    by side share a submitter and key)."""
+    response = client.get(f"/r/{round_key}/", {"format": "csv", "show": "minutes"})
+    assert response.status_code == 200
+    rows = {}
+    for row in csv.DictReader(io.StringIO(response.content.decode())):
+        url = urlsplit(row["System URL"])
+        uid = parse_qs(url.query).get("system")
+        args = resolve(unquote(url.path)).kwargs  # the path as the server routes it: decoded once
+        systems = System.objects.filter(round__key=round_key, published=True)
+        system = (
+            systems.get(uid=uid[0])
+            if uid
+            else systems.get(submitter__name=args["submitter"], key=args["system_key"])
+        )
+        folder = system.results.values_list("path", flat=True)[0].split("/")[0]
+        rows[(folder, system.key)] = row
+    return rows
+
+
+def row_disagreements(round_key, mlcommons, client):
+    """Every row of the summarizer's table (a row per system whose description it reads) against the portal's
+    CSV row of that system: each column of summarizer.ROW_COLUMNS and each score the row gives. The scores of
+    LEFT_OUT folders are not compared (the summarizer scores the logs this copy lacks)."""
+    portal = csv_rows(client, round_key)
+    by_folder = {}
+    for bench in Benchmark.objects.filter(round__key=round_key):
+        for name in [bench.key, *bench.aliases]:
+            by_folder[name.lower()] = f"{bench.name} (minutes)"
+    left_out = LEFT_OUT.get(round_key, {})
+    wrong, rows, equal_rows, scored, equal_scores = [], 0, 0, 0, 0
+    for submitter in sorted(mlcommons.packages):
+        for row in summarizer.summary_rows(mlcommons.out, submitter):
+            rows += 1
+            key = (submitter, summarizer.system_file(row))
+            got = portal.get(key)
+            if got is None:
+                wrong.append(f"{'/'.join(key)}: no row in the portal's CSV")
+                continue
+            headings = {
+                column: by_folder[column]
+                for column in row
+                if column in by_folder and (*key, column) not in left_out
+            }
+            differences, compared, equal = summarizer.row_differences(
+                row, got, headings, mlcommons.ruleset
+            )
+            scored, equal_scores = scored + compared, equal_scores + equal
+            equal_rows += not differences
+            wrong += [f"{'/'.join(key)} {d}" for d in differences]
+    print(
+        f"{round_key} rows: {equal_rows} of the summarizer's {rows} rows equal the portal's CSV rows "
+        f"({len(portal)} in the CSV); {equal_scores} of its {scored} scores equal"
+    )
+    if rows == 0 and mlcommons.ruleset in NO_ROWS:
+        print(f"  {round_key}: no row to compare: {NO_ROWS[mlcommons.ruleset]}")
+    elif rows == 0:
+        wrong.append("the summarizer gave no row: the comparison compared nothing")
+    return wrong
+
+
 # --- each round's spot checks: counts and scores worked out by hand from the logs ------------------------------
 
 EXPECTED_COUNTS = {  # (systems, results, runs), counted from the unpacked trees: every benchmark folder is a
@@ -420,7 +498,7 @@ SPOT_CHECKS = {
 
 @pytest.mark.parametrize("round_key, tarball, ruleset", ROUNDS, ids=[key for key, *_ in ROUNDS])
 def test_the_round_as_mlcommons_published_it(
-    round_key, tarball, ruleset, published_rounds, worker, tmp_path
+    round_key, tarball, ruleset, published_rounds, worker, tmp_path, client
 ):
     mlcommons = both_sides(round_key, tarball, ruleset, tmp_path)
     required = {b.key: b.required_runs for b in published_rounds[round_key].benchmarks.all()}
@@ -432,6 +510,7 @@ def test_the_round_as_mlcommons_published_it(
     else:
         disagreements["scores"] = score_disagreements(round_key, mlcommons, required)
         disagreements["verdicts"] = verdict_disagreements(round_key, mlcommons)
+        disagreements["rows"] = row_disagreements(round_key, mlcommons, client)
     for name, wrong in disagreements.items():
         for line in wrong:
             print(f"  {name}: {line}")
