@@ -96,6 +96,11 @@ class TableView:
         )
         if view.acc_min is not None and view.acc_max is not None and view.acc_min > view.acc_max:
             view.acc_min, view.acc_max = view.acc_max, view.acc_min
+        # One benchmark shown and no sort asked for: its best first, the answer a reader of one column wants
+        # (and on a phone, where the other columns are a swipe away, the way to a benchmark's fastest).
+        if view.benchmark and not view.sort:
+            column = f"b.{view.benchmark}"
+            view.sort = f"-{column}" if view.best_first_descending(column, data) else column
         # The controls show the state as understood, each filter's counts under the other filters.
         form = TableForm(view.as_form_data(), data, counted_under=view)
         return view, form

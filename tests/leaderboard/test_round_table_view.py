@@ -153,3 +153,19 @@ def test_rows_of_one_name_show_what_differs():
         "cisco_2": "16 accelerators",
         "alone": "",
     }
+
+
+def test_one_benchmark_shown_without_a_sort_is_sorted_fastest_first():
+    """On a phone the benchmark columns past the first are a swipe away: a reader who picks one benchmark in
+    the filters gets its fastest first, without a second choice in the sort menu."""
+    d = data(
+        row("slow", "Slow", 8, retinanet=30.0),
+        row("none", "None", 8, llama31_405b=100.0),
+        row("fast", "Fast", 8, retinanet=3.0),
+    )
+    view = view_of("benchmark=retinanet", d)
+    assert view.sort == "b.retinanet"
+    assert [r.key for r in view.sorted(d.rows, d)] == ["fast", "slow", "none"]
+    # A sort asked for stands, and without a benchmark filter the default order stays.
+    assert view_of("benchmark=retinanet&sort=-b.retinanet", d).sort == "-b.retinanet"
+    assert view_of("", d).sort == ""
