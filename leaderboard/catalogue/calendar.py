@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.utils import dateformat
-from django.utils.translation import pgettext
+from django.utils.translation import gettext, pgettext
 
 UPCOMING = "upcoming"
 OPEN = "open"
@@ -83,15 +83,29 @@ def upload_refusal(calendar: Calendar, now: datetime, fix_requested: bool) -> st
     current = phase(calendar, now)
     name = calendar.round_name
     if current == UPCOMING:
-        return f"Uploads to {name} open on {when(calendar.opens_at)}."
+        return gettext("Uploads to %(round)s open on %(when)s.") % {
+            "round": name,
+            "when": when(calendar.opens_at),
+        }
     if current == PUBLISHED:
-        return f"{name} was published on {when(calendar.publish_at)}; it takes no more uploads."
+        return gettext("%(round)s was published on %(when)s; it takes no more uploads.") % {
+            "round": name,
+            "when": when(calendar.publish_at),
+        }
     if current == REVIEW and not fix_requested:
-        grace = (
-            f" (with its grace period, until {when(calendar.closes_at)})" if calendar.grace else ""
-        )
-        return (
-            f"The deadline for {name} was {when(calendar.deadline_at)}{grace}. During the review "
-            "only a fix that a reviewer asked for is taken."
-        )
+        if calendar.grace:
+            refusal = gettext(
+                "The deadline for %(round)s was %(when)s (with its grace period, until %(grace)s). "
+                "During the review only a fix that a reviewer asked for is taken."
+            )
+        else:
+            refusal = gettext(
+                "The deadline for %(round)s was %(when)s. During the review only a fix that a "
+                "reviewer asked for is taken."
+            )
+        return refusal % {
+            "round": name,
+            "when": when(calendar.deadline_at),
+            "grace": when(calendar.closes_at) if calendar.grace else "",
+        }
     return None

@@ -21,6 +21,8 @@ decides:
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone, translation
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from audit.log import record
 from leaderboard.access import policy
@@ -77,7 +79,7 @@ def visible_objections(user, round_: Round | None = None):
 def get_visible(user, uid) -> Objection:
     objection = visible_objections(user).filter(uid=uid).first()
     if objection is None:
-        raise NotFound("No objection matches the given query.")
+        raise NotFound(gettext("No objection matches the given query."))
     return objection
 
 
@@ -108,6 +110,19 @@ FIELD_MAX_CHARS = {
     "benchmark": 50,
     "decision": 20,
 }
+# What `plain` and `_required` call each field in their messages.
+FIELD_NAMES = {
+    "rule": _("rule"),
+    "file": _("file"),
+    "lines": _("lines"),
+    "system": _("system"),
+    "benchmark": _("benchmark"),
+    "decision": _("decision"),
+    "comment": _("comment"),
+    "reply": _("reply"),
+    "note": _("note"),
+    "reason": _("reason"),
+}
 
 
 def plain(**texts: str) -> None:
@@ -116,18 +131,29 @@ def plain(**texts: str) -> None:
     for name, text in texts.items():
         text = text or ""
         if "\x00" in text:
-            raise ReviewError(f"The {name} holds a NUL character (\\x00); remove it.")
+            raise ReviewError(
+                gettext("The %(field)s holds a NUL character (\\x00); remove it.")
+                % {"field": FIELD_NAMES.get(name, name)}
+            )
         limit = FIELD_MAX_CHARS.get(name, TEXT_MAX_CHARS)
         if len(text) > limit:
             raise ReviewError(
-                f"The {name} is {len(text):,} characters long; at most {limit:,} are taken."
+                gettext("The %(field)s is %(length)s characters long; at most %(limit)s are taken.")
+                % {
+                    "field": FIELD_NAMES.get(name, name),
+                    "length": f"{len(text):,}",
+                    "limit": f"{limit:,}",
+                }
             )
 
 
 def _required(**fields) -> dict:
     missing = [name for name, value in fields.items() if not (value or "").strip()]
     if missing:
-        raise ReviewError(f"Say {' and '.join(missing)}: an objection needs them.")
+        raise ReviewError(
+            gettext("Say %(fields)s: an objection needs them.")
+            % {"fields": gettext(" and ").join(str(FIELD_NAMES.get(m, m)) for m in missing)}
+        )
     return {name: value.strip() for name, value in fields.items()}
 
 
@@ -196,22 +222,26 @@ def _objecting_organisation(user, submission: Submission, organisation_id, now) 
     # Only the round's submitters read each other's submissions, and only during review: to anyone
     # else the submission is not there.
     if not mine or round_.phase(now) != calendar.REVIEW:
-        raise NotFound("No submission matches the given query.")
+        raise NotFound(gettext("No submission matches the given query."))
     if not calendar.review_open(round_.calendar, now):
         raise ReviewError(
-            f"The review of {round_.name} ended on {calendar.when(round_.review_ends_at)}; "
-            "objections are no longer taken."
+            gettext("The review of %(round)s ended on %(when)s; objections are no longer taken.")
+            % {"round": round_.name, "when": calendar.when(round_.review_ends_at)}
         )
     if submission.organisation_id is None or submission.status in (
         Submission.Status.WITHDRAWN,
         Submission.Status.FAILED,
     ):
-        raise ReviewError("This submission is withdrawn or failed: there is nothing to object to.")
+        raise ReviewError(
+            gettext("This submission is withdrawn or failed: there is nothing to object to.")
+        )
     mine, refusal = policy.objecting_for(mine, submission, organisation_id)
     if refusal:
         raise NotAllowed(refusal)
     if len(mine) > 1:
-        raise ReviewError("You belong to several submitting organisations: say for which one.")
+        raise ReviewError(
+            gettext("You belong to several submitting organisations: say for which one.")
+        )
     return mine.pop()
 
 
@@ -219,12 +249,17 @@ def _objected_to(submission: Submission, system_key: str, benchmark_key: str):
     """The system, and the result when a benchmark is named, that an objection is against."""
     system = System.objects.filter(submission=submission, key=system_key).first()
     if system is None:
-        raise ReviewError(f"The submission has no system {system_key!r}.")
+        raise ReviewError(
+            gettext("The submission has no system %(system)s.") % {"system": repr(system_key)}
+        )
     result = None
     if benchmark_key:
         result = Result.objects.filter(system=system, benchmark__key=benchmark_key).first()
         if result is None:
-            raise ReviewError(f"System {system_key!r} has no result for {benchmark_key!r}.")
+            raise ReviewError(
+                gettext("System %(system)s has no result for %(benchmark)s.")
+                % {"system": repr(system_key), "benchmark": repr(benchmark_key)}
+            )
     return system, result
 
 
@@ -233,17 +268,17 @@ def reply(user, objection: Objection, text: str) -> ObjectionReply:
     """The organisation objected to answers; the objector and reviewers reply. Until decided."""
     who = policy.viewer(user)
     if not policy.may_reply(who, objection):
-        raise NotFound("No objection matches the given query.")
+        raise NotFound(gettext("No objection matches the given query."))
     plain(reply=text)
     if objection.status not in UNDECIDED:
-        raise ReviewError("This objection is decided: its thread is closed.")
+        raise ReviewError(gettext("This objection is decided: its thread is closed."))
     if objection.round.phase(timezone.now()) == calendar.PUBLISHED:
-        raise ReviewError("The round is published: its objections are closed.")
+        raise ReviewError(gettext("The round is published: its objections are closed."))
     if refusal := policy.reply_refusal(who, objection):
         raise NotAllowed(refusal)
     text = (text or "").strip()
     if not text:
-        raise ReviewError("Write a reply first.")
+        raise ReviewError(gettext("Write a reply first."))
     side = Side(policy.reply_side(who, objection))
     message = _reply(objection, user, side, text)
     if side == Side.OBJECTED and objection.status == Objection.Status.OPEN:
@@ -266,18 +301,25 @@ def decide(user, objection: Objection, decision: str, note: str = "") -> Objecti
     """A reviewer decides, and the decision takes effect (see the module's docstring)."""
     who = policy.viewer(user)
     if not policy.may_see_objection(who, objection):
-        raise NotFound("No objection matches the given query.")
+        raise NotFound(gettext("No objection matches the given query."))
     plain(decision=decision, note=note)
     if refusal := policy.decide_refusal(who, objection):
         raise NotAllowed(refusal)
     if decision not in Decision.values:
-        raise ReviewError(f"Decide one of: {', '.join(Decision.values)}.")
+        raise ReviewError(
+            gettext("Decide one of: %(decisions)s.") % {"decisions": ", ".join(Decision.values)}
+        )
     objection = Objection.objects.select_for_update().get(pk=objection.pk)
     round_ = objection.round
     if objection.status not in UNDECIDED:
-        raise ReviewError(f"This objection is already decided: {objection.get_decision_display()}.")
+        raise ReviewError(
+            gettext("This objection is already decided: %(decision)s.")
+            % {"decision": objection.get_decision_display()}
+        )
     if round_.phase(timezone.now()) == calendar.PUBLISHED:
-        raise ReviewError("The round is published: its results are no longer changed by review.")
+        raise ReviewError(
+            gettext("The round is published: its results are no longer changed by review.")
+        )
     changed = apply_decision(objection, decision)
     objection.decision = decision
     objection.decision_note = (note or "").strip()

@@ -4,6 +4,7 @@ pages (views.py) and the API (api.py) are thin around these functions; each is a
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from audit.log import record
 from leaderboard.access import policy
@@ -17,10 +18,13 @@ from .objections import NotFound, ReviewError, plain
 
 def _may_withdraw(user, submission: Submission, now) -> None:
     if not policy.may_withdraw(policy.viewer(user, now), submission):
-        raise NotFound("No submission matches the given query.")
+        raise NotFound(gettext("No submission matches the given query."))
     round_ = submission.round
     if round_.phase(now) == calendar.PUBLISHED or round_.published_at is not None:
-        raise ReviewError(f"{round_.name} is published: its results can no longer be withdrawn.")
+        raise ReviewError(
+            gettext("%(round)s is published: its results can no longer be withdrawn.")
+            % {"round": round_.name}
+        )
 
 
 def may_withdraw(user, submission: Submission, now=None) -> bool:
@@ -46,11 +50,14 @@ def withdraw_result(
         .first()
     )
     if result is None:
-        raise ReviewError(f"The submission has no result {system_key}/{benchmark_key}.")
+        raise ReviewError(
+            gettext("The submission has no result %(result)s.")
+            % {"result": f"{system_key}/{benchmark_key}"}
+        )
     if result.published:
-        raise ReviewError("This result is public: it can no longer be withdrawn.")
+        raise ReviewError(gettext("This result is public: it can no longer be withdrawn."))
     if result.withdrawn:
-        raise ReviewError("This result is already withdrawn.")
+        raise ReviewError(gettext("This result is already withdrawn."))
     result.withdrawn = True
     result.save(update_fields=["withdrawn"])
     record(
@@ -72,12 +79,12 @@ def withdraw_submission(user, submission: Submission, reason: str = "", now=None
     plain(reason=reason)
     submission = Submission.objects.select_for_update().get(pk=submission.pk)
     if submission.status == Submission.Status.WITHDRAWN:
-        raise ReviewError("This submission is already withdrawn.")
+        raise ReviewError(gettext("This submission is already withdrawn."))
     if (
         submission.status == Submission.Status.PUBLISHED
         or Result.objects.filter(system__submission=submission, published=True).exists()
     ):
-        raise ReviewError("This submission is public: it can no longer be withdrawn.")
+        raise ReviewError(gettext("This submission is public: it can no longer be withdrawn."))
     reason = reason.strip()
     withdraw_submission_rows(
         submission.pk, f"Withdrawn by {user.get_username()}" + (f": {reason}" if reason else ".")

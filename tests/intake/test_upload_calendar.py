@@ -152,3 +152,13 @@ def test_the_form_offers_the_rounds_open_for_submission_and_history_to_staff(cli
     staff.save()
     offered, html = offered_rounds(client)  # staff import history: those rounds are offered to them
     assert "training-v0.5" in offered and "training-v5.1" not in offered
+
+
+def test_the_calendars_refusal_is_in_the_uploaders_language(client, rounds, cast, data):
+    set_phase(rounds["training-v5.1"], "review")
+    client.force_login(cast["member_a"])
+    client.cookies["lang"] = "zh-hans"
+    text = upload(client, data).content.decode()
+    assert "Training v5.1 的截止时间为" in text and "评审期间只接受评审人要求的修正。" in text
+    assert "The deadline for" not in text
+    assert not Submission.objects.exists()

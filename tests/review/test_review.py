@@ -395,3 +395,21 @@ def test_a_nul_character_is_refused_with_the_reason_never_a_500(client, live):
     assert not Result.objects.filter(withdrawn=True).exists()
     client.force_login(live["reviewer"])
     assert client.get("/review/a%00b/").status_code == 400  # portal/middleware.py
+
+
+def test_an_objections_refusal_is_in_the_users_language(client, live):
+    """The API answers in Accept-Language's language, the page in the chosen one; the same refusal in
+    English for an English reader."""
+    client.force_login(live["member_b"])
+    fields = {"submission": str(live["sub_a"].uid), "system": "nope", "rule": "8.2", "comment": "c"}
+    for language, said in (("zh-hans", "此提交中没有系统 'nope'。"), ("en", "no system 'nope'")):
+        refused = client.post(
+            "/api/v1/objections/",
+            fields,
+            content_type="application/json",
+            HTTP_ACCEPT_LANGUAGE=language,
+        )
+        assert refused.status_code == 400 and said in refused.content.decode(), language
+    url = f"/review/object/{live['sub_a'].uid}/?lang=zh-hans"
+    empty = client.post(url, {"system": "a1", "benchmark": "bert", "rule": " ", "comment": ""})
+    assert "请填写规则和说明：异议需要这些内容。" in empty.content.decode()
