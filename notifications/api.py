@@ -4,8 +4,11 @@ GET  /api/v1/notifications/                  yours, newest first (unread ones ha
 POST /api/v1/notifications/read/             mark all read, or those whose ids are in "ids"
 GET  /api/v1/notification-preferences/       every event: kind, label, channel
 PUT  /api/v1/notification-preferences/{kind}/  {"channel": "email" | "site" | "both" | "none"}
+GET  /api/v1/notification-preferences/language/  the language you are told in: {"language": "en-gb"}
+PUT  /api/v1/notification-preferences/language/  {"language": "en-gb" | "zh-hans"}
 """
 
+from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -21,7 +24,7 @@ from leaderboard.access import policy
 from .channels import webhooks
 from .events import EVENTS
 from .models import Channel, Notification, Webhook, WebhookDelivery
-from .preferences import choose, table
+from .preferences import choose, choose_language, languages, table
 
 
 class NotificationSerializer(serializers.ModelSerializer):
@@ -71,6 +74,10 @@ class PreferenceSerializer(serializers.Serializer):
     channel = serializers.ChoiceField(choices=Channel.choices)
 
 
+class LanguageSerializer(serializers.Serializer):
+    language = serializers.ChoiceField(choices=settings.LANGUAGES)
+
+
 class PreferenceViewSet(viewsets.ViewSet):
     """How you hear of each event: by mail, in the site, both or not at all."""
 
@@ -95,6 +102,16 @@ class PreferenceViewSet(viewsets.ViewSet):
         return Response(PreferenceSerializer(row).data)
 
     partial_update = update
+
+    @extend_schema(request=LanguageSerializer, responses=LanguageSerializer)
+    @action(detail=False, methods=["get", "put"])
+    def language(self, request):
+        """The language your notifications and mails are written in; PUT to choose it."""
+        if request.method == "PUT":
+            serializer = LanguageSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            choose_language(request.user, serializer.validated_data["language"])
+        return Response({"language": languages([request.user.pk])[request.user.pk]})
 
 
 class DeliverySerializer(serializers.ModelSerializer):

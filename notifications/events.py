@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from django.apps import apps
 from django.db.models import Q
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from leaderboard.access import policy
@@ -86,10 +87,14 @@ def _upload_received(ids):
     s = _submission(ids)
     if s is None:
         return None
+    said = {"bundle": s.original_name, "round": s.round.name, "size": s.size}
     return Told(
-        f"Upload received: {s.original_name} for {s.round.name}",
-        f"The portal received {s.original_name} ({s.size} bytes) for {s.round.name} and will "
-        "check it now. You will be told its verdict.",
+        gettext("Upload received: %(bundle)s for %(round)s") % said,
+        gettext(
+            "The portal received %(bundle)s (%(size)s bytes) for %(round)s and will check it now. "
+            "You will be told its verdict."
+        )
+        % said,
         s.get_absolute_url(),
         policy.told_of_submission(s),
         submission=s,
@@ -103,16 +108,34 @@ def _verdict(ids):
     v = _get("submissions.Validation", ids.get("validation"))
     if s is None or v is None:
         return None
-    again = " again" if v.number > 1 else ""
+    said = {
+        "bundle": s.original_name,
+        "round": s.round.name,
+        "errors": v.errors,
+        "warnings": v.warnings,
+    }
+    again = v.number > 1
     if v.verdict == SubmissionStatus.VALID:
-        title = f"Valid: {s.original_name} for {s.round.name}"
-        text = f"The portal checked {s.original_name}{again}: it is valid ({v.warnings} warnings)."
+        title = gettext("Valid: %(bundle)s for %(round)s") % said
+        if again:
+            text = gettext(
+                "The portal checked %(bundle)s again: it is valid (%(warnings)s warnings)."
+            )
+        else:
+            text = gettext("The portal checked %(bundle)s: it is valid (%(warnings)s warnings).")
     else:
-        title = f"Invalid, {v.errors} errors: {s.original_name} for {s.round.name}"
-        text = (
-            f"The portal checked {s.original_name}{again}: {v.errors} errors and {v.warnings} "
-            "warnings. The findings name the file, line, rule and what to do."
-        )
+        title = gettext("Invalid, %(errors)s errors: %(bundle)s for %(round)s") % said
+        if again:
+            text = gettext(
+                "The portal checked %(bundle)s again: %(errors)s errors and %(warnings)s warnings. "
+                "The findings name the file, line, rule and what to do."
+            )
+        else:
+            text = gettext(
+                "The portal checked %(bundle)s: %(errors)s errors and %(warnings)s warnings. "
+                "The findings name the file, line, rule and what to do."
+            )
+    text %= said
     return Told(
         title,
         text,
@@ -136,9 +159,16 @@ def _objection_filed(ids):
     o = _objection(ids)
     if o is None:
         return None
+    said = {
+        "from": o.from_organisation,
+        "target": o.target_label,
+        "round": o.round.name,
+        "rule": o.rule,
+    }
     return Told(
-        f"Objection by {o.from_organisation} against {o.target_label}",
-        f"{o.from_organisation} objects to {o.target_label} in {o.round.name}: {o.rule}.\n\n{o.comment}",
+        gettext("Objection by %(from)s against %(target)s") % said,
+        gettext("%(from)s objects to %(target)s in %(round)s: %(rule)s.") % said
+        + f"\n\n{o.comment}",
         o.get_absolute_url(),
         policy.told_of_objection(o),
         objection=o,
@@ -153,10 +183,11 @@ def _objection_replied(ids):
     o = r and _objection({"objection": r.objection_id})
     if o is None:
         return None
+    said = {"side": r.get_side_display(), "from": o.from_organisation, "target": o.target_label}
     return Told(
-        f"Reply on the objection against {o.target_label}",
-        f"A reply ({r.get_side_display()}) on {o.from_organisation}'s objection against "
-        f"{o.target_label}:\n\n{r.text}",
+        gettext("Reply on the objection against %(target)s") % said,
+        gettext("A reply (%(side)s) on %(from)s's objection against %(target)s:") % said
+        + f"\n\n{r.text}",
         o.get_absolute_url(),
         policy.told_of_objection(o),
         objection=o,
@@ -171,10 +202,16 @@ def _objection_decided(ids):
     if o is None or not o.decision:
         return None
     note = f"\n\n{o.decision_note}" if o.decision_note else ""
+    said = {
+        "decision": o.get_decision_display(),
+        "from": o.from_organisation,
+        "target": o.target_label,
+    }
     return Told(
-        f"Decided: {o.get_decision_display()}, objection against {o.target_label}",
-        f"The reviewers decided {o.from_organisation}'s objection against {o.target_label}: "
-        f"{o.get_decision_display()}.{note}",
+        gettext("Decided: %(decision)s, objection against %(target)s") % said,
+        gettext("The reviewers decided %(from)s's objection against %(target)s: %(decision)s.")
+        % said
+        + note,
         o.get_absolute_url(),
         policy.told_of_objection(o, reviewers=False),
         objection=o,
@@ -188,10 +225,10 @@ def _published(ids):
     s = _submission(ids)
     if s is None:
         return None
+    said = {"round": s.round.name, "bundle": s.original_name}
     return Told(
-        f"Published: your results in {s.round.name}",
-        f"{s.round.name} is published: {ids.get('results', 'the')} results of {s.original_name} "
-        "are public.",
+        gettext("Published: your results in %(round)s") % said,
+        gettext("%(round)s is published: the results of %(bundle)s are public.") % said,
         s.round.get_absolute_url(),
         policy.told_of_submission(s),
         submission=s,
@@ -206,10 +243,17 @@ def _deadline(hours):
         round_ = Round.objects.filter(pk=ids.get("round")).first()
         if round_ is None:
             return None
+        said = {"hours": hours, "round": round_.name}
         return Told(
-            f"{hours} h to the deadline of {round_.name}, and no valid submission yet",
-            f"Uploads to {round_.name} close in about {hours} hour{'s' if hours > 1 else ''} "
-            "and your organisation has no valid submission yet.",
+            gettext("%(hours)s h to the deadline of %(round)s, and no valid submission yet") % said,
+            ngettext(
+                "Uploads to %(round)s close in about %(hours)s hour and your organisation has no "
+                "valid submission yet.",
+                "Uploads to %(round)s close in about %(hours)s hours and your organisation has no "
+                "valid submission yet.",
+                hours,
+            )
+            % said,
             round_.get_absolute_url(),
             policy.told_of_deadline([ids.get("organisation")]),
             parties=(ids.get("organisation"),),
@@ -225,9 +269,11 @@ def _refcheck(ids):
     if check is None or check.verdict != ReferenceCheckVerdict.IMPLAUSIBLY_FAST:
         return None  # a check that agrees, or one that could not run, tells nobody
     result, s = check.result, check.result.system.submission
+    said = {"result": result, "message": check.message}
     return Told(
-        f"A reference check disagrees: {result}",
-        f"The reference check of {result} measured less than its logs imply: {check.message}",
+        gettext("A reference check disagrees: %(result)s") % said,
+        gettext("The reference check of %(result)s measured less than its logs imply: %(message)s")
+        % said,
         s.get_absolute_url(),
         policy.told_of_submission(s) | policy.told_of_round(s.round),
         submission=s,
@@ -236,17 +282,18 @@ def _refcheck(ids):
     )
 
 
-def _phase(what):
+def _phase(what, published=False):
     def tell(ids):
         round_ = Round.objects.filter(pk=ids.get("round")).first()
         if round_ is None:
             return None
+        said = {"round": round_.name, "what": what}
         return Told(
-            f"{round_.name}: {what}",
-            f"{round_.name}: {what}.",
+            gettext("%(round)s: %(what)s") % said,
+            gettext("%(round)s: %(what)s.") % said,
             round_.get_absolute_url(),
             policy.told_of_round(round_),
-            not_before=round_.publish_at if what == "published" else None,
+            not_before=round_.publish_at if published else None,
         )
 
     return tell
@@ -266,15 +313,23 @@ EVENTS = {
         Event("deadline.1h", _("1 hour to a deadline"), Channel.BOTH, _deadline(1)),
         Event("refcheck.disagrees", _("A reference check disagrees"), Channel.BOTH, _refcheck),
         Event(
-            "round.review_opens", _("A round's review opens"), Channel.SITE, _phase("review opens")
+            "round.review_opens",
+            _("A round's review opens"),
+            Channel.SITE,
+            _phase(_("review opens")),
         ),
         Event(
             "round.review_closes",
             _("A round's review closes"),
             Channel.SITE,
-            _phase("review closes"),
+            _phase(_("review closes")),
         ),
-        Event("round.published", _("A round is published"), Channel.SITE, _phase("published")),
+        Event(
+            "round.published",
+            _("A round is published"),
+            Channel.SITE,
+            _phase(_("published"), published=True),
+        ),
     )
 }
 

@@ -1,5 +1,6 @@
 """A Notification: one event told to one user, once (its key and recipient are unique); a Preference:
-how a user hears of one kind of event (events.EVENTS says the kinds and their defaults)."""
+how a user hears of one kind of event (events.EVENTS says the kinds and their defaults); a Language: the
+language a user's notifications are written in."""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -66,6 +67,23 @@ class Preference(models.Model):
 
     def __str__(self):
         return f"{self.user_id} {self.kind}: {self.channel}"
+
+
+class Language(models.Model):
+    """The language a user's notifications are written in, titles, texts and mails: chosen on the
+    preferences page or through the API, and otherwise the one they last chose on the site
+    (portal/language.py). A user without one is told in settings.LANGUAGE_CODE."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="notification_language",
+    )
+    language = models.CharField(max_length=10, choices=settings.LANGUAGES)
+
+    def __str__(self):
+        return f"{self.user_id}: {self.language}"
 
 
 class Outbox(models.Model):

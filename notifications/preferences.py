@@ -1,10 +1,12 @@
 """How each user hears of each kind of event: their Preference, else the event's default (events.py);
-and the signed one-click unsubscribe token that a mail carries."""
+the language they are told in (their Language, else settings.LANGUAGE_CODE); and the signed one-click
+unsubscribe token that a mail carries."""
 
+from django.conf import settings
 from django.core import signing
 
 from .events import EVENTS
-from .models import Channel, Preference
+from .models import Channel, Language, Preference
 
 SALT = "notifications.unsubscribe"
 MAIL = {Channel.BOTH, Channel.EMAIL}
@@ -29,6 +31,23 @@ def choose(user, kind: str, channel: str) -> None:
     if kind not in EVENTS or channel not in Channel.values:
         raise ValueError(f"{kind}: {channel}")
     Preference.objects.update_or_create(user=user, kind=kind, defaults={"channel": channel})
+
+
+def languages(user_ids) -> dict[int, str]:
+    """Each user's language for notifications."""
+    chosen = dict(Language.objects.filter(user_id__in=user_ids).values_list("user_id", "language"))
+    return {pk: chosen.get(pk, settings.LANGUAGE_CODE) for pk in user_ids}
+
+
+def choose_language(user, language: str, unless_chosen: bool = False) -> None:
+    """The user's notifications in `language` from now on (one of settings.LANGUAGES); written only when
+    it changes. unless_chosen: only for a user who has none yet."""
+    if language not in dict(settings.LANGUAGES):
+        raise ValueError(language)
+    current = Language.objects.filter(user=user).values_list("language", flat=True).first()
+    if current == language or (unless_chosen and current is not None):
+        return
+    Language.objects.update_or_create(user=user, defaults={"language": language})
 
 
 def unsubscribe_token(user_id: int, kinds) -> str:

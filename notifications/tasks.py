@@ -8,6 +8,10 @@ copies of the task mail once; a mail server that does not answer is retried with
 queues it again later, so it is delayed, never lost. Nothing here runs in a request or fails the write it
 tells of.
 
+Each recipient is told in their language (preferences.languages): the event's tell runs once per language
+among its recipients, under translation.override, and each mail is rendered in its recipient's language.
+A webhook's payload is in settings.LANGUAGE_CODE, for the machines that read it.
+
 The deadline rush is batched per recipient: a recipient mailed less than NOTIFY_DIGEST_WINDOW_S ago gets
 nothing more until that window ends, and then what piled up as one digest (mail.digest); so do mails held
 up by a mail server that was down, whose first retry after it returns sends them all.
@@ -23,7 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, Max, Min, Q
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from leaderboard.access import policy
 from leaderboard.models import Round
@@ -33,7 +37,7 @@ from portal.celery import RETRY
 from .channels import mail, webhooks
 from .events import EVENTS, key_of
 from .models import Channel, Notification, Outbox, Webhook, WebhookDelivery
-from .preferences import MAIL, SITE, channels
+from .preferences import MAIL, SITE, channels, languages
 
 log = logging.getLogger(__name__)
 
@@ -86,18 +90,24 @@ def deliver(key: str) -> int:
         if box is None or box.delivered_at is not None:
             return 0
         Outbox.objects.filter(pk=box.pk).update(attempts=F("attempts") + 1)
-        told = EVENTS[box.kind].tell(box.ids)
+        with translation.override(settings.LANGUAGE_CODE):
+            told = EVENTS[box.kind].tell(box.ids)
         if told is not None and told.not_before and told.not_before > timezone.now():
             return 0  # under embargo: the clock's sweep queues it again until its minute has come
         users = recipients(told) if told is not None else []
         chosen = channels([u.pk for u in users], box.kind)
+        spoken = languages([u.pk for u in users])
+        said = {settings.LANGUAGE_CODE: told}
+        for language in set(spoken.values()) - set(said):
+            with translation.override(language):
+                said[language] = EVENTS[box.kind].tell(box.ids)
         rows = [
             Notification(
                 key=key,
                 kind=box.kind,
                 recipient=u,
-                title=told.title[:300],
-                text=told.text,
+                title=said[spoken[u.pk]].title[:300],
+                text=said[spoken[u.pk]].text,
                 url=told.url,
                 in_site=chosen[u.pk] in SITE,
                 mail=Notification.Mail.PENDING
@@ -241,11 +251,12 @@ def _send(pk: int, window_ended: bool = False) -> int:
             )
             return 0
         address = pending[0].recipient.email
-        sent = (
-            mail.message(pending[0], address)
-            if len(pending) == 1
-            else mail.digest(pending, address)
-        )
+        with translation.override(languages([recipient])[recipient]):
+            sent = (
+                mail.message(pending[0], address)
+                if len(pending) == 1
+                else mail.digest(pending, address)
+            )
         try:
             sent.send()
         except (smtplib.SMTPException, OSError) as exc:

@@ -1,5 +1,6 @@
 """A user's notifications in the site, their preferences, and the one-click unsubscribe of a mail."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpResponseBadRequest
@@ -11,7 +12,14 @@ from django.views.decorators.http import require_POST
 
 from .events import EVENTS
 from .models import Channel, Notification
-from .preferences import choose, read_unsubscribe_token, stop_mail, table
+from .preferences import (
+    choose,
+    choose_language,
+    languages,
+    read_unsubscribe_token,
+    stop_mail,
+    table,
+)
 
 
 @login_required
@@ -42,11 +50,19 @@ def preferences(request):
             channel = request.POST.get(kind)
             if channel in Channel.values:
                 choose(request.user, kind, channel)
+        if request.POST.get("language") in dict(settings.LANGUAGES):
+            choose_language(request.user, request.POST["language"])
         saved = True
     return render(
         request,
         "notifications/preferences.html",
-        {"rows": table(request.user), "channels": Channel.choices, "saved": saved},
+        {
+            "rows": table(request.user),
+            "channels": Channel.choices,
+            "saved": saved,
+            "told_in": languages([request.user.pk])[request.user.pk],
+            "told_in_choices": settings.LANGUAGES,
+        },
         status=200,
     )
 

@@ -7,6 +7,9 @@ sends no cookie: it is answered in its Accept-Language's language. Addresses are
 language: a bookmark, a data URL or a test's URL never changes (Django's i18n_patterns would put the
 language in the path instead, and its middleware then answers every address without a prefix in English
 whatever Accept-Language says).
+
+A signed-in user's choice on the site (`?lang=`, or the cookie when they have chosen none yet) is also the
+language of their notifications (RememberLanguageMiddleware; notifications.preferences).
 """
 
 from urllib.parse import urlencode
@@ -14,6 +17,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
+
+from notifications import preferences
 
 PARAM = "lang"
 
@@ -56,6 +61,28 @@ class LanguageMiddleware:
                 samesite=settings.LANGUAGE_COOKIE_SAMESITE,
             )
         return response
+
+
+class RememberLanguageMiddleware:
+    """After authentication: a signed-in user's `?lang=` choice becomes their notifications' language
+    (written only when it changes), and so does the cookie's for a user who has none yet; the session
+    remembers that the cookie was looked at, so a page costs no query for it."""
+
+    SEEN = "language_remembered"
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.user.is_authenticated:
+            asked = chosen(request.GET.get(PARAM))
+            kept = chosen(request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME))
+            if asked:
+                preferences.choose_language(request.user, asked)
+            elif kept and request.session.get(self.SEEN) != kept:
+                preferences.choose_language(request.user, kept, unless_chosen=True)
+                request.session[self.SEEN] = kept
+        return self.get_response(request)
 
 
 def switcher(request):

@@ -87,6 +87,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A signed-in user's language choice kept for their notifications (portal/language.py).
+    "portal.language.RememberLanguageMiddleware",
     "portal.ratelimit.PageRateLimitMiddleware",  # who asks: after authentication
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

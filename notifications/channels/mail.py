@@ -3,12 +3,15 @@ the same signed link in its text. Sent through Django's mail framework (EMAIL_UR
 
 `digest` is several notifications of one recipient in one mail (tasks.send_mail: a recipient who was
 mailed less than NOTIFY_DIGEST_WINDOW_S ago, or whose mails piled up while the server was down, gets
-what is pending as one mail): each listed with its link, and an unsubscribe of the kinds it lists."""
+what is pending as one mail): each listed with its link, and an unsubscribe of the kinds it lists.
+
+Rendered in the active language: tasks.send_mail activates the recipient's."""
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.translation import gettext, ngettext
 
 from ..preferences import unsubscribe_token
 
@@ -27,7 +30,7 @@ def _mail(subject, template, context, address, unsubscribe, headers) -> EmailMul
         "preferences": absolute(reverse("notifications:preferences")),
     }
     mail = EmailMultiAlternatives(
-        subject=f"[Results portal] {subject}",
+        subject=gettext("[Results portal] %(subject)s") % {"subject": subject},
         body=render_to_string(f"notifications/{template}.txt", context),
         to=[address],
         headers={
@@ -58,7 +61,8 @@ def digest(notifications: list, address: str) -> EmailMultiAlternatives:
     first, more = notifications[0], len(notifications) - 1
     items = [(n, absolute(n.url) if n.url else "") for n in notifications]
     return _mail(
-        f"{first.title}, and {more} more",
+        ngettext("%(title)s, and %(more)s more", "%(title)s, and %(more)s more", more)
+        % {"title": first.title, "more": more},
         "digest",
         {"items": items, "count": len(notifications)},
         address,

@@ -213,6 +213,7 @@ ROWS = {
     "v1:notification-read": Row(skip=POST_ONLY),
     "v1:notification-preference-list": Row(),
     "v1:notification-preference-detail": Row(skip="a user's own preference: no round data"),
+    "v1:notification-preference-language": Row(skip="a user's own language: no round data"),
     "v1:webhook-list": Row(),
     "v1:webhook-detail": Row(
         skip="an organisation's own webhook, no round data (tests/notifications/test_webhooks.py)"
