@@ -2,13 +2,17 @@
 notifications, the mails (one and digests) through a real SMTP server on loopback (tests/smtp.py), the
 in-site list; chosen on the preferences page, through the API, or kept from their choice on the site."""
 
+from datetime import timedelta
+
 import pytest
 from django.db import transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from notifications.emit import emit
 from notifications.models import Language, Notification
-from notifications.tasks import send_mail
+from notifications.tasks import clock, send_mail
+from submissions.review import objections
 
 from ..live_round import checked_submission, set_phase
 from ..smtp import SMTPServer
@@ -124,3 +128,45 @@ def test_the_language_chosen_on_the_site_is_kept_for_notifications(client, cast)
     client.force_login(third)
     client.get("/")
     assert Language.objects.get(user=third).language == "zh-hans"
+
+
+def test_an_objections_thread_and_a_deadline_are_told_in_chinese_names_as_published(
+    cast, acme, rounds, django_capture_on_commit_callbacks
+):
+    for who in ("reviewer", "admin_a", "member_b"):
+        Language.objects.create(user=cast[who], language="zh-hans")
+    acme.round.reviewers.add(cast["reviewer"])
+    globex = checked_submission(acme.round, cast["b"], "Globex", "beta")
+    with django_capture_on_commit_callbacks(execute=True):
+        objection = objections.file_objection(
+            cast["member_b"], acme, system_key="alpha", rule="5.1", comment="Seeds repeat."
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        objections.reply(cast["admin_a"], objection, "They do not.")
+    with django_capture_on_commit_callbacks(execute=True):
+        objections.decide(cast["reviewer"], objection, "accepted", "Seeds differ.")
+
+    def said(kind, who):
+        n = Notification.objects.get(kind=kind, recipient=cast[who])
+        return n.title, n.text
+
+    org_b = str(objection.from_organisation)
+    assert said("objection.filed", "admin_a") == (
+        f"{org_b} 对 alpha 提出异议",
+        f"{org_b} 对 Training v5.1 中的 alpha 提出异议：5.1。\n\nSeeds repeat.",
+    )
+    title, text = said("objection.replied", "member_b")
+    assert title == "对 alpha 的异议有新答复" and text.endswith("：\n\nThey do not.")
+    title, text = said("objection.decided", "member_b")
+    assert title.startswith("已裁定：") and "评审人已对" in text and "Seeds differ." in text
+    assert "objection" not in title + text.replace("Seeds differ.", "")
+
+    globex.status = "invalid"
+    globex.save()
+    acme.round.deadline_at = timezone.now() + timedelta(minutes=30)
+    acme.round.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        clock()
+    title, text = said("deadline.1h", "member_b")
+    assert title == "距 Training v5.1 截止还有 1 小时，尚无有效提交"
+    assert text == "Training v5.1 的上传将在约 1 小时后截止，而贵机构尚无有效提交。"
