@@ -63,7 +63,7 @@ class NotificationViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         ids = request.data.get("ids")
         if ids is not None:
             if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
-                raise serializers.ValidationError({"ids": "A list of notification ids."})
+                raise serializers.ValidationError({"ids": gettext("A list of notification ids.")})
             unread = unread.filter(pk__in=ids)
         return Response({"marked": unread.update(read_at=timezone.now())})
 
@@ -94,7 +94,10 @@ class PreferenceViewSet(viewsets.ViewSet):
 
     def update(self, request, kind=None):
         if kind not in EVENTS:
-            raise NotFound(f"No event {kind!r}: one of {', '.join(EVENTS)}.")
+            raise NotFound(
+                gettext("No event %(kind)s: one of %(kinds)s.")
+                % {"kind": repr(kind), "kinds": ", ".join(EVENTS)}
+            )
         serializer = PreferenceSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         choose(request.user, kind, serializer.validated_data["channel"])

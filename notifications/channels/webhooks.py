@@ -22,6 +22,7 @@ import ssl
 import urllib.parse
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 TIMEOUT_S = 10
 
@@ -39,19 +40,25 @@ def address(url: str) -> str:
     for a URL that is not http(s), a host that does not resolve, or one with an internal address."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise Refused("a webhook's URL is http:// or https:// with a host name")
+        raise Refused(gettext("a webhook's URL is http:// or https:// with a host name"))
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         found = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
     except (OSError, ValueError) as error:
-        raise Refused(f"{parts.hostname} does not resolve ({error})") from None
+        raise Refused(
+            gettext("%(host)s does not resolve (%(error)s)")
+            % {"host": parts.hostname, "error": error}
+        ) from None
     addresses = list(dict.fromkeys(info[4][0] for info in found))
     if not settings.NOTIFY_WEBHOOKS_TO_INTERNAL:
         for ip in addresses:
             if not ipaddress.ip_address(ip.split("%")[0]).is_global:
                 raise Refused(
-                    f"{parts.hostname} resolves to {ip}, an internal address "
-                    "(loopback, private or link-local): the portal posts only to the internet"
+                    gettext(
+                        "%(host)s resolves to %(ip)s, an internal address (loopback, private or "
+                        "link-local): the portal posts only to the internet"
+                    )
+                    % {"host": parts.hostname, "ip": ip}
                 )
     return addresses[0]
 

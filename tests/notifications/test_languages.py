@@ -170,3 +170,16 @@ def test_an_objections_thread_and_a_deadline_are_told_in_chinese_names_as_publis
     title, text = said("deadline.1h", "member_b")
     assert title == "距 Training v5.1 截止还有 1 小时，尚无有效提交"
     assert text == "Training v5.1 的上传将在约 1 小时后截止，而贵机构尚无有效提交。"
+
+
+def test_the_notification_apis_refusals_are_in_the_clients_language(client, rounds, cast):
+    client.force_login(cast["admin_a"])
+    chinese = {"HTTP_ACCEPT_LANGUAGE": "zh-hans", "content_type": "application/json"}
+    body = {"organisation": cast["a"].slug, "url": "http://127.0.0.1/hook", "secret": "s" * 20}
+    refused = client.post("/api/v1/webhooks/", body, **chinese)
+    assert refused.status_code == 400
+    assert "127.0.0.1 解析为 127.0.0.1，这是内部地址" in refused.json()["url"][0]
+    refused = client.post("/api/v1/notifications/read/", {"ids": "all"}, **chinese)
+    assert refused.json() == {"ids": "通知编号的列表。"}
+    missing = client.put("/api/v1/notification-preferences/nope/", {"channel": "site"}, **chinese)
+    assert missing.status_code == 404 and "没有事件 'nope'" in missing.json()["detail"]
