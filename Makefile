@@ -71,7 +71,7 @@ run: setup
 	$(PY) manage.py ensure_admin
 	exec $(PY) bin/serve.py $(PORT) --load
 
-# Everything but the whole-round comparisons, in two pytest-xdist workers (one per core), each with its own
+# Everything but the whole-round comparisons, in four pytest-xdist workers (two per core), each with its own
 # test database and Redis databases (bin/run_tests.py); PostgreSQL and Redis when they answer (tests that
 # need them skip with a reason otherwise). Prints the ten slowest tests. Stopped (Ctrl-C, kill), it ends
 # every process the tests started.
