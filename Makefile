@@ -96,7 +96,7 @@ format: setup-dev
 	$(VENV)/bin/ruff check --fix --select I .
 
 # Coverage-guided fuzzing (atheris) of the log parser, description reader, layout reader and unpacker,
-# SECONDS per target; a crash exits non-zero and leaves its input under var/fuzz-crashes/.
+# SECONDS per target, a target per core at once; a crash exits non-zero and leaves its input under var/fuzz-crashes/.
 FUZZ_SECONDS ?= 25
 fuzz: setup-dev
 	$(PY) bin/fuzz.py --seconds $(FUZZ_SECONDS)

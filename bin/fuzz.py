@@ -5,7 +5,10 @@ Each target runs in its own process with libFuzzer's limits, its corpus seeded b
 (small inputs it builds; nothing is copied from the shared rounds). Prints the executions of each
 target and any crash: the input that crashed is kept under --artifacts, and the exit status is 1.
 
-    bin/fuzz.py [--seconds 25] [--runs N] [--corpus DIR] [--artifacts DIR] [target ...]
+    bin/fuzz.py [--seconds 25] [--runs N] [--jobs N] [--corpus DIR] [--artifacts DIR] [target ...]
+
+--jobs targets run at once, one per core by default: each target is one process on one core, so two cores
+fuzz two targets in the time of one (`make fuzz` in CI: about 60 s instead of about 110).
 
 --corpus keeps each target's corpus in DIR/<target> between runs (default: a temporary folder, so a
 run starts from the seeds). Targets: logs, systems, layout, unpack (default: all).
@@ -18,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,6 +82,9 @@ def main() -> int:
     )
     parser.add_argument("--seconds", type=int, default=25, help="time per target (default 25)")
     parser.add_argument("--runs", type=int, help="stop a target after this many executions")
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="targets at once (default: the cores)"
+    )
     parser.add_argument("--corpus", type=Path, help="keep corpora here between runs")
     parser.add_argument(
         "--artifacts",
@@ -92,12 +99,15 @@ def main() -> int:
             f"no target {', '.join(sorted(unknown))}; the targets are {', '.join(TARGETS)}"
         )
     failed = 0
-    with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:
-        for name in args.targets or TARGETS:
+    with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
+
+        def run(name: str) -> dict:
             corpus = (args.corpus or Path(tmp) / "corpus") / name
-            result = run_target(
+            return run_target(
                 name, args.seconds, args.runs, corpus, args.artifacts, Path(tmp) / "scratch"
             )
+
+        for name, result in zip(args.targets or TARGETS, pool.map(run, args.targets or TARGETS)):
             ok = result["rc"] == 0 and not result["crashes"]
             print(
                 f"{name:8} {result['executions']:>9,} executions in {result['seconds']:5.1f} s  "
