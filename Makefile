@@ -80,8 +80,8 @@ test: setup-dev
 
 # The whole-round comparisons (tests marked whole_rounds: tests/checking/test_shared_rounds.py), which
 # `make test` skips for time: each shared round (v0.5, v0.6, v1.0, v4.0, v5.1) ingested whole and set
-# beside mlperf-logging, 1-8 minutes a round on two cores. v0.5, v0.6 and v5.1 ran in `make test` until
-# issue 35; CI (.ci/run) runs this after `make test`, so every test still runs there.
+# beside mlperf-logging, about 6.5 minutes for the five on two cores. v0.5, v0.6 and v5.1 ran in `make test`
+# until issue 35; CI (.ci/run) runs this after `make test`, so every test still runs there.
 test-rounds: export WHOLE_ROUNDS = 1
 test-rounds: setup-dev
 	$(PY) bin/run_tests.py -m whole_rounds --durations=10

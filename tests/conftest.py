@@ -165,7 +165,8 @@ LONGEST_FIRST = ("tests/portal/test_fault_recovery.py", "tests/portal/test_fault
 def pytest_collection_modifyitems(items):
     """Skips the whole-round comparisons unless WHOLE_ROUNDS=1, saying why
     (tests/checking/test_shared_rounds.py: each shared round ingested whole and mlperf-logging run over
-    every log, 1-8 minutes a round on two cores; `make test-rounds` runs them, and CI after `make test`),
+    every log, about 6.5 minutes for the five on two cores; `make test-rounds` runs them, and CI after
+    `make test`),
     and puts LONGEST_FIRST first; a test's database mode is written in its module (`pytest.mark.django_db`,
     with transaction=True where other processes or on_commit hooks read its writes), not decided here."""
     items.sort(
@@ -176,7 +177,7 @@ def pytest_collection_modifyitems(items):
         if item.get_closest_marker("whole_rounds") and not whole:
             item.add_marker(
                 pytest.mark.skip(
-                    reason="a whole shared round against mlperf-logging: 1-8 min each; "
+                    reason="a whole shared round against mlperf-logging (6.5 min for the five); "
                     "run with WHOLE_ROUNDS=1 (make test-rounds)"
                 )
             )

@@ -3,7 +3,7 @@ its compliance checker's verdict on each log, and package_checker's verdict on e
 submitter per process).
 
 Per submitter folder, the command `python -m mlperf_logging.result_summarizer <folder> training <ruleset>
---csv <file>` is run; it writes its table as JSON beside the CSV, a row per system with a column per
+--csv <file>` is run (its `main`, in the submitter's own process: each_log_read_once); it writes its table as JSON beside the CSV, a row per system with a column per
 benchmark (the score in minutes) and `details_url` naming the system's description file. The command
 leaves out a system whose description it cannot read (v0.6: Alibaba's sinian has no systems/sinian.json,
 NVIDIA's descriptions are log lines, not JSON), and crashes on some folders (v0.6 Google's `mask` folders:
@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import subprocess
+import os
 import sys
 import tarfile
 from dataclasses import dataclass
@@ -84,26 +84,29 @@ def score_folder(folder: Path, ruleset: str) -> float | None:
 
 
 def run_command(root: Path, submitter: str, ruleset: str, out: Path) -> dict:
-    """The command's table for one submitter: {(system file name, benchmark): minutes or None}."""
+    """The command's table for one submitter: {(system file name, benchmark): minutes or None}. The command's
+    `main` runs in this process, in `root`, as `python -m` would run it there; where it crashes or exits, it
+    has written no table, as a crashed command has not."""
+    from mlperf_logging.result_summarizer import result_summarizer as rs
+
     csv = out / f"{submitter}.csv"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mlperf_logging.result_summarizer",
-            submitter,
-            "training",
-            ruleset,
-            "--csv",
-            str(csv),
-        ],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-        timeout=3600,
-    )
-    table = csv.with_suffix(".json")
+    argv, cwd = sys.argv, os.getcwd()
+    sys.argv = ["result_summarizer", submitter, "training", ruleset, "--csv", str(csv)]
+    try:
+        os.chdir(root)
+        with quiet(), contextlib.redirect_stderr(io.StringIO()):
+            rs.main()
+    except (Exception, SystemExit):  # its own crash (v0.6's Google, above): it wrote no table
+        pass
+    finally:
+        os.chdir(cwd)
+        sys.argv = argv
+    return command_table(out, submitter, ruleset)
+
+
+def command_table(out: Path, submitter: str, ruleset: str) -> dict:
+    """{(system file name, benchmark): minutes or None} from the table the command wrote under `out`."""
+    table = out / f"{submitter}.json"
     if not table.is_file():
         return {}
     from mlperf_logging.benchmark_meta import get_allowed_benchmarks
@@ -122,13 +125,19 @@ def run_command(root: Path, submitter: str, ruleset: str, out: Path) -> dict:
 
 
 def expected(
-    root: Path, submitter: str, ruleset: str, out: Path
+    root: Path, submitter: str, ruleset: str, out: Path, command_ran: bool = False
 ) -> dict[tuple[str, str, str], Expected]:
-    """{(submitter, system, benchmark folder): Expected} for every result folder of one submitter."""
+    """{(submitter, system, benchmark folder): Expected} for every result folder of one submitter.
+    `command_ran`: the command has already written its table under `out` (bench/mlcommons_side.py)."""
     from mlperf_logging.compliance_checker.mlp_compliance import rule_choices
 
     known = ruleset in rule_choices()
-    command = run_command(root, submitter, ruleset, out) if known else {}
+    if not known:
+        command = {}
+    elif command_ran:
+        command = command_table(out, submitter, ruleset)
+    else:
+        command = run_command(root, submitter, ruleset, out)
     table = {}
     for s, system, bench, path in result_folders(root):
         if s != submitter:
@@ -174,8 +183,8 @@ class LogVerdict:
 def log_verdict(path: Path, ruleset: str, checked: bool | None = None) -> LogVerdict:
     """One pass of the ruleset's compliance checker over a log, and what the result summarizer makes of it:
     `_read_result_file` (the checker, then the parser) and `_query_run_start_stop`, its own two steps.
-    `checked`: the checker's verdict on the log where package_checker's run already gave it (package_verdict),
-    the same checker with the same configuration, which is then not run again."""
+    `checked`: the checker's verdict on the log where the summarizer's command or package_checker already gave
+    it (each_log_read_once), the same checker with the same configuration, which is then not run again."""
     from mlperf_logging.compliance_checker import mlp_compliance
     from mlperf_logging.compliance_checker.mlp_parser import parse_file
     from mlperf_logging.result_summarizer import result_summarizer as rs
@@ -211,38 +220,56 @@ def log_verdict(path: Path, ruleset: str, checked: bool | None = None) -> LogVer
 
 
 @contextlib.contextmanager
-def checks_noted(checked: dict[Path, bool]):
-    """Within it, each log that mlperf-logging's compliance checker judges through `mlp_compliance.main` (as
-    package_checker does, log by log) has its verdict noted in `checked`, by its resolved path.
+def each_log_read_once():
+    """Within it, mlperf-logging parses each run log (result_*.txt) once and judges it with its compliance
+    checker once, however many of its tools ask: the summarizer's command, package_checker and its seed checker,
+    and log_verdict. Yields the checker's verdict on each log judged, by the log's resolved path.
 
-    The one reach inside mlperf-logging that the tests make for time (issue 35: `.ci/run` within 25 minutes, the
-    whole-round comparisons most of it): they ran the checker over every log three times (the summarizer's
-    command, package_checker, log_verdict), and log_verdict now takes package_checker's verdict instead of a
-    third run. Measured on v4.0's Lenovo, JuniperNetworks, Google, Intel-HabanaLabs and tinycorp (submitter_side
-    before and after, same run, 2 cores at load 16-18): 30.7 and 28.2 s of CPU; Lenovo, the largest, 19.0 and
-    16.4 s; the same scores and verdicts. The module attribute is swapped back when the block ends."""
-    from mlperf_logging.compliance_checker import mlp_compliance
+    The one reach inside mlperf-logging that the tests make for time (issue 35: `.ci/run` within 25 minutes,
+    the whole-round comparisons most of it). Its tools each read every log again: five parses and two passes
+    of the checker a log (the command's checker and its own read, package_checker's checker and seed checker,
+    log_verdict), and the parse is most of their time (a regular expression over every line). Here the module
+    attributes they call (mlp_parser.parse_file, the summarizer's parse_file, mlp_compliance.main) are swapped
+    for ones that remember, and swapped back when the block ends. Each parse is keyed by the log and the
+    ruleset, each verdict by the log, the configuration and werror (the checker's verdict depends on no other
+    setting). Power logs are read as before. bench/mlcommons_side.py measures it and checks that every score,
+    row, verdict and error line is the same with and without."""
+    from mlperf_logging.compliance_checker import mlp_compliance, mlp_parser
+    from mlperf_logging.result_summarizer import result_summarizer as rs
 
-    main = mlp_compliance.main
+    parse, main, summarizer_parse = mlp_parser.parse_file, mlp_compliance.main, rs.parse_file
+    parsed: dict[tuple[Path, str], tuple[list, list]] = {}
+    judged: dict[tuple[Path, str, bool], tuple] = {}
+    verdicts: dict[Path, bool] = {}
 
-    def noted(filename, config_file, checker):
-        outcome = main(filename, config_file, checker)
-        checked[Path(filename).resolve()] = outcome[0]
-        return outcome
+    def parse_once(filename, ruleset="0.6.0"):
+        path = Path(filename)
+        if not path.name.startswith("result_"):
+            return parse(filename, ruleset=ruleset)
+        key = (path.resolve(), ruleset)
+        if key not in parsed:
+            parsed[key] = parse(filename, ruleset=ruleset)
+        loglines, failed = parsed[key]
+        return list(loglines), list(failed)  # a caller's list of its own, as a fresh parse gives
 
-    mlp_compliance.main = noted
+    def judge_once(filename, config_file, checker):
+        key = (Path(filename).resolve(), config_file, checker.werror)
+        if key not in judged:
+            judged[key] = main(filename, config_file, checker)
+            verdicts[key[0]] = judged[key][0]
+        return judged[key]
+
+    mlp_parser.parse_file = rs.parse_file = parse_once
+    mlp_compliance.main = judge_once
     try:
-        yield checked
+        yield verdicts
     finally:
-        mlp_compliance.main = main
+        mlp_parser.parse_file, mlp_compliance.main, rs.parse_file = parse, main, summarizer_parse
 
 
-def package_verdict(
-    folder: Path, ruleset: str, checked: dict[Path, bool] | None = None
-) -> tuple[bool | None, list[str]]:
+def package_verdict(folder: Path, ruleset: str) -> tuple[bool | None, list[str]]:
     """(passes, its error lines) from package_checker's own checks of one submitter's folder; passes is None
-    where it crashed. `checked`, when given, gets the compliance checker's verdict on each log package_checker
-    judged (checks_noted)."""
+    where it crashed."""
     import logging
 
     from mlperf_logging.package_checker import package_checker
@@ -258,10 +285,7 @@ def package_verdict(
     saved, level = root.handlers[:], root.level
     root.handlers[:], root.level = [Keep()], logging.INFO
     try:
-        with (
-            contextlib.redirect_stdout(io.StringIO()),
-            checks_noted({} if checked is None else checked),
-        ):
+        with contextlib.redirect_stdout(io.StringIO()):
             systems_ok = (
                 package_checker.check_systems(str(folder), "training", ruleset)
                 if ruleset >= "1.0.0"
@@ -292,24 +316,25 @@ class Round:
 
 def submitter_side(root: Path, submitter: str, ruleset: str, out: Path) -> Round:
     """One submitter's part of Round. The summarizer's command first, as on a fresh copy: its RCP check, like
-    package_checker's, rewrites scaling.json in the folders it reads. Then package_checker, whose verdict on each
-    log log_verdict takes instead of running the checker again (it runs it on the logs package_checker did not
-    judge: a benchmark it skips, a submitter it crashed on)."""
-    scores = expected(root, submitter, ruleset, out)
-    checked: dict[Path, bool] = {}
-    package = package_verdict(root / submitter, ruleset, checked)
-    logs = {
-        str(log.relative_to(root)): log_verdict(log, ruleset, checked.get(log.resolve()))
-        for s, *_, folder in result_folders(root)
-        if s == submitter
-        for log in sorted(folder.glob("result_*.txt"))
-    }
+    package_checker's, rewrites scaling.json in the folders it reads. Then package_checker; then each log's
+    verdict, from the checker's verdict that the two gave it (each_log_read_once; the checker runs on the logs
+    neither judged: a benchmark they skip, a submitter they crashed on)."""
+    with each_log_read_once() as checked:
+        scores = expected(root, submitter, ruleset, out)
+        package = package_verdict(root / submitter, ruleset)
+        logs = {
+            str(log.relative_to(root)): log_verdict(log, ruleset, checked.get(log.resolve()))
+            for s, *_, folder in result_folders(root)
+            if s == submitter
+            for log in sorted(folder.glob("result_*.txt"))
+        }
     return Round(scores, logs, {submitter: package})
 
 
 def round_side(root: Path, ruleset: str, out: Path, processes: int = 2) -> Round:
     """Round for every submitter under root, `processes` submitters at a time (largest first), each in a
-    process of its own: mlperf-logging keeps module state and logs through the root logger."""
+    fresh process of its own: mlperf-logging keeps module state (the checker's queue of configurations, the
+    summarizer's), logs through the root logger, and its command runs in the process (run_command)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -319,7 +344,7 @@ def round_side(root: Path, ruleset: str, out: Path, processes: int = 2) -> Round
     )
     whole = Round({}, {}, {})
     context = multiprocessing.get_context("spawn")  # not fork: the test process runs threads
-    with ProcessPoolExecutor(processes, mp_context=context) as pool:
+    with ProcessPoolExecutor(processes, mp_context=context, max_tasks_per_child=1) as pool:
         for part in pool.map(submitter_side, *zip(*[(root, s, ruleset, out) for s in submitters])):
             whole.scores.update(part.scores)
             whole.logs.update(part.logs)
