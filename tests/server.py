@@ -20,11 +20,10 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from bench.serving import nginx
 
-from .worker import ROOT, stop_group
+from .worker import ROOT, database_url, stop_group
 
 ACCESS = re.compile(r"^<(?P<pid>\d+)> (?P<status>\d{3}) (?P<method>\S+) (?P<path>\S+)$")
 
@@ -70,7 +69,6 @@ class Gunicorn:
             pytest.skip(
                 "needs Debian's nginx, the deployment's front (make server-deps installs it)"
             )
-        db = connection.settings_dict
         folder.mkdir(parents=True, exist_ok=True)
         self.access = folder / "access.log"
         self.access.write_text("")
@@ -100,7 +98,7 @@ class Gunicorn:
             cwd=ROOT,
             env={
                 **os.environ,
-                "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+                "DATABASE_URL": database_url(),
                 "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
                 "MEDIA_ROOT": str(media_root),
                 "DEBUG": "0",

@@ -8,6 +8,7 @@ import sys
 import time
 from functools import partial
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings
@@ -72,6 +73,15 @@ def peak_memory(pid: int) -> int:
     )
 
 
+def database_url(port: int | None = None) -> str:
+    """The test database's URL for a process the test starts, with the suite's connection options
+    (bin/run_tests.py: synchronous_commit off); `port`: reach it there instead (a proxy)."""
+    db = connection.settings_dict
+    options = db.get("OPTIONS", {}).get("options")
+    query = f"?options={quote(options)}" if options else ""
+    return f"postgres://{db['USER']}@{db['HOST']}:{port or db['PORT']}/{db['NAME']}{query}"
+
+
 class Worker:
     """Starts `celery -A portal worker` with the test's database and media folder."""
 
@@ -93,10 +103,10 @@ class Worker:
         it consumes (a site's clock worker: "clock" alone); `memory_cap`: the address space each of its processes
         may never pass (a hard RLIMIT_AS), so that a test of a bundle that takes memory without bound takes no
         more of the machine than that where the portal's own limits fail."""
-        db, more = connection.settings_dict, env or {}
+        more = env or {}
         env = dict(os.environ)
         env.update(
-            DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{database_port or db['PORT']}/{db['NAME']}",
+            DATABASE_URL=database_url(database_port),
             CELERY_BROKER_URL=broker or settings.CELERY_BROKER_URL,
             MEDIA_ROOT=str(media_root),
             CELERY_TASK_ALWAYS_EAGER="0",
