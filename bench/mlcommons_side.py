@@ -13,7 +13,7 @@ Exits 1 when they differ.
 
     bench/mlcommons_side.py [--round training_v4.0_results.tar.xz --ruleset 4.0.0] [SUBMITTER ...]
 
-Default: v4.0's Fujitsu, Lenovo, GigaComputing, Red_Hat and tinycorp (about 34 MB of logs).
+Default: v4.0's Fujitsu, Lenovo, GigaComputing, Red_Hat and tinycorp (about 42 MB of logs).
 """
 
 import argparse

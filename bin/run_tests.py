@@ -6,7 +6,8 @@ passing silently; the tests that need them skip with that reason.
 
 One pytest-xdist worker process per Redis database pair, two per core: TEST_BROKER_URL and TEST_CACHE_URL
 each name one database per worker, comma-separated (by default four workers: 15, 13, 11 and 9 for the
-brokers, 14, 12, 10 and 8 for the shared cache); one of each runs the suite in one process. Each worker takes its own from
+brokers, 14, 12, 10 and 8 for the shared cache); one of each runs the suite in one process. Each worker
+takes its own from
 TEST_BROKER_URLS and TEST_CACHE_URLS (tests/conftest.py), and pytest-django gives it its own test
 database (test_<name>_gw0, ...).
 
@@ -40,7 +41,7 @@ CACHE_URLS = os.environ.get(
 # Workers per core. A third of the suite's time is tests waiting on processes of their own (workers killed
 # and replaced, a database cut for 30 s, leases running out) with a core free: on two cores, from a fresh
 # clone, quiet, 1,840 tests took 681 s on two workers, 574-593 s on four, 681 s on six (the cores then
-# saturated: 15 min 16 s of CPU against 12 min 40 s on four).
+# saturated: 17 min 09 s of user and system CPU against 14 min 29 s on four).
 WORKERS_PER_CORE = 2
 # A stopped run's fixtures get this long to stop what they started before the rest is killed.
 STOP_GRACE_S = 30

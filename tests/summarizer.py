@@ -3,7 +3,8 @@ its compliance checker's verdict on each log, and package_checker's verdict on e
 submitter per process).
 
 Per submitter folder, the command `python -m mlperf_logging.result_summarizer <folder> training <ruleset>
---csv <file>` is run (its `main`, in the submitter's own process: each_log_read_once); it writes its table as JSON beside the CSV, a row per system with a column per
+--csv <file>` is run (its `main`, in the submitter's own process: each_log_read_once); it writes its
+table as JSON beside the CSV, a row per system with a column per
 benchmark (the score in minutes) and `details_url` naming the system's description file. The command
 leaves out a system whose description it cannot read (v0.6: Alibaba's sinian has no systems/sinian.json,
 NVIDIA's descriptions are log lines, not JSON), and crashes on some folders (v0.6 Google's `mask` folders:
