@@ -12,9 +12,11 @@
 how it is written.
 """
 
-import io
+from __future__ import annotations
 
-import pandas as pd
+import io
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext, gettext_noop
@@ -24,6 +26,9 @@ from ..models import Category, Division, Result, Round
 from .layout import sections
 from .rows import RoundData
 from .view import TableView
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = [
     "public_id",
@@ -61,6 +66,15 @@ class Writer:
 
 # A cell beginning with one of these is taken as a formula by spreadsheets (OWASP: CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def data_frame(records: list, columns: list[str]) -> pd.DataFrame:
+    """The records as a DataFrame. pandas is imported here, at the first export, not with this module: every
+    web and Celery process imports this module at start (the URLs, the templates' tags) and most never export;
+    pandas took a third of a second of CPU in each (issue 35: the suite starts about 70 such processes)."""
+    import pandas as pd
+
+    return pd.DataFrame.from_records(records, columns=columns)
 
 
 def neutralise(value):
@@ -261,8 +275,8 @@ def _table_frame(view: TableView, data: RoundData, base_url: str = "") -> pd.Dat
             record["Code URL"] = row.code_url or None
             record["Notes"] = "; ".join(notes)
             records.append(record)
-    frame = pd.DataFrame.from_records(
-        records, columns=_table_columns(view, benchmarks, chosen, _energy_columns(view, data))
+    frame = data_frame(
+        records, _table_columns(view, benchmarks, chosen, _energy_columns(view, data))
     )
     for column in INTEGER_COLUMNS:
         if column in frame.columns:
@@ -331,7 +345,7 @@ def runs_frame(result: Result, runs) -> pd.DataFrame:
         }
         for run in runs
     ]
-    return pd.DataFrame.from_records(records, columns=RUN_COLUMNS)
+    return data_frame(records, RUN_COLUMNS)
 
 
 def results_frame(round_: Round, *, published_only: bool = True) -> pd.DataFrame:
@@ -359,7 +373,7 @@ def results_frame(round_: Round, *, published_only: bool = True) -> pd.DataFrame
             "energy_message",
         )
     )
-    frame = pd.DataFrame.from_records(list(rows), columns=COLUMNS)
+    frame = data_frame(list(rows), COLUMNS)
     frame["energy_kj"] = (frame["energy_kj"].astype("float64") / 1000).round(3)
     frame["score_minutes"] = minutes(frame["score_minutes"].astype("float64")).round(4)
     frame["speedup"] = frame["speedup"].astype("float64").round(4)
