@@ -83,7 +83,12 @@ def finding_set(validation):
 
 
 @pytest.mark.django_db(transaction=True)  # other processes read the test's rows
-def test_two_workers_validate_a_bundle_in_parallel_and_again_identically(services, bundles):
+def test_two_workers_validate_a_bundle_in_parallel_and_again_identically(
+    services, bundles, monkeypatch
+):
+    # Several check tasks: with the site's 48 runs a batch, a worker busy with the ingest could find its
+    # neighbour done with every batch on a loaded machine, and one worker had checked every run.
+    monkeypatch.setenv("CHECK_BATCH_SIZE", "4")
     services("w1"), services("w2")
     call_command(
         "ingest", str(bundles["Lenovo"]), "--round", "training-v5.1", "--wait", "--timeout", "600"
