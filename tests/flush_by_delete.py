@@ -19,18 +19,28 @@ How: foreign keys are checked at commit (Django declares them DEFERRABLE INITIAL
 order of the DELETEs does not matter. Audit events refuse DELETE
 (audit/migrations/0002_append_only_trigger.py): that table is still truncated, when it has rows.
 With reset_sequences or allow_cascade the flush is Django's own.
+
+DELETE takes row locks, where TRUNCATE waited for the whole table: a module's shared Celery worker still
+finishing a task when its test ends (notifications.deliver updating the Outbox row the flush deletes) can
+deadlock with the flush, and PostgreSQL may end the flush. A flush ended so is run again (at most
+FLUSH_TRIES times), once the worker's transaction is through.
 """
 
 import pytest
+
+FLUSH_TRIES = 3
+DEADLOCK = "40P01"  # PostgreSQL's deadlock_detected
 
 
 @pytest.fixture(scope="session", autouse=True)
 def flush_by_delete():
     from django.db.backends.postgresql.operations import DatabaseOperations
+    from django.db.utils import OperationalError
 
     from audit.models import AuditEvent
 
     truncate = DatabaseOperations.sql_flush
+    execute = DatabaseOperations.execute_sql_flush
 
     def sql_flush(self, style, tables, **options):
         if any(options.values()):  # reset_sequences or allow_cascade: as Django does it
@@ -45,6 +55,16 @@ def flush_by_delete():
             if table != audit or audited
         ]
 
+    def execute_sql_flush(self, sql_list):
+        for attempt in range(1, FLUSH_TRIES + 1):
+            try:
+                return execute(self, sql_list)
+            except OperationalError as error:
+                if attempt == FLUSH_TRIES or getattr(error.__cause__, "sqlstate", None) != DEADLOCK:
+                    raise
+
     DatabaseOperations.sql_flush = sql_flush
+    DatabaseOperations.execute_sql_flush = execute_sql_flush
     yield
     DatabaseOperations.sql_flush = truncate
+    DatabaseOperations.execute_sql_flush = execute
