@@ -150,3 +150,32 @@ def test_an_unpublished_results_runs_cannot_be_exported(client, v51):  # noqa: F
         published=False,
     )
     assert client.get("/r/training-v5.1/Hidden/zeta/retinanet/?format=csv").status_code == 404
+
+
+def test_a_process_that_serves_pages_and_writes_no_export_does_not_import_pandas():
+    """pandas is imported at the first export (leaderboard/roundtable/exports.py's data_frame): a third of a
+    second of CPU that every web and Celery process paid at start."""
+    import subprocess
+    import sys
+
+    from ..worker import ROOT
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from portal.wsgi import application\n"
+            "from django.urls import get_resolver\n"
+            "get_resolver().url_patterns\n"
+            "from portal.celery import app\n"
+            "app.loader.import_default_modules()\n"
+            "print('pandas' in sys.modules)",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
