@@ -20,7 +20,7 @@ from mlperf_logging.result_summarizer import result_summarizer as summarizer
 from leaderboard.models import Result
 from submissions.models import Finding
 
-from ..conftest import shared_tarball
+from ..conftest import shared_plain_tar
 from ..worker import media, media_root, worker  # noqa: F401 (fixtures)
 
 # transaction=True: a worker process reads what the test writes.
@@ -38,9 +38,9 @@ def smc(tmp_path_factory) -> Path:
     """The three folders, unpacked from the shared round (not the whole round: only what is needed)."""
     out = tmp_path_factory.mktemp("v40") / "smc"
     out.mkdir()
-    tarball = shared_tarball("training_v4.0_results.tar.xz")
+    tarball = shared_plain_tar("training_v4.0_results.tar.xz")
     subprocess.run(
-        ["tar", "-xJf", str(tarball), "-C", str(out), *(f"./{name}" for name in FOLDERS)],
+        ["tar", "-xf", str(tarball), "-C", str(out), *(f"./{name}" for name in FOLDERS)],
         check=True,
     )
     return out

@@ -20,7 +20,7 @@ from django.core.management import call_command
 from leaderboard.models import Benchmark
 from submissions.models import Submission
 
-from ..conftest import shared_tarball
+from ..conftest import shared_plain_tar
 from ..summarizer import row_differences
 
 pytestmark = [
@@ -63,7 +63,7 @@ def portal_rows(client, round_key: str) -> dict[str, dict]:
 def test_every_column_of_the_summarizers_row_is_the_portals(
     client, tmp_path, tarball, round_key, ruleset, folder
 ):
-    with tarfile.open(shared_tarball(tarball)) as tar:
+    with tarfile.open(shared_plain_tar(tarball)) as tar:
         members = [m for m in tar if m.name.removeprefix("./").split("/")[0] == folder]
         tar.extractall(tmp_path, members=members, filter="data")
     expected = summarizer_rows(tmp_path, folder, ruleset)

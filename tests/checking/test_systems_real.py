@@ -11,7 +11,7 @@ import pytest
 
 from submissions.checking.systems import NO_VALUE
 
-from ..conftest import SHARED, shared_tarball
+from ..conftest import SHARED, shared_plain_tar
 from ..system_descriptions import ROUNDS, descriptions
 
 pytestmark = pytest.mark.shared_rounds
@@ -35,12 +35,12 @@ def blank(read: dict, field: str) -> list[str]:
 
 @pytest.fixture(scope="module", params=sorted(ROUNDS))
 def round_read(request):
-    return request.param, descriptions(shared_tarball(ROUNDS[request.param]))
+    return request.param, descriptions(shared_plain_tar(ROUNDS[request.param]))
 
 
 @pytest.fixture(scope="module")
 def v06():
-    return descriptions(shared_tarball(ROUNDS["v0.6"]))
+    return descriptions(shared_plain_tar(ROUNDS["v0.6"]))
 
 
 def test_every_description_of_every_round_names_its_hardware(round_read):

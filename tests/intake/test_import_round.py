@@ -19,7 +19,7 @@ from django.core.management import call_command
 from leaderboard.models import Result, Round, RoundImport
 from submissions.models import Submission
 
-from ..conftest import shared_tarball
+from ..conftest import shared_plain_tar
 from ..worker import media, media_root, worker  # noqa: F401 (fixtures)
 
 # transaction=True: the worker process reads what the test writes.
@@ -43,7 +43,7 @@ def git(*args, cwd):
 def published(tmp_path):
     """(the round's folder as MLCommons publishes it, its git repository's file:// URL)."""
     folder = tmp_path / "training_results_v0.6"
-    with tarfile.open(shared_tarball("training_v0.6_results.tar.xz")) as tar:
+    with tarfile.open(shared_plain_tar("training_v0.6_results.tar.xz")) as tar:
         tar.extractall(
             folder,
             members=[m for m in tar if m.name.removeprefix("./").split("/")[0] in SUBMITTERS],

@@ -6,7 +6,7 @@ import pytest
 from leaderboard.catalogue import accelerators
 from leaderboard.catalogue.accelerators import family_of, placement
 
-from ..conftest import shared_tarball
+from ..conftest import shared_plain_tar
 from ..system_descriptions import ROUNDS, descriptions
 
 
@@ -15,7 +15,7 @@ def names_in_rounds() -> set[str]:
     return {
         fields["accelerator_model"]
         for tarball in ROUNDS.values()
-        for _, fields, _ in descriptions(shared_tarball(tarball)).values()
+        for _, fields, _ in descriptions(shared_plain_tar(tarball)).values()
     }
 
 

@@ -25,7 +25,7 @@ from submissions.checking.rules import RunContext, check_run, rcp_check
 
 from ...bundles import info as entry
 from ...bundles import make_tar
-from ...conftest import shared_tarball
+from ...conftest import shared_plain_tar
 
 
 @pytest.fixture(autouse=True)
@@ -235,7 +235,7 @@ def parts(tmp_path_factory):
     """Each real round split into one plain tar per submitter, as `manage.py ingest` splits it."""
     out = {}
     for round_ in ("0.5", "0.6", "5.1"):
-        tarball = shared_tarball(f"training_v{round_}_results.tar.xz")
+        tarball = shared_plain_tar(f"training_v{round_}_results.tar.xz")
         split = RoundSplit(tarball, tmp_path_factory.mktemp(f"parts-{round_}"))
         out[round_] = {part.root: part.path for part in split}
     return out

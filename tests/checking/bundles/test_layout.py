@@ -12,7 +12,7 @@ import pytest
 
 from submissions.checking.bundles import LayoutError, detect
 
-from ...conftest import SHARED
+from ...conftest import SHARED, shared_plain_tar
 
 RESULT = re.compile(r"result_\d+\.txt")
 
@@ -337,7 +337,7 @@ def bundles(tmp_path_factory):
             print(f"skipping the real rounds: {archive} is absent (set MLPERF_SHARED_DIR)")
             pytest.skip(f"{archive} is absent")
         base = tmp_path_factory.mktemp(f"v{round_}")
-        with tarfile.open(archive, "r:xz") as tf:
+        with tarfile.open(shared_plain_tar(archive.name)) as tf:
             for member in tf:
                 sub = _submitter_of(member.name, round_)
                 if sub and (

@@ -12,7 +12,7 @@ from leaderboard.models import Result
 from submissions.models import Finding, Submission
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 
-from ...conftest import shared_tarball
+from ...conftest import shared_plain_tar
 
 # Every test here commits its writes: eager tasks run in on_commit hooks.
 pytestmark = [pytest.mark.usefixtures("eager"), pytest.mark.django_db(transaction=True)]
@@ -165,7 +165,7 @@ DELL_SYSTEM = "Dell/systems/1xXE9680x8H200-SXM-141GB.json"
 def dell_rgat(tmp_path_factory):
     """Dell's v5.1 rgat result (its ten logs and scaling.json) and its system description, from the shared round."""
     folder = tmp_path_factory.mktemp("dell")
-    with tarfile.open(shared_tarball("training_v5.1_results.tar.xz")) as tar:
+    with tarfile.open(shared_plain_tar("training_v5.1_results.tar.xz")) as tar:
         for member in tar:
             name = member.name.removeprefix("./")
             if member.isfile() and (name.startswith(DELL_RGAT + "/") or name == DELL_SYSTEM):

@@ -17,7 +17,7 @@ from submissions.checking.rules import RunContext, check_run, check_speed, clock
 from submissions.synthetic.bundles import SystemSpec, write_bundle
 from submissions.synthetic.logs import mllog_run
 
-from ...conftest import shared_tarball
+from ...conftest import shared_plain_tar
 from ...mllogs import REL, T0, V51_KEYS
 
 TARGET = 0.72
@@ -300,7 +300,7 @@ REAL_LOG = "./Dell/results/1xXE9680x8H200-SXM-141GB/rgat/result_0.txt"
 
 @pytest.fixture(scope="module")
 def real_lines():
-    with tarfile.open(shared_tarball("training_v5.1_results.tar.xz"), "r|xz") as tar:
+    with tarfile.open(shared_plain_tar("training_v5.1_results.tar.xz"), "r|") as tar:
         for member in tar:
             if member.name == REAL_LOG:
                 return tar.extractfile(member).read().decode().splitlines()

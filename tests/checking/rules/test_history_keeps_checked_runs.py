@@ -12,7 +12,7 @@ from leaderboard.catalogue import rule_catalogue
 from leaderboard.catalogue.rounds import ROUNDS_DIR, read_round_file
 from submissions.checking.rules import RunContext, check_run
 
-from ...conftest import shared_tarball
+from ...conftest import shared_plain_tar
 from ...mllogs import V51_KEYS
 from ...summarizer import log_verdict
 
@@ -33,7 +33,7 @@ def sample() -> dict[str, list[str]]:
     """{bundle path: lines} of SAMPLE real v5.1 run logs of distinct benchmarks."""
     logs: dict[str, list[str]] = {}
     benchmarks = set()
-    with tarfile.open(shared_tarball("training_v5.1_results.tar.xz"), "r|xz") as tar:
+    with tarfile.open(shared_plain_tar("training_v5.1_results.tar.xz"), "r|") as tar:
         for member in tar:
             parts = member.name.split("/")
             if not (member.isfile() and parts[-1].startswith("result_") and "results" in parts):

@@ -19,7 +19,7 @@ from submissions.checking.rules import RunContext, check_run
 from submissions.checking.rules.mlperf import compliance
 from submissions.checking.rules.mlperf.library import mlp_compliance
 
-from ...conftest import shared_tarball
+from ...conftest import shared_plain_tar
 
 pytestmark = pytest.mark.shared_rounds
 
@@ -54,7 +54,7 @@ def round_context(key: str):
 
 def result_logs(tarball: str, wanted=None):
     """(bundle-relative path, bytes) of every result log of a shared round, or of the paths in `wanted`."""
-    with tarfile.open(shared_tarball(tarball), "r|xz") as tar:
+    with tarfile.open(shared_plain_tar(tarball), "r|") as tar:
         for member in tar:
             parts = member.name.removeprefix("./").split("/")
             if not member.isfile() or len(parts) < 4 or not parts[-1].startswith("result_"):
