@@ -270,6 +270,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def waiting_for_webhook(port: int, poll: str) -> tuple[str, ...]:
+    """portal-submit's options to wait for the webhook on loopback `port`, looking every `poll` seconds too."""
+    return ("--wait-webhook", f"127.0.0.1:{port}", "--webhook-secret", SECRET, "--poll", poll)
+
+
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)  # a worker process reads the test's rows
 def test_it_waits_for_the_webhooks_verdict_instead_of_polling(
@@ -293,12 +298,7 @@ def test_it_waits_for_the_webhooks_verdict_instead_of_polling(
             gunicorn,
             ApiToken.create(cast["member_a"], "ci")[1],
             bundle,
-            "--wait-webhook",
-            f"127.0.0.1:{port}",
-            "--webhook-secret",
-            SECRET,
-            "--poll",
-            "300",
+            *waiting_for_webhook(port, poll="300"),
         ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -340,12 +340,7 @@ def test_a_webhook_it_cannot_verify_is_refused_and_it_falls_back_to_polling(
         gunicorn,
         ApiToken.create(cast["member_a"], "ci")[1],
         bundle,
-        "--wait-webhook",
-        f"127.0.0.1:{port}",
-        "--webhook-secret",
-        SECRET,
-        "--poll",
-        "1",
+        *waiting_for_webhook(port, poll="1"),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "valid" in done.stdout and "the portal's webhook:" not in done.stdout
