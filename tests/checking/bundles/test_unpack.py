@@ -14,11 +14,8 @@ from submissions.checking.bundles import BundleError, Limits, unpack
 from submissions.checking.bundles.unpack import _Writer
 
 from ...bundles import info, make_tar
-from ...conftest import shared_plain_tar
+from ...conftest import SHARED, shared_plain_tar
 
-SHARED = Path(
-    os.environ.get("MLPERF_SHARED_DIR", Path(__file__).resolve().parents[4] / "shared" / "mlperf")
-)
 FILES = {
     "NVIDIA/systems/dgx.json": b'{"submitter": "NVIDIA"}',
     "NVIDIA/results/dgx/resnet/result_0.txt": b":::MLLOG x\n" * 50,
