@@ -3,6 +3,7 @@ processes: a client's API requests are counted together, a publication made in a
 the very next request, and nothing reaches anonymous readers early through the cache."""
 
 import gzip
+import time
 from datetime import timedelta
 
 import pytest
@@ -161,12 +162,19 @@ def test_a_burst_over_both_threaded_processes_passes_no_more_than_the_rate(tmp_p
 
     require_services()
     url = cache_url()
-    served = Gunicorn(tmp_path / "burst", media_root, CACHE_URL=url, API_THROTTLE_ANON="10/minute")
+    served = Gunicorn(tmp_path / "burst", media_root, CACHE_URL=url, API_THROTTLE_ANON="10/hour")
     try:
         served.cache_url = url
-        forget_throttle_counts(served)
-        with ThreadPoolExecutor(40) as pool:
-            codes = list(pool.map(lambda n: served.get("/api/v1/rounds/").status, range(40)))
+        # The counts are fixed windows (portal/ratelimit.py): a burst across a window's edge rightly passes the
+        # rate once in each. It took a few seconds on a busy machine and, with windows of a minute, once crossed
+        # one (20 answered 200). A burst that crosses an hour's edge is made again, within the next hour.
+        for _ in range(2):
+            forget_throttle_counts(served)
+            window = time.time() // 3600
+            with ThreadPoolExecutor(40) as pool:
+                codes = list(pool.map(lambda n: served.get("/api/v1/rounds/").status, range(40)))
+            if time.time() // 3600 == window:
+                break
         assert sorted(codes).count(200) == 10, codes
         assert set(codes) == {200, 429}, codes
     finally:
