@@ -2,7 +2,9 @@
 """Run the test suite against PostgreSQL and Redis when they answer, else embedded, in parallel processes.
 
 Prints which services are used, so that a run without them says so instead of
-passing silently; the tests that need them skip with that reason.
+passing silently; the tests that need them skip with that reason. Ends with the run's wall time, the CPU
+of its processes and a fixed loop's time on this machine (summary), so that runs on machines of different
+speeds can be compared.
 
 One pytest-xdist worker process per Redis database pair, two per core: TEST_BROKER_URL and TEST_CACHE_URL
 each name one database per worker, comma-separated (by default four workers: 15, 13, 11 and 9 for the
@@ -45,6 +47,10 @@ CACHE_URLS = os.environ.get(
 WORKERS_PER_CORE = 2
 # A stopped run's fixtures get this long to stop what they started before the rest is killed.
 STOP_GRACE_S = 30
+# A fixed piece of Python work, timed before the tests and printed beside the run's wall and CPU times: the
+# machines the suite has run on changed speed by up to 1.6x within minutes and 2.5x between sessions (the same
+# loop took 1.23-3.4 s of CPU), so a run's time is only compared with another's beside it. About 1 s a run.
+REFERENCE_ADDITIONS = 10_000_000
 
 
 def workers(args: list[str]) -> list[str]:
@@ -127,9 +133,32 @@ def end_left_behind(marker: str) -> None:
             time.sleep(0.1)
 
 
+def reference_loop_s() -> float:
+    """CPU seconds this process takes to add up REFERENCE_ADDITIONS numbers in a Python loop."""
+    started = time.process_time()
+    total = 0
+    for number in range(REFERENCE_ADDITIONS):
+        total += number
+    return time.process_time() - started
+
+
+def summary(wall_s: float, reference_s: float) -> str:
+    """The run's wall time, the CPU of the processes it waited for (pytest, its workers and what they
+    started and reaped: servers, Celery workers, Chromium's driver), and the reference loop's time."""
+    used = os.times()
+    cpu_s = used.children_user + used.children_system
+    return (
+        f"this run: {wall_s:.1f} s wall, {cpu_s:.1f} core-seconds of CPU in its processes; "
+        f"the reference loop ({REFERENCE_ADDITIONS:,} additions) took {reference_s:.2f} s before it, "
+        f"the wall time is {wall_s / reference_s:.0f} times that"
+    )
+
+
 def main() -> int:
     args = sys.argv[1:]
     env = environment()
+    reference_s = reference_loop_s()
+    started = time.monotonic()
     command = [sys.executable, "-m", "pytest", *workers(args), *args]
     if {"--pdb", "--trace"} & set(args):
         # A debugger reads the terminal, which only its foreground process group may: as before.
@@ -158,6 +187,7 @@ def main() -> int:
             time.sleep(0.2)
     finally:
         end_left_behind(env["TEST_RUN_MARKER"])
+    print(summary(time.monotonic() - started, reference_s))
     return 128 + stopped[0] if stopped else code
 
 

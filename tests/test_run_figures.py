@@ -1,0 +1,51 @@
+"""bin/run_tests.py ends with the figures a run's time is read by: its wall time, the CPU of its processes,
+and the time of a fixed loop on the same machine (the machines the suite runs on change speed)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BUSY = """
+import time
+
+
+def test_busy():
+    started = time.process_time()
+    while time.process_time() - started < 0.5:
+        pass
+"""
+
+
+def test_a_run_ends_with_its_wall_time_its_cpu_and_the_reference_loop(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_busy.py").write_text(BUSY)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST_"))},
+        "TEST_DATABASE_URL": "postgres://nobody@127.0.0.1:9/nothing",  # no service: none is asked
+        "TEST_BROKER_URL": "redis://127.0.0.1:9/0",
+        "TEST_CACHE_URL": "redis://127.0.0.1:9/0",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # a bare pytest: this test is about the figures
+    }
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bin" / "run_tests.py"), "-p", "no:cacheprovider", "-q"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    last = run.stdout.strip().splitlines()[-1]
+    figures = re.fullmatch(
+        r"this run: ([\d.]+) s wall, ([\d.]+) core-seconds of CPU in its processes; the reference loop "
+        r"\(10,000,000 additions\) took ([\d.]+) s before it, the wall time is (\d+) times that",
+        last,
+    )
+    assert figures, last
+    wall, cpu, loop, ratio = map(float, figures.groups())
+    assert wall >= 0.5 and cpu >= 0.5  # the test's own half-second of CPU, in pytest's process
+    assert loop > 0 and abs(ratio - wall / loop) <= 1
