@@ -163,6 +163,10 @@ def main() -> int:
     if {"--pdb", "--trace"} & set(args):
         # A debugger reads the terminal, which only its foreground process group may: as before.
         return subprocess.call(command, env=env)
+    # A stop is a SIGINT to pytest, which a process inherits ignored where it was started in the background
+    # of a shell without job control (`make test &` in a script, as CI's): pytest then ran on to the grace's
+    # SIGKILL, its fixtures never ended. A disposition of Python's own is not inherited: pytest gets the default.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # pytest in a process group of its own, with its workers: a stop reaches them all at once, as
     # Ctrl-C in a terminal would, and nothing else.
     pytest = subprocess.Popen(command, env=env, process_group=0)

@@ -1,6 +1,6 @@
 """A test run stopped mid-way leaves no process behind: bin/run_tests.py (what `make test` runs) stopped by
-SIGTERM (`kill` of make, which passes it on) or by Ctrl-C in its terminal (SIGINT to its process group),
-while its two xdist workers each hold a server started in a session of its own, one by a fixture that
+SIGTERM (`kill` of make, which passes it on), also when started in the background of a script (SIGINT
+ignored), or by Ctrl-C in its terminal (SIGINT to its process group), while its two xdist workers each hold a server started in a session of its own, one by a fixture that
 stops it and one that no one stops (as a test's own `make run` or moto's server were left)."""
 
 import os
@@ -60,7 +60,12 @@ def _processes_with(marker: str) -> list[int]:
 @pytest.mark.skipif(
     not Path("/proc/self/environ").exists(), reason="finds the processes through /proc (Linux)"
 )
-@pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
+def _in_the_background():
+    """SIGINT ignored, as a shell without job control starts `make test &` (a script's, CI's)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("how", ["sigterm", "ctrl-c", "sigterm-in-the-background"])
 def test_a_stopped_run_leaves_no_process_behind(tmp_path, how):
     pytest.importorskip("xdist", reason="pytest-xdist is not installed (requirements-dev.txt)")
     (tmp_path / "run").mkdir()
@@ -96,6 +101,7 @@ def test_a_stopped_run_leaves_no_process_behind(tmp_path, how):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, as make's in a terminal
+        preexec_fn=_in_the_background if how == "sigterm-in-the-background" else None,
     )
     try:
         deadline = time.monotonic() + 120
@@ -107,7 +113,7 @@ def test_a_stopped_run_leaves_no_process_behind(tmp_path, how):
         assert len(pids) == 2, "both tests ran in one process: not two workers"
         assert len(_processes_with(marker)) >= 7  # run_tests, pytest, 2 workers, 4 servers
 
-        if how == "sigterm":
+        if how.startswith("sigterm"):
             run.send_signal(signal.SIGTERM)
         else:
             os.killpg(run.pid, signal.SIGINT)
