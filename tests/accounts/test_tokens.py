@@ -2,6 +2,7 @@
 until revoked."""
 
 import hashlib
+import re
 
 import pytest
 
@@ -93,3 +94,12 @@ def test_a_user_makes_lists_and_revokes_tokens_in_the_site(client, cast):
     client.post(f"/accounts/tokens/{token.uid}/revoke/")
     assert client.get(TOKENS, **auth(key)).status_code == 401
     assert AuditEvent.objects.filter(action="token.revoked", actor=cast["member_a"]).count() == 1
+
+
+def test_the_tokens_page_is_titled_and_lists_the_organisations_once(client, cast):
+    """The list of a member's organisations sat in the page's <title> block as well as its body: the
+    browser's tab read "API tokens <h2>Your organisations</h2><ul>..." before the site's name."""
+    client.force_login(cast["member_a"])
+    page = client.get("/accounts/tokens/").content.decode()
+    assert re.search(r"<title>(.*?)</title>", page, re.S)[1] == "API tokens · Results portal"
+    assert page.count("Your organisations") == 1 and page.count(">Acme</a>") == 1
