@@ -5,7 +5,8 @@ so nothing is imported or run."""
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from .conftest import ROOT
+
 APPS = ("portal", "submissions", "notifications", "leaderboard", "accounts", "audit")
 PROGRAMS = ("agent", "clients")  # separate programs: they import no app of the portal
 

@@ -5,9 +5,8 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import ROOT
 
 BUSY = """
 import time

@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import ROOT
 
 
 def services_missing() -> str | None:

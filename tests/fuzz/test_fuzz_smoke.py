@@ -4,12 +4,12 @@ runs them longer in CI: `make fuzz`)."""
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-TARGETS = sorted(p.stem.removeprefix("fuzz_") for p in (REPO / "tests" / "fuzz").glob("fuzz_*.py"))
+from ..conftest import ROOT
+
+TARGETS = sorted(p.stem.removeprefix("fuzz_") for p in (ROOT / "tests" / "fuzz").glob("fuzz_*.py"))
 
 RUNS = 300
 
@@ -36,7 +36,7 @@ def test_the_target_runs_from_its_seeds_without_a_crash(target, tmp_path):
             str(tmp_path / "crashes"),
             target,
         ],
-        cwd=REPO,
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=180,
