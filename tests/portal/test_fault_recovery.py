@@ -26,7 +26,7 @@ from submissions.synthetic.bundles import SystemSpec, write_bundle
 from ..bundles import TARGETS, bundle_bytes
 from ..disks import fill, small_disk
 from ..server import Gunicorn, free_port
-from ..worker import QUICK_RECOVERY, Worker, purge_broker, require_services
+from ..worker import QUICK_RECOVERY, Worker, database_url, purge_broker, require_services
 
 # Every test here commits its writes: the server and worker processes read the upload.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -801,8 +801,9 @@ def test_a_patch_while_the_database_is_down_is_answered_503_in_json_and_resumes_
     require_services()
     db = connection.settings_dict
     proxy = CuttableProxy(db["HOST"], int(db["PORT"]))
-    url = f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
-    server = Gunicorn(tmp_path / "web", tmp_path / "media", workers=1, DATABASE_URL=url)
+    server = Gunicorn(
+        tmp_path / "web", tmp_path / "media", workers=1, DATABASE_URL=database_url(proxy.port)
+    )
     try:
         api = Api(server, ApiToken.create(cast["member_a"], "ci")[1])
         data = bundle_bytes(tmp_path)
