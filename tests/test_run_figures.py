@@ -41,11 +41,10 @@ def test_a_run_ends_with_its_wall_time_its_cpu_and_the_reference_loop(tmp_path):
     last = run.stdout.strip().splitlines()[-1]
     figures = re.fullmatch(
         r"this run: ([\d.]+) s wall, ([\d.]+) core-seconds of CPU in its processes; the reference loop "
-        r"\(10,000,000 additions on each core at once\) took ([\d.]+) s before it and ([\d.]+) s after, "
-        r"the wall time is (\d+) times their mean",
+        r"\(10,000,000 additions on each core at once\) took ([\d.]+) s before it and ([\d.]+) s after",
         last,
     )
     assert figures, last
-    wall, cpu, before, after, ratio = map(float, figures.groups())
+    wall, cpu, before, after = map(float, figures.groups())
     assert wall >= 0.5 and cpu >= 0.5  # the test's own half-second of CPU, in pytest's process
-    assert before > 0 and after > 0 and abs(ratio - 2 * wall / (before + after)) <= 1
+    assert before > 0 and after > 0
