@@ -57,14 +57,14 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(
-    not Path("/proc/self/environ").exists(), reason="finds the processes through /proc (Linux)"
-)
 def _in_the_background():
     """SIGINT ignored, as a shell without job control starts `make test &` (a script's, CI's)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@pytest.mark.skipif(
+    not Path("/proc/self/environ").exists(), reason="finds the processes through /proc (Linux)"
+)
 @pytest.mark.parametrize("how", ["sigterm", "ctrl-c", "sigterm-in-the-background"])
 def test_a_stopped_run_leaves_no_process_behind(tmp_path, how):
     pytest.importorskip("xdist", reason="pytest-xdist is not installed (requirements-dev.txt)")
