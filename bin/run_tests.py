@@ -3,8 +3,7 @@
 
 Prints which services are used, so that a run without them says so instead of
 passing silently; the tests that need them skip with that reason. Ends with the run's wall time, the CPU
-of its processes and a fixed loop's time on this machine (summary), so that runs on machines of different
-speeds can be compared.
+of its processes and a fixed loop's time on this machine (summary), to read beside the run's times.
 
 One pytest-xdist worker process per Redis database pair, two per core: TEST_BROKER_URL and TEST_CACHE_URL
 each name one database per worker, comma-separated (by default four workers: 15, 13, 11 and 9 for the
@@ -48,10 +47,12 @@ CACHE_URLS = os.environ.get(
 WORKERS_PER_CORE = 2
 # A stopped run's fixtures get this long to stop what they started before the rest is killed.
 STOP_GRACE_S = 30
-# A fixed piece of Python work, timed on every core at once before and after the tests and printed beside the
-# run's wall and CPU times: the machines the suite has run on changed speed by up to 1.6x within minutes and
-# 2.5x between sessions. On this one the loop took 0.44-0.68 s alone and 0.9-1.8 s on both cores at once (two
-# hyperthreads of one core, or a shared host), so it runs on every core, as the suite does. About 2-3 s a run.
+# A fixed piece of Python work, timed on every core at once before and after the tests and printed
+# beside the run's wall and CPU times: the machines the suite has run on changed speed by up to 1.6x
+# within minutes and 2.5x between sessions. On this one the loop took 0.44-0.68 s alone and 0.9-1.8 s
+# on both cores at once (two hyperthreads of one core, or a shared host), so it runs on every core, as
+# the suite does. About 2-3 s a run. It is a reading, not a scale: it took 0.43-0.46 s beside a run of
+# 807 s here, about 0.67 s beside runs of 475 s.
 REFERENCE_ADDITIONS = 10_000_000
 
 
@@ -178,9 +179,10 @@ def main() -> int:
     before_s = reference_s()
     # The loop's processes are reaped children too: the run's CPU is counted from here.
     started, cpu_before_s = time.monotonic(), children_cpu_s()
-    # A stop is a SIGINT to pytest, which a process inherits ignored where it was started in the background
-    # of a shell without job control (`make test &` in a script, as CI's): pytest then ran on to the grace's
-    # SIGKILL, its fixtures never ended. A disposition of Python's own is not inherited: pytest gets the default.
+    # A stop is a SIGINT to pytest, which a process inherits ignored where it was started in the
+    # background of a shell without job control (`make test &` in a script): pytest then ran on to the
+    # grace's SIGKILL, its fixtures never ended. A handler of Python's own is not inherited across
+    # exec: pytest starts with the default.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     # pytest in a process group of its own, with its workers: a stop reaches them all at once, as
     # Ctrl-C in a terminal would, and nothing else.
