@@ -1,7 +1,8 @@
 """A test run stopped mid-way leaves no process behind: bin/run_tests.py (what `make test` runs) stopped by
 SIGTERM (`kill` of make, which passes it on), also when started in the background of a script (SIGINT
-ignored), or by Ctrl-C in its terminal (SIGINT to its process group), while its two xdist workers each hold a server started in a session of its own, one by a fixture that
-stops it and one that no one stops (as a test's own `make run` or moto's server were left)."""
+ignored), or by Ctrl-C in its terminal (SIGINT to its process group), while its two xdist workers each
+hold a server started in a session of its own, one by a fixture that stops it and one that no one stops
+(as a test's own `make run` or moto's server were left)."""
 
 import os
 import signal

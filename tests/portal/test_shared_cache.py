@@ -165,9 +165,10 @@ def test_a_burst_over_both_threaded_processes_passes_no_more_than_the_rate(tmp_p
     served = Gunicorn(tmp_path / "burst", media_root, CACHE_URL=url, API_THROTTLE_ANON="10/hour")
     try:
         served.cache_url = url
-        # The counts are fixed windows (portal/ratelimit.py): a burst across a window's edge rightly passes the
-        # rate once in each. It took a few seconds on a busy machine and, with windows of a minute, once crossed
-        # one (20 answered 200). A burst that crosses an hour's edge is made again, within the next hour.
+        # The counts are fixed windows (portal/ratelimit.py): a burst across a window's edge rightly
+        # passes the rate once in each. It took a few seconds on a busy machine and, with windows of a
+        # minute, once crossed one (20 answered 200). A burst that crosses an hour's edge is made
+        # again, within the next hour.
         for _ in range(2):
             forget_throttle_counts(served)
             window = time.time() // 3600
