@@ -1,12 +1,10 @@
 """bin/run_tests.py ends with the figures a run's time is read by: its wall time, the CPU of its processes,
 and the time of a fixed loop on the same machine (the machines the suite runs on change speed)."""
 
-import os
 import re
 import subprocess
-import sys
 
-from .conftest import ROOT
+from . import nested_run
 
 BUSY = """
 import time
@@ -22,17 +20,10 @@ def test_busy():
 def test_a_run_ends_with_its_wall_time_its_cpu_and_the_reference_loop(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "test_busy.py").write_text(BUSY)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST_"))},
-        "TEST_DATABASE_URL": "postgres://nobody@127.0.0.1:9/nothing",  # no service: none is asked
-        "TEST_BROKER_URL": "redis://127.0.0.1:9/0",
-        "TEST_CACHE_URL": "redis://127.0.0.1:9/0",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # a bare pytest: this test is about the figures
-    }
     run = subprocess.run(
-        [sys.executable, str(ROOT / "bin" / "run_tests.py"), "-p", "no:cacheprovider", "-q"],
+        nested_run.command("-q"),
         cwd=tmp_path,
-        env=env,
+        env=nested_run.environment(workers=1),
         capture_output=True,
         text=True,
         timeout=120,

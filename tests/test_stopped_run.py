@@ -7,14 +7,13 @@ hold a server started in a session of its own, one by a fixture that stops it an
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from .worker import ROOT
+from . import nested_run
 
 HOLDING = '''
 import os, subprocess, sys, time
@@ -75,28 +74,13 @@ def test_a_stopped_run_leaves_no_process_behind(tmp_path, how):
     started = tmp_path / "started"
     started.mkdir()
     marker = f"STOP_TEST_MARKER={uuid.uuid4().hex}"
-    nowhere = "redis://127.0.0.1:9/0,redis://127.0.0.1:9/1"  # two workers; no service answers
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST_"))},
-        "TEST_DATABASE_URL": "postgres://nobody@127.0.0.1:9/nothing",
-        "TEST_BROKER_URL": nowhere,
-        "TEST_CACHE_URL": nowhere,
-        "STOP_TEST_STARTED": str(started),
-        "STOP_TEST_MARKER": marker.split("=", 1)[1],
-        # xdist alone (-p below): the other plugins the venv installs (hypothesis, schemathesis, anyio)
-        # cost each of the run's three processes about 1 s of CPU to load, for a test that uses none.
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-    }
+    env = nested_run.environment(
+        workers=2,
+        STOP_TEST_STARTED=str(started),
+        STOP_TEST_MARKER=marker.split("=", 1)[1],
+    )
     run = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "bin" / "run_tests.py"),
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "xdist",
-        ]
-        + [str(tmp_path / "run")],
+        nested_run.command("-p", "xdist", str(tmp_path / "run")),
         cwd=tmp_path / "run",
         env=env,
         stdout=subprocess.PIPE,
