@@ -232,13 +232,14 @@ def test_searches_keep_no_copies_in_the_cache(server, rounds):
     searches = (f"/r/{round_.key}/?q=", "/api/v1/results/?q=", "/api/v1/systems/?accelerator=")
     kept = {}
     for path in searches:
-        before = shared_cache.dbsize()
+        before = set(shared_cache.keys())
         for i in range(40):
             answer = requests.get(f"{server.url}{path}word{i}", timeout=30)
             assert answer.status_code == 200, (path, answer.status_code)
-        kept[path] = shared_cache.dbsize() - before
-    # The page's and the API's rate counts may each start a new window meanwhile: a key or two each.
-    assert all(n <= 2 for n in kept.values()), kept
+        # The page's and the API's rate counts start a key a window (portal/ratelimit.py): the searches
+        # took over a minute on a slow machine and made 4. The keys that are not rate counts are counted.
+        kept[path] = [k for k in set(shared_cache.keys()) - before if b":rl:" not in k]
+    assert all(len(keys) <= 2 for keys in kept.values()), kept
     # What is not a search is still kept: a round's list, once.
     before = shared_cache.dbsize()
     for _ in range(3):
