@@ -335,9 +335,10 @@ CHECK_BATCH_SIZE = env.int("CHECK_BATCH_SIZE", default=48)
 # queued again; anything not updated for SWEEP_OLDER_THAN_S is, whatever the queues say. After
 # SWEEP_MAX_ATTEMPTS a submission fails with the reason.
 # An ingest opens a bundle only with UNPACK_SPACE_FACTOR times its size free under MEDIA_ROOT, beyond
-# DISK_RESERVE_BYTES; else (and on a full disk) it waits and tries again.
+# DISK_RESERVE_BYTES; else (and on a full disk) it waits DISK_WAIT_S and tries again.
 UNPACK_SPACE_FACTOR = env.int("UNPACK_SPACE_FACTOR", default=4)
 DISK_RESERVE_BYTES = env.int("DISK_RESERVE_BYTES", default=256 * 1024 * 1024)
+DISK_WAIT_S = env.int("DISK_WAIT_S", default=30)
 LEASE_BEAT_S = env.int("LEASE_BEAT_S", default=15)
 LEASE_EXPIRY_S = env.int("LEASE_EXPIRY_S", default=60)
 SWEEP_EVERY_S = env.int("SWEEP_EVERY_S", default=30)

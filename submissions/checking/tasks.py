@@ -26,7 +26,6 @@ from .budget import OverBudget, within
 from .rules.mlperf import rcp
 
 log = logging.getLogger(__name__)
-DISK_WAIT_S = 30  # how long an ingest that found the disk full waits before trying again
 
 
 def _queue_checks(run_ids, validation_id):
@@ -95,10 +94,10 @@ def _over_time() -> OverBudget:
 
 
 def _again_later(task, args) -> None:
-    """Queue the task again in DISK_WAIT_S. Not when run in-process (eager: no clock to wait on, and it
+    """Queue the task again in DISK_WAIT_S seconds. Not when run in-process (eager: no clock to wait on, and it
     would run again at once): the sweeper queues it once a worker runs."""
     if not task.request.is_eager:
-        task.apply_async(args, countdown=DISK_WAIT_S)
+        task.apply_async(args, countdown=settings.DISK_WAIT_S)
 
 
 @shared_task(name="submissions.tasks.ingest", **RETRY)
@@ -117,7 +116,9 @@ def ingest(submission_id: int) -> None:
     except Exception as error:  # never leave a bundle half-way: say what broke
         if pipeline.is_disk_full(error):  # the site's fault, which passes: wait and try again
             log.warning(
-                "no room to open submission %s; trying again in %s s", submission_id, DISK_WAIT_S
+                "no room to open submission %s; trying again in %s s",
+                submission_id,
+                settings.DISK_WAIT_S,
             )
             pipeline.wait_for_disk(submission_id)
             _again_later(ingest, (submission_id,))
@@ -157,7 +158,7 @@ def revalidate(
             log.warning(
                 "no room to re-validate submission %s; trying again in %s s",
                 submission_id,
-                DISK_WAIT_S,
+                settings.DISK_WAIT_S,
             )
             if pipeline.wait_for_disk(submission_id):  # a failed one, being taken in again
                 _again_later(ingest, (submission_id,))

@@ -361,7 +361,9 @@ def test_a_full_disk_makes_uploads_and_ingest_wait_and_both_go_on_once_it_emptie
             concurrency=1,
             name="disk",
             beat=True,
-            env={**QUICK_RECOVERY, "DISK_RESERVE_BYTES": "65536"},
+            # DISK_WAIT_S: the ingest tries again every 2 s (the site's 30), so that the 10 s of a full disk
+            # below see it try and wait several times.
+            env={**QUICK_RECOVERY, "DISK_RESERVE_BYTES": "65536", "DISK_WAIT_S": "2"},
         )
         try:
             api = Api(server, ApiToken.create(cast["member_a"], "ci")[1])
@@ -704,7 +706,12 @@ def test_two_workers_opening_bundles_at_once_are_admitted_by_the_room_left_for_b
         media,
         concurrency=2,
         name="room",
-        env={"UNPACK_SPACE_FACTOR": str(factor), "DISK_RESERVE_BYTES": str(reserve)},
+        # DISK_WAIT_S: the second tries again 2 s after the first has let go of the room, not 30 s.
+        env={
+            "UNPACK_SPACE_FACTOR": str(factor),
+            "DISK_RESERVE_BYTES": str(reserve),
+            "DISK_WAIT_S": "2",
+        },
     )
     try:
         a, _ = submit(rounds["training-v5.1"], [first], "first.zip", user=cast["member_a"])
