@@ -290,7 +290,10 @@ def test_it_waits_for_the_webhooks_verdict_instead_of_polling(
     Webhook.objects.create(organisation=cast["a"], url=f"http://127.0.0.1:{port}/ci", secret=SECRET)
     # The worker takes no ingest until the client's first look: a verdict before it (a busy machine, once in
     # about ten runs) was found final there, and rightly no event was waited for.
-    assert app.control.cancel_consumer("ingest", reply=True, timeout=10), "no worker answered"
+    # limit=1: the module's one worker; without a limit Celery waits out the whole timeout for more replies.
+    assert app.control.cancel_consumer("ingest", reply=True, timeout=10, limit=1), (
+        "no worker answered"
+    )
     started = time.monotonic()
     client = subprocess.Popen(
         **command(
@@ -310,7 +313,9 @@ def test_it_waits_for_the_webhooks_verdict_instead_of_polling(
             if len(said) > 1 and said[-2].startswith("receipt:"):
                 break  # the line after the receipt: the first look's steps
     finally:
-        assert app.control.add_consumer("ingest", reply=True, timeout=10), "no worker answered"
+        assert app.control.add_consumer("ingest", reply=True, timeout=10, limit=1), (
+            "no worker answered"
+        )
     rest, errors = client.communicate(timeout=300)
     assert said and "Unpacked: waiting" in said[-1], said  # the first look found it unfinished
     took = time.monotonic() - started
