@@ -94,8 +94,8 @@ def _over_time() -> OverBudget:
 
 
 def _again_later(task, args) -> None:
-    """Queue the task again in DISK_WAIT_S seconds. Not when run in-process (eager: no clock to wait on, and it
-    would run again at once): the sweeper queues it once a worker runs."""
+    """Queue the task again in DISK_WAIT_S seconds. Not when run in-process (eager: no clock to wait
+    on, and it would run again at once): the sweeper queues it once a worker runs."""
     if not task.request.is_eager:
         task.apply_async(args, countdown=settings.DISK_WAIT_S)
 

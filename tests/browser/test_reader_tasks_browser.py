@@ -69,10 +69,9 @@ class Task:
         """A click that loaded a page leaves its document behind (`before`, its root, goes stale). Whether
         it started to leave is known at once: a link's page has loaded when the click returns, the page
         fires beforeunload when a navigation starts, and a form's submission starts one in a task after
-        the click returns, which LEAVING waits out. Only
-        then is the new page waited for; a click that stays on the page costs a tenth of a second, not
-        the 1.5 s every click waited before. A navigation that answers with a download (a CSV) starts
-        and never unloads: it counts no load."""
+        the click returns, which LEAVING waits out. Only then is the new page waited for; a click that
+        stays on the page costs a tenth of a second, not the 1.5 s every click waited before. A
+        navigation that answers with a download (a CSV) starts and never unloads: it counts no load."""
         if not staleness_of(before)(self.d):  # a link's page: loaded before the click returned
             try:
                 leaving = self.d.execute_async_script(LEAVING)
