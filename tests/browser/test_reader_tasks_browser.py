@@ -17,10 +17,10 @@ from django.core.management import call_command
 from selenium.common.exceptions import TimeoutException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.expected_conditions import staleness_of
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
 from ..conftest import SHARED
-from .pages import DESKTOP, PHONE, POLL_S, open_page, query, settled, wait
+from .pages import DESKTOP, PHONE, open_page, query, settled, wait
 
 pytestmark = [pytest.mark.shared_rounds, pytest.mark.browser]
 WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
@@ -80,7 +80,7 @@ class Task:
             if not leaving and not staleness_of(before)(self.d):  # (or it loaded meanwhile)
                 return
         try:
-            WebDriverWait(self.d, 20, poll_frequency=POLL_S).until(staleness_of(before))
+            wait(self.d, staleness_of(before))
         except TimeoutException:
             return
         wait(self.d, lambda d: d.execute_script("return document.readyState") == "complete")
