@@ -118,6 +118,7 @@ def pytest_configure(config):
 # module-scoped one (a real worker or server, files unpacked from a round once).
 # Elsewhere tests spread one by one. A module left off only costs time: each worker builds its own.
 ONE_WORKER = (
+    "tests/agent/test_agent_probes.py",
     "tests/browser/",
     "tests/checking/bundles/test_in_place.py",
     "tests/checking/bundles/test_layout.py",

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from mlperf_logging.result_summarizer import result_summarizer as summarizer
 
 from leaderboard.models import Result
 from submissions.models import Finding
@@ -49,6 +48,9 @@ def smc(tmp_path_factory) -> Path:
 def mlperf_logging_scores(folder: Path, benchmark: str) -> tuple[float, float] | None:
     """(time score in minutes, energy score in joules) as mlperf-logging's summarizer computes them; None
     where it divides by zero."""
+    # Imported here: it brings pandas and scipy (1.6 s), which every make-test worker would pay to collect.
+    from mlperf_logging.result_summarizer import result_summarizer as summarizer
+
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             score, energy, _ = summarizer._compute_strong_score_standalone(

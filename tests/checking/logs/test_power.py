@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-from mlperf_logging.result_summarizer import result_summarizer as summarizer
 
 from submissions.checking import energy
 from submissions.checking.logs.power import read_power_log
@@ -71,6 +70,9 @@ def rules_of(outcome):
 
 def mlperf_logging_node_energy(lines, tmp_path, name="node_0.txt"):
     """mlperf-logging's own computation of a node's energy over the run (its summarizer's function)."""
+    # Imported here: it brings pandas and scipy (1.6 s), which every make-test worker would pay to collect.
+    from mlperf_logging.result_summarizer import result_summarizer as summarizer
+
     path = tmp_path / name
     path.write_text("\n".join(lines) + "\n")
     loglines, _ = summarizer.parse_file(str(path), "4.0.0")
