@@ -482,7 +482,7 @@ def main() -> int:
     parser.add_argument(
         "--cache-url",
         default=os.environ.get("BENCH_CACHE_URL", ""),
-        help="also serve with this CACHE_URL (e.g. redis://127.0.0.1:6379/13) and measure the warm round "
+        help="also serve with this CACHE_URL (e.g. redis://127.0.0.1:6379/3) and measure the warm round "
         "page and v1 list there against the same without it",
     )
     parser.add_argument(

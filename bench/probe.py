@@ -14,7 +14,7 @@
     python bench/probe.py                                # CPU mode, agent path on local Redis
     python bench/probe.py --device cuda --full --no-agent   # a GPU host (bench/gpu_probe.sh)
 
-Broker: --broker, else BENCH_BROKER_URL, else redis://127.0.0.1:6379/14.
+Broker: --broker, else BENCH_BROKER_URL, else redis://127.0.0.1:6379/4 (make test uses 8-15).
 """
 
 import argparse
@@ -303,7 +303,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=5, help="agent jobs per benchmark")
     parser.add_argument(
         "--broker",
-        default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/14"),
+        default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/4"),
     )
     parser.add_argument("--json", help="write every figure to this file")
     parser.add_argument(

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from bench.serving import free_port, nginx  # noqa: E402
 
 DATABASE = os.environ.get("SLOW_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal_slow")
-CACHE = os.environ.get("SLOW_CACHE_URL", "redis://127.0.0.1:6379/12")
+CACHE = os.environ.get("SLOW_CACHE_URL", "redis://127.0.0.1:6379/5")  # make test uses 8-15
 PATHS = ["/rounds/", "/", "/api/v1/rounds/"]
 ANSWER_WITHIN_S = 30.0
 DRIP_EVERY_S = 5.0

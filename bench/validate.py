@@ -37,7 +37,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
 SHARED = Path(os.environ.get("MLPERF_SHARED_DIR", ROOT.parent / "shared" / "mlperf"))
 TARBALL = SHARED / "training_v5.1_results.tar.xz"
 PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
-REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/14")
+REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/6")  # make test uses 8-15
 DB = os.environ.get("BENCH_VALIDATE_DB", "portal_bench_validate")
 
 
