@@ -17,7 +17,7 @@ from leaderboard.catalogue.organisations import lookalike_key, name_key, organis
 from leaderboard.models import Round, Submitter
 
 from .. import leaderboard_factories as make
-from ..conftest import shared_tarball
+from ..conftest import shared_plain_tar
 
 # --- the lookup, pure ---------------------------------------------------------------------
 
@@ -122,7 +122,7 @@ def names_in(tarball: str) -> set[str]:
     """The submitter names written in a round archive: its submitters' folders, v0.5's submission.json
     "org", and the "submitter" of the system descriptions."""
     names = set()
-    with tarfile.open(shared_tarball(tarball)) as archive:
+    with tarfile.open(shared_plain_tar(tarball), "r:") as archive:
         for member in archive:
             parts = [p for p in member.name.split("/") if p not in ("", ".")]
             if parts and parts[0] == "v0.5.0":

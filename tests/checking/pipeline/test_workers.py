@@ -14,7 +14,7 @@ from submissions.checking.bundles.split import submitter_root
 from submissions.checking.tasks import revalidate
 from submissions.models import Finding, RunCheck, Submission, TaskLease, Validation
 
-from ...conftest import shared_tarball
+from ...conftest import shared_plain_tar
 from ...worker import QUICK_RECOVERY, Worker, purge_broker, require_services
 
 pytestmark = [pytest.mark.services, pytest.mark.shared_rounds]
@@ -33,12 +33,12 @@ def media(settings, media_root):
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
-    """Two v5.1 submitters' bundles, cut from the round's tarball."""
-    tarball = shared_tarball("training_v5.1_results.tar.xz")
+    """Two v5.1 submitters' bundles, cut from the round's plain tar (tests/conftest.py's shared_plain_tar)."""
+    tarball = shared_plain_tar("training_v5.1_results.tar.xz")
     out = tmp_path_factory.mktemp("bundles")
     wanted = {"Lenovo": out / "lenovo.tar", "University-of-Florida": out / "uf.tar"}
     writers = {name: tarfile.open(path, "w") for name, path in wanted.items()}
-    with tarfile.open(tarball, "r|xz") as source:
+    with tarfile.open(tarball, "r:") as source:
         for member in source:
             writer = writers.get(submitter_root(member.name) or "")
             if writer:

@@ -300,7 +300,7 @@ REAL_LOG = "./Dell/results/1xXE9680x8H200-SXM-141GB/rgat/result_0.txt"
 
 @pytest.fixture(scope="module")
 def real_lines():
-    with tarfile.open(shared_plain_tar("training_v5.1_results.tar.xz"), "r|") as tar:
+    with tarfile.open(shared_plain_tar("training_v5.1_results.tar.xz"), "r:") as tar:
         for member in tar:
             if member.name == REAL_LOG:
                 return tar.extractfile(member).read().decode().splitlines()

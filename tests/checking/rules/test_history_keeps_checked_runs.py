@@ -33,7 +33,7 @@ def sample() -> dict[str, list[str]]:
     """{bundle path: lines} of SAMPLE real v5.1 run logs of distinct benchmarks."""
     logs: dict[str, list[str]] = {}
     benchmarks = set()
-    with tarfile.open(shared_plain_tar("training_v5.1_results.tar.xz"), "r|") as tar:
+    with tarfile.open(shared_plain_tar("training_v5.1_results.tar.xz"), "r:") as tar:
         for member in tar:
             parts = member.name.split("/")
             if not (member.isfile() and parts[-1].startswith("result_") and "results" in parts):

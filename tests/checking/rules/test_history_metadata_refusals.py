@@ -41,7 +41,7 @@ def media():
 def first_result_folder(tarball: str, benchmark: str | None, into: Path) -> Path:
     """Unpack the runs (result_*.txt) of the tarball's first result folder of `benchmark` (any, if None)."""
     folder = None
-    with tarfile.open(shared_plain_tar(tarball), "r|") as tar:
+    with tarfile.open(shared_plain_tar(tarball), "r:") as tar:
         for member in tar:
             parts = member.name.lstrip("./").split("/")
             is_run = member.isfile() and parts[-1].startswith("result_") and "results" in parts

@@ -54,7 +54,7 @@ def round_context(key: str):
 
 def result_logs(tarball: str, wanted=None):
     """(bundle-relative path, bytes) of every result log of a shared round, or of the paths in `wanted`."""
-    with tarfile.open(shared_plain_tar(tarball), "r|") as tar:
+    with tarfile.open(shared_plain_tar(tarball), "r:") as tar:
         for member in tar:
             parts = member.name.removeprefix("./").split("/")
             if not member.isfile() or len(parts) < 4 or not parts[-1].startswith("result_"):

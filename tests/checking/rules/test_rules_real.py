@@ -18,7 +18,7 @@ from submissions.checking.rules import (
 )
 from submissions.checking.systems import fields_of
 
-from ...conftest import shared_tarball
+from ...conftest import shared_plain_tar
 
 pytestmark = pytest.mark.shared_rounds
 
@@ -50,9 +50,9 @@ WANTED = {
 
 
 def extract(tarball, prefixes, dest):
-    """Copy the members under `prefixes` out of a streamed tarball (stops once past them)."""
+    """Copy the members under `prefixes` out of the round's plain tar (stops once past them)."""
     pending = set(prefixes)
-    with tarfile.open(tarball, "r|xz") as tar:
+    with tarfile.open(tarball, "r:") as tar:
         for member in tar:
             hit = next((p for p in prefixes if member.name.startswith(p)), None)
             if hit is None:
@@ -70,7 +70,7 @@ def extract(tarball, prefixes, dest):
 def real(tmp_path_factory):
     roots = {}
     for name, prefixes in WANTED.items():
-        tarball = shared_tarball(name)
+        tarball = shared_plain_tar(name)
         dest = tmp_path_factory.mktemp(name.split("_")[1])
         extract(tarball, prefixes, dest)
         roots[name.split("_")[1]] = dest
