@@ -85,7 +85,12 @@ def _count_a_failed_step(sender=None, task_id=None, exception=None, **_):
 
 @signals.worker_init.connect
 def _import_before_forking(**_):
-    rcp.preload()  # scipy: a second to import, once here instead of in each pool process
+    """The RCP checker (scipy, numpy) imported before the pool forks, in every worker, whatever its pool's
+    size: a second of import once here instead of in each pool process, and numpy's OpenBLAS sets up its
+    buffers outside any check's address-space budget (budget.py). Imported inside a check instead,
+    OpenBLAS's allocation failed under test_budget_on_a_worker's budget and it exited the pool process
+    ("Memory allocation still failed after 10 retries"), three in a row: the bundle stayed `checking`."""
+    rcp.preload()
 
 
 def _over_time() -> OverBudget:
